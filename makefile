@@ -1,0 +1,140 @@
+# gpukit: a PETSc plugin library (libpetscgpukit.so).
+#
+#   make deps         install what the CPU build and the tests need (Debian's PETSc 3.18, its examples)
+#   make              build lib/libpetscgpukit.so against PETSC_DIR/PETSC_ARCH (default: Debian's PETSc)
+#   make run          deps + build + the driven-cavity / DMDA example with gpukit's types
+#   make test         deps + build + the CPU test suite (ends with "N passed, N failed")
+#   make test-gpu     the GPU test suite (needs a GPU and a CUDA-enabled PETSc)
+#   make bench        benchmarks against PETSc's own types; JSON in bench/results/
+#   make petsc-cuda   build the current PETSc release with CUDA into deps/petsc-cuda
+#   make install PREFIX=...   library, headers and a pkg-config file
+#   make clean
+#
+# PETSc is found the way PETSc's own makefiles find it: PETSC_DIR and PETSC_ARCH (PETSC_ARCH empty for a
+# prefix install). Compilers and flags come from PETSc's lib/petsc/conf/petscvariables.
+
+PETSC_DIR  ?= /usr/lib/petsc
+PETSC_ARCH ?=
+PETSC_PREFIX := $(PETSC_DIR)$(if $(PETSC_ARCH),/$(PETSC_ARCH))
+PETSC_VARS   := $(PETSC_PREFIX)/lib/petsc/conf/petscvariables
+PREFIX     ?= /usr/local
+CUDA_ARCH  ?= 90
+NVCC       ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+
+-include $(PETSC_VARS)
+
+HAVE_PETSC := $(wildcard $(PETSC_VARS))
+HAVE_CUDA  := $(shell grep -qs '^\#define PETSC_HAVE_CUDA 1' $(PETSC_PREFIX)/include/petscconf.h && echo 1)
+
+GK_CC     := $(or $(PCC),mpicc)
+GK_CXX    := $(or $(CXX),mpicxx)
+GK_CFLAGS := $(PCC_FLAGS) -fPIC -O2 -Wall -Wno-unused-function -Iinclude -Isrc/sys $(PETSC_CC_INCLUDES)
+GK_LIBS   := $(PETSC_WITH_EXTERNAL_LIB)
+GK_NVFLAGS := -O3 -std=c++17 -Xcompiler -fPIC -gencode arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
+              -gencode arch=compute_$(CUDA_ARCH),code=compute_$(CUDA_ARCH) -ccbin $(GK_CXX)
+
+LIBDIR := lib
+OBJDIR := build
+LIB    := $(LIBDIR)/libpetscgpukit.so
+
+# host sources: every .c under src/
+C_SRC := $(sort $(shell find src -name '*.c'))
+# device kernels that need no CUDA-enabled PETSc (pure CUDA, C interface): *kernels.cu
+KERNEL_CU := $(sort $(shell find src -name '*kernels.cu'))
+# PETSc/CUDA glue: the other .cu files, built only when PETSc has CUDA
+GLUE_CU := $(filter-out $(KERNEL_CU),$(sort $(shell find src -name '*.cu')))
+
+OBJS := $(C_SRC:%.c=$(OBJDIR)/%.o)
+ifeq ($(HAVE_CUDA),1)
+OBJS += $(KERNEL_CU:%.cu=$(OBJDIR)/%.cu.o) $(GLUE_CU:%.cu=$(OBJDIR)/%.cu.o)
+GK_CFLAGS += -DGPUKIT_HAVE_CUDA
+endif
+
+HEADERS := $(wildcard include/*.h) $(shell find src -name '*.h')
+
+.PHONY: all lib deps run test test-gpu bench petsc-cuda install clean check-petsc cuda-check examples tests
+
+all: lib
+
+lib: check-petsc $(LIB)
+
+check-petsc:
+	@test -n "$(HAVE_PETSC)" || { echo "gpukit: no PETSc at $(PETSC_PREFIX) (looked for $(PETSC_VARS)). Run 'make deps' for Debian's PETSc, or set PETSC_DIR/PETSC_ARCH." >&2; exit 1; }
+
+$(LIB): $(OBJS)
+	@mkdir -p $(LIBDIR)
+	$(GK_CC) -shared -fPIC -Wl,-soname,libpetscgpukit.so -o $@ $(OBJS) $(GK_LIBS) $(if $(HAVE_CUDA),-lcudart)
+
+$(OBJDIR)/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(GK_CC) $(GK_CFLAGS) -c $< -o $@
+
+$(OBJDIR)/%.cu.o: %.cu $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(GK_NVFLAGS) -Iinclude -Isrc/sys $(PETSC_CC_INCLUDES) $(if $(HAVE_CUDA),-DGPUKIT_HAVE_CUDA) -c $< -o $@
+
+# Compile every device-kernel file with nvcc where nvcc exists, even against a CPU-only PETSc (CI).
+cuda-check:
+	@if [ -z "$(NVCC)" ]; then echo "cuda-check: no nvcc, skipped"; else \
+	  mkdir -p $(OBJDIR)/cuda-check && for f in $(KERNEL_CU); do \
+	    echo "$(NVCC) -c $$f"; $(NVCC) $(GK_NVFLAGS) -Iinclude -Isrc/sys -c $$f -o $(OBJDIR)/cuda-check/$$(basename $$f).o || exit 1; \
+	  done; fi
+
+# ---- programs built against the library (tests, examples, benchmarks) --------------------------------
+PROG_CFLAGS := $(filter-out -Wno-unused-function,$(GK_CFLAGS)) -Itests/common
+PROG_LIBS   := -L$(abspath $(LIBDIR)) -Wl,-rpath,$(abspath $(LIBDIR)) -lpetscgpukit $(GK_LIBS)
+TEST_SRC    := $(sort $(wildcard tests/*/*.c))
+TEST_SRC    := $(filter-out tests/common/%,$(TEST_SRC))
+TEST_BIN    := $(TEST_SRC:%.c=$(OBJDIR)/%)
+EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
+EXAMPLE_BIN := $(EXAMPLE_SRC:%.c=$(OBJDIR)/%)
+BENCH_SRC   := $(sort $(wildcard bench/*.c))
+BENCH_BIN   := $(BENCH_SRC:%.c=$(OBJDIR)/%)
+COMMON_SRC  := $(wildcard tests/common/*.c)
+
+$(OBJDIR)/tests/%: tests/%.c $(COMMON_SRC) $(wildcard tests/common/*.h) $(LIB)
+	@mkdir -p $(dir $@)
+	$(GK_CC) $(PROG_CFLAGS) $< $(COMMON_SRC) -o $@ $(PROG_LIBS)
+
+$(OBJDIR)/examples/%: examples/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(GK_CC) $(PROG_CFLAGS) $< -o $@ $(PROG_LIBS)
+
+$(OBJDIR)/bench/%: bench/%.c $(COMMON_SRC) $(LIB)
+	@mkdir -p $(dir $@)
+	$(GK_CC) $(PROG_CFLAGS) $< $(COMMON_SRC) -o $@ $(PROG_LIBS)
+
+tests: lib $(TEST_BIN)
+examples: lib $(EXAMPLE_BIN)
+
+# ---- the two commands --------------------------------------------------------------------------------
+deps:
+	@bash scripts/deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory examples
+	@bash scripts/run-example.sh
+
+test: deps
+	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory cuda-check
+	@bash tests/run.sh
+
+test-gpu:
+	@$(MAKE) --no-print-directory tests
+	@GPUKIT_GPU=1 bash tests/run.sh
+
+bench: lib $(BENCH_BIN)
+	@bash bench/run.sh
+
+petsc-cuda:
+	@bash scripts/petsc-cuda.sh
+
+install: lib
+	install -d $(PREFIX)/lib $(PREFIX)/include $(PREFIX)/lib/pkgconfig
+	install -m 755 $(LIB) $(PREFIX)/lib/
+	install -m 644 include/petscgpukit.h $(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@PETSC_PREFIX@|$(PETSC_PREFIX)|g' scripts/petscgpukit.pc.in > $(PREFIX)/lib/pkgconfig/petscgpukit.pc
+
+clean:
+	rm -rf $(OBJDIR) $(LIBDIR)

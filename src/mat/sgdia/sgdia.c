@@ -1,0 +1,1506 @@
+/*
+   MATSGDIA: structured-grid diagonal storage for DMDA stencil operators (host implementation, Seq and MPI).
+
+   One implementation serves MATSEQSGDIA and MATMPISGDIA: every rank stores the rows of its own grid
+   points, and the neighbours of a point are addressed through constant offsets into the DMDA's ghosted
+   local vector. The MPI-only pieces (stash exchange, rows sent to their owners) are in mpisgdia.c; the
+   operations done through an AIJ copy (factorizations, SOR, block Jacobi, sub-matrices) in sgdiaaij.c;
+   the finite-difference colouring in sgdiafd.c.
+*/
+#include "sgdiaimpl.h"
+
+/* ------------------------------------------------------------------------------------------------------
+   Grid <-> index helpers
+   ------------------------------------------------------------------------------------------------------ */
+
+/* the process that owns grid index q in dimension d */
+static inline PetscInt SGDIAOwnerInDim(const Mat_SGDIA *sg, PetscInt d, PetscInt q)
+{
+  PetscInt lo = 0, hi = sg->nranks[d] - 1;
+  while (lo < hi) {
+    PetscInt mid = (lo + hi + 1) / 2;
+    if (sg->rstart[d][mid] <= q) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/* global PETSc row/column index -> grid coordinates and component */
+static inline void SGDIAIndexToGrid(const Mat_SGDIA *sg, const PetscInt *range, PetscInt idx, PetscInt g[3], PetscInt *c)
+{
+  PetscInt r[3], q, xm, ym, rank, lo = 0, hi = sg->nranks[0] * sg->nranks[1] * sg->nranks[2] - 1;
+
+  while (lo < hi) { /* owning rank from the row layout */
+    PetscInt mid = (lo + hi + 1) / 2;
+    if (range[mid] <= idx) lo = mid;
+    else hi = mid - 1;
+  }
+  rank = lo;
+  r[0] = rank % sg->nranks[0];
+  r[1] = (rank / sg->nranks[0]) % sg->nranks[1];
+  r[2] = rank / (sg->nranks[0] * sg->nranks[1]);
+  xm   = sg->rstart[0][r[0] + 1] - sg->rstart[0][r[0]];
+  ym   = sg->rstart[1][r[1] + 1] - sg->rstart[1][r[1]];
+  q    = idx - range[rank];
+  *c   = q % sg->dof;
+  q /= sg->dof;
+  g[0] = sg->rstart[0][r[0]] + q % xm;
+  g[1] = sg->rstart[1][r[1]] + (q / xm) % ym;
+  g[2] = sg->rstart[2][r[2]] + q / (xm * ym);
+}
+
+/* grid coordinates (inside the domain) and component -> global PETSc index */
+static inline PetscInt SGDIAGridToIndex(const Mat_SGDIA *sg, const PetscInt *range, const PetscInt g[3], PetscInt c)
+{
+  PetscInt r[3], l[3], n[3], rank;
+
+  for (PetscInt d = 0; d < 3; d++) {
+    r[d] = SGDIAOwnerInDim(sg, d, g[d]);
+    l[d] = g[d] - sg->rstart[d][r[d]];
+    n[d] = sg->rstart[d][r[d] + 1] - sg->rstart[d][r[d]];
+  }
+  rank = r[0] + sg->nranks[0] * (r[1] + sg->nranks[1] * r[2]);
+  return range[rank] + sg->dof * (l[0] + n[0] * (l[1] + n[1] * l[2])) + c;
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Set-up from the DMDA
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode SGDIAFreeStorage_Private(Mat_SGDIA *sg)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(sg->v));
+  PetscCall(PetscFree3(sg->delta, sg->goff, sg->ooff));
+  PetscCall(PetscFree(sg->sindex));
+  for (PetscInt d = 0; d < 3; d++) PetscCall(PetscFree(sg->rstart[d]));
+  PetscCall(PetscFree(sg->ibdiag));
+  PetscCall(PetscFree(sg->colorl));
+  PetscCall(PetscFree2(sg->rowcols, sg->rowvals));
+  PetscCall(PetscFree2(sg->stash.ij, sg->stash.v));
+  sg->stash.n = sg->stash.nalloc = 0;
+  PetscCall(VecDestroy(&sg->xl));
+  PetscCall(VecDestroy(&sg->yl));
+  PetscCall(MatDestroy(&sg->aij));
+  PetscCall(DMDestroy(&sg->da));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SGDIASetUpFromDM_Private(Mat A, DM da)
+{
+  Mat_SGDIA             *sg = (Mat_SGDIA *)A->data;
+  PetscBool              isda;
+  PetscInt               dim, M, N, P, pm, pn, pp, dof, sw, w, s, nloc, l[3];
+  DMBoundaryType         bx, by, bz;
+  DMDAStencilType        st;
+  const PetscInt        *lx[3];
+  ISLocalToGlobalMapping ltog;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)da, DMDA, &isda));
+  PetscCheck(isda, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "MATSGDIA stores DMDA stencil operators, but the DM attached to this matrix is of type %s; use MATAIJ for it", ((PetscObject)da)->type_name);
+  PetscCall(DMDAGetInfo(da, &dim, &M, &N, &P, &pm, &pn, &pp, &dof, &sw, &bx, &by, &bz, &st));
+  PetscCheck(sw <= GPUKIT_SGDIA_MAX_WIDTH, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATSGDIA supports stencil widths 0..%d, the DMDA has %" PetscInt_FMT "; use MATAIJ", GPUKIT_SGDIA_MAX_WIDTH, sw);
+  PetscCall(SGDIAFreeStorage_Private(sg));
+  PetscCall(PetscObjectReference((PetscObject)da));
+  sg->da    = da;
+  sg->dim   = dim;
+  sg->dof   = dof;
+  sg->sw    = sw;
+  sg->stype = st;
+  sg->bd[0] = bx;
+  sg->bd[1] = dim > 1 ? by : DM_BOUNDARY_NONE;
+  sg->bd[2] = dim > 2 ? bz : DM_BOUNDARY_NONE;
+  sg->M[0]  = M;
+  sg->M[1]  = dim > 1 ? N : 1;
+  sg->M[2]  = dim > 2 ? P : 1;
+  PetscCall(DMDAGetCorners(da, &sg->xs[0], &sg->xs[1], &sg->xs[2], &sg->xm[0], &sg->xm[1], &sg->xm[2]));
+  PetscCall(DMDAGetGhostCorners(da, &sg->gxs[0], &sg->gxs[1], &sg->gxs[2], &sg->gxm[0], &sg->gxm[1], &sg->gxm[2]));
+  for (PetscInt d = dim; d < 3; d++) {
+    sg->xs[d] = sg->gxs[d] = 0;
+    sg->xm[d] = sg->gxm[d] = 1;
+  }
+  sg->np = sg->xm[0] * sg->xm[1] * sg->xm[2];
+  sg->m  = sg->np * dof;
+
+  /* sizes: those of the DMDA; anything the user set must agree */
+  nloc = sg->m;
+  PetscCheck(A->rmap->n < 0 || A->rmap->n == nloc, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Local row size %" PetscInt_FMT " of the matrix does not match the DMDA, which gives %" PetscInt_FMT " (dof %" PetscInt_FMT " x %" PetscInt_FMT " owned points)", A->rmap->n, nloc, dof, sg->np);
+  PetscCheck(A->cmap->n < 0 || A->cmap->n == nloc, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Local column size %" PetscInt_FMT " of the matrix does not match the DMDA, which gives %" PetscInt_FMT, A->cmap->n, nloc);
+  PetscCheck(A->rmap->N < 0 || A->rmap->N == dof * M * sg->M[1] * sg->M[2], PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_SIZ, "Global size %" PetscInt_FMT " of the matrix does not match the DMDA, which gives %" PetscInt_FMT, A->rmap->N, dof * M * sg->M[1] * sg->M[2]);
+  A->rmap->n = A->cmap->n = nloc;
+  PetscCall(PetscLayoutSetBlockSize(A->rmap, dof));
+  PetscCall(PetscLayoutSetBlockSize(A->cmap, dof));
+  PetscCall(PetscLayoutSetUp(A->rmap));
+  PetscCall(PetscLayoutSetUp(A->cmap));
+
+  /* stencil points, lexicographic with x fastest; the centre is the middle one */
+  w     = 2 * sw + 1;
+  sg->k = 0;
+  PetscCall(PetscMalloc1(w * w * w, &sg->sindex));
+  for (PetscInt i = 0; i < w * w * w; i++) sg->sindex[i] = -1;
+  PetscCall(PetscMalloc3(3 * w * w * w, &sg->delta, w * w * w, &sg->goff, w * w * w, &sg->ooff));
+  for (PetscInt dz = (dim > 2 ? -sw : 0); dz <= (dim > 2 ? sw : 0); dz++) {
+    for (PetscInt dy = (dim > 1 ? -sw : 0); dy <= (dim > 1 ? sw : 0); dy++) {
+      for (PetscInt dx = -sw; dx <= sw; dx++) {
+        PetscInt nnz = (dx != 0) + (dy != 0) + (dz != 0);
+        if (st == DMDA_STENCIL_STAR && nnz > 1) continue;
+        s                  = sg->k++;
+        sg->delta[3 * s]     = dx;
+        sg->delta[3 * s + 1] = dy;
+        sg->delta[3 * s + 2] = dz;
+        sg->goff[s]          = dx + sg->gxm[0] * (dy + sg->gxm[1] * dz);
+        sg->ooff[s]          = dx + sg->xm[0] * (dy + sg->xm[1] * dz);
+        sg->sindex[(dx + sw) + w * ((dy + sw) + w * (dz + sw))] = s;
+        if (!nnz) sg->center = s;
+      }
+    }
+  }
+
+  /* process grid and ownership, to map global indices to grid points */
+  PetscCall(DMDAGetOwnershipRanges(da, &lx[0], &lx[1], &lx[2]));
+  sg->nranks[0] = pm;
+  sg->nranks[1] = dim > 1 ? pn : 1;
+  sg->nranks[2] = dim > 2 ? pp : 1;
+  for (PetscInt d = 0; d < 3; d++) {
+    PetscCall(PetscMalloc1(sg->nranks[d] + 1, &sg->rstart[d]));
+    sg->rstart[d][0] = 0;
+    for (PetscInt r = 0; r < sg->nranks[d]; r++) sg->rstart[d][r + 1] = sg->rstart[d][r] + (d < dim ? lx[d][r] : 1);
+  }
+  sg->periodic_alias = PETSC_FALSE;
+  for (PetscInt d = 0; d < dim; d++)
+    if (sg->bd[d] == DM_BOUNDARY_PERIODIC && sg->M[d] < w) sg->periodic_alias = PETSC_TRUE;
+
+  sg->nv = (PetscCount)sg->k * dof * sg->m;
+  PetscCall(PetscCalloc1(sg->nv, &sg->v));
+  PetscCall(DMCreateLocalVector(da, &sg->xl));
+  PetscCall(VecDuplicate(sg->xl, &sg->yl));
+
+  /* so that MatSetValuesStencil()/MatSetValuesLocal() work on a matrix created by hand too */
+  PetscCall(DMGetLocalToGlobalMapping(da, &ltog));
+  PetscCall(MatSetLocalToGlobalMapping(A, ltog, ltog));
+  for (PetscInt d = 0; d < 3; d++) l[d] = sg->gxm[d];
+  {
+    PetscInt dims[3], starts[3];
+    for (PetscInt d = 0; d < dim; d++) {
+      dims[d]   = sg->gxm[d];
+      starts[d] = sg->gxs[d];
+    }
+    PetscCall(MatSetStencil(A, dim, dims, starts, dof));
+  }
+  (void)l;
+  A->preallocated = PETSC_TRUE;
+  PetscCall(PetscInfo(A, "SGDIA from DMDA: dim %" PetscInt_FMT ", dof %" PetscInt_FMT ", %s stencil width %" PetscInt_FMT " (%" PetscInt_FMT " points), %" PetscInt_FMT " local rows, %" PetscCount_FMT " stored values\n", dim, dof, st == DMDA_STENCIL_STAR ? "star" : "box", sw, sg->k, sg->m, sg->nv));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetUp_SGDIA(Mat A)
+{
+  DM da;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetDM(A, &da));
+  PetscCheck(da, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "MATSGDIA takes its layout from a DMDA: create the matrix with DMCreateMatrix() on a DMDA (-dm_mat_type sgdia), or call MatSetDM() before MatSetUp(); for a matrix without a grid use MATAIJ");
+  PetscCall(SGDIASetUpFromDM_Private(A, da));
+  /* like DMCreateMatrix()'s AIJ: an assembled zero matrix whose structure is the whole stencil */
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Insertion
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode SGDIAStashPush(SGDIAStash *st, PetscInt row, PetscInt col, PetscScalar v)
+{
+  PetscFunctionBegin;
+  if (st->n == st->nalloc) {
+    PetscInt     na = PetscMax(64, 2 * st->nalloc), *ij;
+    PetscScalar *vv;
+    PetscCall(PetscMalloc2(2 * na, &ij, na, &vv));
+    PetscCall(PetscArraycpy(ij, st->ij, 2 * st->n));
+    PetscCall(PetscArraycpy(vv, st->v, st->n));
+    PetscCall(PetscFree2(st->ij, st->v));
+    st->ij     = ij;
+    st->v      = vv;
+    st->nalloc = na;
+  }
+  st->ij[2 * st->n]     = row;
+  st->ij[2 * st->n + 1] = col;
+  st->v[st->n++]        = v;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SGDIAOutsideStencil(Mat A, PetscInt row, PetscInt col, const PetscInt gr[3], PetscInt r, const PetscInt gc[3], PetscInt c)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
+  PetscFunctionBegin;
+  if (sg->drop_outside) {
+    sg->ndropped++;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+          "Entry (%" PetscInt_FMT ", %" PetscInt_FMT ") couples grid point (%" PetscInt_FMT ",%" PetscInt_FMT ",%" PetscInt_FMT ") component %" PetscInt_FMT " to grid point (%" PetscInt_FMT ",%" PetscInt_FMT ",%" PetscInt_FMT ") component %" PetscInt_FMT
+          ", outside the DMDA's %s stencil of width %" PetscInt_FMT " that MATSGDIA stores; use MATAIJ, a wider DMDA stencil, or -mat_sgdia_drop_outside_stencil to drop such entries",
+          row, col, gr[0], gr[1], gr[2], r, gc[0], gc[1], gc[2], c, sg->stype == DMDA_STENCIL_STAR ? "star" : "box", sg->sw);
+}
+
+PetscErrorCode MatSetValues_SGDIA(Mat A, PetscInt nr, const PetscInt rows[], PetscInt nc, const PetscInt cols[], const PetscScalar vals[], InsertMode mode)
+{
+  Mat_SGDIA      *sg = (Mat_SGDIA *)A->data;
+  const PetscInt *range = A->rmap->range, rstart = A->rmap->rstart, rend = A->rmap->rend, dof = sg->dof, m = sg->m;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < nr; i++) {
+    PetscInt row = rows[i], gr[3], gl, p, r;
+    if (row < 0) continue;
+    PetscCheck(row < A->rmap->N, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Row %" PetscInt_FMT " is not below the number of rows %" PetscInt_FMT, row, A->rmap->N);
+    if (row < rstart || row >= rend) { /* another rank's row: keep it for assembly */
+      if (sg->ignore_offproc) continue;
+      for (PetscInt j = 0; j < nc; j++) {
+        if (cols[j] < 0) continue;
+        PetscCall(SGDIAStashPush(&sg->stash, row, cols[j], vals ? (sg->roworiented ? vals[i * nc + j] : vals[i + j * nr]) : 0.0));
+      }
+      continue;
+    }
+    p = (row - rstart) / dof;
+    r = (row - rstart) % dof;
+    SGDIAPointInfo(sg, p, gr, &gl);
+    for (PetscInt j = 0; j < nc; j++) {
+      PetscInt    col = cols[j], gc[3], c, s;
+      PetscScalar v   = vals ? (sg->roworiented ? vals[i * nc + j] : vals[i + j * nr]) : 0.0;
+      if (col < 0) continue;
+      PetscCheck(col < A->cmap->N, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Column %" PetscInt_FMT " is not below the number of columns %" PetscInt_FMT, col, A->cmap->N);
+      SGDIAIndexToGrid(sg, range, col, gc, &c);
+      s = SGDIAStencilPoint(sg, gr, gc);
+      if (s < 0) {
+        PetscCall(SGDIAOutsideStencil(A, row, col, gr, r, gc, c));
+        continue;
+      }
+      if (mode == ADD_VALUES) sg->v[(s * dof + c) * m + p * dof + r] += v;
+      else sg->v[(s * dof + c) * m + p * dof + r] = v;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetValues_SGDIA_Logged(Mat A, PetscInt nr, const PetscInt rows[], PetscInt nc, const PetscInt cols[], const PetscScalar vals[], InsertMode mode)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_SetValues, A, 0, 0, 0));
+  PetscCall(MatSetValues_SGDIA(A, nr, rows, nc, cols, vals, mode));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_SetValues, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatAssemblyBegin_SGDIA(Mat A, MatAssemblyType type)
+{
+  PetscFunctionBegin;
+  (void)type;
+  (void)A;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatAssemblyEnd_SGDIA(Mat A, MatAssemblyType type)
+{
+  Mat_SGDIA  *sg = (Mat_SGDIA *)A->data;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  (void)type;
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_Assembly, A, 0, 0, 0));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1 && !A->nooffprocentries) PetscCall(SGDIAStashExchange_Private(A));
+  if (sg->ndropped) {
+    PetscCall(PetscInfo(A, "Dropped %" PetscInt_FMT " entries outside the stencil (-mat_sgdia_drop_outside_stencil)\n", sg->ndropped));
+    sg->ndropped = 0;
+  }
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_Assembly, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroEntries_SGDIA(Mat A)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscArrayzero(sg->v, sg->nv));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetOption_SGDIA(Mat A, MatOption op, PetscBool flg)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
+  PetscFunctionBegin;
+  switch (op) {
+  case MAT_ROW_ORIENTED:
+    sg->roworiented = flg;
+    break;
+  case MAT_NEW_NONZERO_LOCATIONS:
+    sg->drop_outside = flg ? PETSC_FALSE : PETSC_TRUE;
+    break;
+  case MAT_NEW_NONZERO_LOCATION_ERR:
+    if (flg) sg->drop_outside = PETSC_FALSE;
+    break;
+  case MAT_IGNORE_OFF_PROC_ENTRIES:
+    sg->ignore_offproc = flg;
+    break;
+  default:
+    PetscCall(PetscInfo(A, "Option %s has no effect on MATSGDIA\n", MatOptions[op]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Products
+   ------------------------------------------------------------------------------------------------------ */
+
+typedef enum {
+  SGDIA_ALL,
+  SGDIA_INTERIOR,
+  SGDIA_BORDER
+} SGDIARegion;
+
+/* y (+)= A x over the owned points of a region; x is an array over the box lo[], n[] (global grid coordinates)
+   and off[] the stencil offsets in that box. Interior points (whole stencil inside the owned box) skip all
+   domain checks. */
+static PetscErrorCode SGDIAMultRegion(const Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, SGDIARegion region, const PetscScalar *yin, PetscScalar *y)
+{
+  const PetscInt     dof = sg->dof, m = sg->m, k = sg->k, sw = sg->sw, dim = sg->dim;
+  const PetscScalar *v   = sg->v;
+  PetscScalar        sum1, *sum;
+  PetscInt           l[3];
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(dof, &sum));
+  for (l[2] = 0; l[2] < sg->xm[2]; l[2]++) {
+    for (l[1] = 0; l[1] < sg->xm[1]; l[1]++) {
+      for (l[0] = 0; l[0] < sg->xm[0]; l[0]++) {
+        PetscInt  p = SGDIAPoint(sg, l[0], l[1], l[2]), g[3], xb;
+        PetscBool interior = PETSC_TRUE, indomain = PETSC_TRUE;
+        for (PetscInt d = 0; d < dim; d++) {
+          if (l[d] - sw < 0 || l[d] + sw >= sg->xm[d]) interior = PETSC_FALSE;
+          g[d] = sg->xs[d] + l[d];
+          if (sg->bd[d] != DM_BOUNDARY_PERIODIC && (g[d] - sw < 0 || g[d] + sw >= sg->M[d])) indomain = PETSC_FALSE;
+        }
+        for (PetscInt d = dim; d < 3; d++) g[d] = 0;
+        if ((region == SGDIA_INTERIOR && !interior) || (region == SGDIA_BORDER && interior)) continue;
+        xb = (g[0] - lo[0]) + n[0] * ((g[1] - lo[1]) + n[1] * (g[2] - lo[2]));
+        if (dof == 1) {
+          sum1 = yin ? yin[p] : 0.0;
+          for (PetscInt s = 0; s < k; s++) {
+            if (!indomain && !SGDIANeighbourInDomain(sg, g, s)) continue;
+            sum1 += v[s * m + p] * x[xb + off[s]];
+          }
+          y[p] = sum1;
+        } else {
+          for (PetscInt r = 0; r < dof; r++) sum[r] = yin ? yin[p * dof + r] : 0.0;
+          for (PetscInt s = 0; s < k; s++) {
+            const PetscScalar *xs;
+            if (!indomain && !SGDIANeighbourInDomain(sg, g, s)) continue;
+            xs = x + (xb + off[s]) * dof;
+            for (PetscInt c = 0; c < dof; c++) {
+              const PetscScalar *vc = v + (s * dof + c) * m + p * dof;
+              for (PetscInt r = 0; r < dof; r++) sum[r] += vc[r] * xs[c];
+            }
+          }
+          for (PetscInt r = 0; r < dof; r++) y[p * dof + r] = sum[r];
+        }
+      }
+    }
+  }
+  PetscCall(PetscFree(sum));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Does the product need the ghost exchange? Not on one rank without periodic dimensions. */
+static PetscBool SGDIANeedsGhosts(Mat A)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
+  for (PetscInt d = 0; d < 3; d++)
+    if (sg->xm[d] != sg->gxm[d]) return PETSC_TRUE;
+  (void)A;
+  return PETSC_FALSE;
+}
+
+/* z = y + A x (y may be NULL); the ghost exchange overlaps the interior rows */
+static PetscErrorCode MatMultAdd_SGDIA_Private(Mat A, Vec x, Vec y, Vec z)
+{
+  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
+  const PetscScalar *xa, *ya = NULL, *xla;
+  PetscScalar       *za;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_Mult, A, x, z, 0));
+  if (y && y != z) PetscCall(VecCopy(y, z));
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArray(z, &za));
+  if (y) ya = za;
+  if (!SGDIANeedsGhosts(A)) {
+    PetscCall(SGDIAMultRegion(sg, xa, sg->xs, sg->xm, sg->ooff, SGDIA_ALL, ya, za));
+  } else {
+    PetscCall(DMGlobalToLocalBegin(sg->da, x, INSERT_VALUES, sg->xl));
+    PetscCall(SGDIAMultRegion(sg, xa, sg->xs, sg->xm, sg->ooff, SGDIA_INTERIOR, ya, za));
+    PetscCall(DMGlobalToLocalEnd(sg->da, x, INSERT_VALUES, sg->xl));
+    PetscCall(VecGetArrayRead(sg->xl, &xla));
+    PetscCall(SGDIAMultRegion(sg, xla, sg->gxs, sg->gxm, sg->goff, SGDIA_BORDER, ya, za));
+    PetscCall(VecRestoreArrayRead(sg->xl, &xla));
+  }
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(VecRestoreArray(z, &za));
+  PetscCall(PetscLogFlops(2.0 * sg->nv));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_Mult, A, x, z, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMult_SGDIA(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultAdd_SGDIA_Private(A, x, NULL, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultAdd_SGDIA(Mat A, Vec x, Vec y, Vec z)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultAdd_SGDIA_Private(A, x, y, z));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* z = y + A^T x (y may be NULL): contributions are scattered into the ghosted local vector, then added
+   to their owners */
+static PetscErrorCode MatMultTransposeAdd_SGDIA_Private(Mat A, Vec x, Vec y, Vec z)
+{
+  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
+  const PetscInt     dof = sg->dof, m = sg->m, k = sg->k;
+  const PetscScalar *xa, *v = sg->v;
+  PetscScalar       *ya;
+  PetscBool          ghosts = SGDIANeedsGhosts(A);
+  Vec                w      = z;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_MultTr, A, x, z, 0));
+  if (y == z || (y && x == z)) PetscCall(VecDuplicate(z, &w)); /* keep y and x intact */
+  if (ghosts) {
+    PetscCall(VecSet(sg->yl, 0.0));
+    PetscCall(VecGetArray(sg->yl, &ya));
+  } else {
+    PetscCall(VecSet(w, 0.0));
+    PetscCall(VecGetArray(w, &ya));
+  }
+  PetscCall(VecGetArrayRead(x, &xa));
+  for (PetscInt p = 0; p < sg->np; p++) {
+    PetscInt g[3], gl, base;
+    SGDIAPointInfo(sg, p, g, &gl);
+    base = ghosts ? gl : p;
+    for (PetscInt s = 0; s < k; s++) {
+      PetscInt o;
+      if (!SGDIANeighbourInDomain(sg, g, s)) continue;
+      o = (base + (ghosts ? sg->goff[s] : sg->ooff[s])) * dof;
+      for (PetscInt c = 0; c < dof; c++) {
+        const PetscScalar *vc  = v + (s * dof + c) * m + p * dof;
+        PetscScalar        acc = 0.0;
+        for (PetscInt r = 0; r < dof; r++) acc += vc[r] * xa[p * dof + r];
+        ya[o + c] += acc;
+      }
+    }
+  }
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  if (ghosts) {
+    PetscCall(VecRestoreArray(sg->yl, &ya));
+    PetscCall(VecSet(w, 0.0));
+    PetscCall(DMLocalToGlobalBegin(sg->da, sg->yl, ADD_VALUES, w));
+    PetscCall(DMLocalToGlobalEnd(sg->da, sg->yl, ADD_VALUES, w));
+  } else PetscCall(VecRestoreArray(w, &ya));
+  if (y) {
+    if (w != z) {
+      PetscCall(VecWAXPY(z, 1.0, y, w));
+    } else PetscCall(VecAXPY(z, 1.0, y));
+  } else if (w != z) PetscCall(VecCopy(w, z));
+  if (w != z) PetscCall(VecDestroy(&w));
+  PetscCall(PetscLogFlops(2.0 * sg->nv));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_MultTr, A, x, z, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTranspose_SGDIA(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultTransposeAdd_SGDIA_Private(A, x, NULL, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTransposeAdd_SGDIA(Mat A, Vec x, Vec y, Vec z)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultTransposeAdd_SGDIA_Private(A, x, y, z));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Diagonal, scaling, shifts
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode MatGetDiagonal_SGDIA(Mat A, Vec d)
+{
+  Mat_SGDIA   *sg = (Mat_SGDIA *)A->data;
+  PetscScalar *da;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayWrite(d, &da));
+  for (PetscInt i = 0; i < sg->m; i++) da[i] = sg->v[(sg->center * sg->dof + i % sg->dof) * sg->m + i];
+  PetscCall(VecRestoreArrayWrite(d, &da));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatScale_SGDIA(Mat A, PetscScalar a)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
+  PetscFunctionBegin;
+  for (PetscCount i = 0; i < sg->nv; i++) sg->v[i] *= a;
+  PetscCall(PetscLogFlops(sg->nv));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatShift_SGDIA(Mat A, PetscScalar a)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < sg->m; i++) sg->v[(sg->center * sg->dof + i % sg->dof) * sg->m + i] += a;
+  PetscCall(PetscLogFlops(sg->m));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDiagonalSet_SGDIA(Mat A, Vec D, InsertMode mode)
+{
+  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
+  const PetscScalar *da;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(D, &da));
+  for (PetscInt i = 0; i < sg->m; i++) {
+    PetscScalar *e = &sg->v[(sg->center * sg->dof + i % sg->dof) * sg->m + i];
+    *e             = mode == ADD_VALUES ? *e + da[i] : da[i];
+  }
+  PetscCall(VecRestoreArrayRead(D, &da));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDiagonalScale_SGDIA(Mat A, Vec l, Vec r)
+{
+  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
+  const PetscInt     dof = sg->dof, m = sg->m;
+  const PetscScalar *la, *ra;
+
+  PetscFunctionBegin;
+  if (l) {
+    PetscCall(VecGetArrayRead(l, &la));
+    for (PetscInt j = 0; j < sg->k * dof; j++)
+      for (PetscInt i = 0; i < m; i++) sg->v[j * m + i] *= la[i];
+    PetscCall(VecRestoreArrayRead(l, &la));
+  }
+  if (r) {
+    PetscCall(DMGlobalToLocalBegin(sg->da, r, INSERT_VALUES, sg->xl));
+    PetscCall(DMGlobalToLocalEnd(sg->da, r, INSERT_VALUES, sg->xl));
+    PetscCall(VecGetArrayRead(sg->xl, &ra));
+    for (PetscInt p = 0; p < sg->np; p++) {
+      PetscInt g[3], gl;
+      SGDIAPointInfo(sg, p, g, &gl);
+      for (PetscInt s = 0; s < sg->k; s++) {
+        if (!SGDIANeighbourInDomain(sg, g, s)) continue;
+        for (PetscInt c = 0; c < dof; c++)
+          for (PetscInt rr = 0; rr < dof; rr++) sg->v[(s * dof + c) * m + p * dof + rr] *= ra[(gl + sg->goff[s]) * dof + c];
+      }
+    }
+    PetscCall(VecRestoreArrayRead(sg->xl, &ra));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Rows
+   ------------------------------------------------------------------------------------------------------ */
+
+/* the stored couplings of a local row, as global columns, sorted; n <= k*dof */
+static PetscErrorCode SGDIAGetRowLocal(Mat A, PetscInt lrow, PetscInt *n, PetscInt *cols, PetscScalar *vals)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+  PetscInt   dof = sg->dof, p = lrow / dof, r = lrow % dof, g[3], gl, cnt = 0;
+
+  PetscFunctionBegin;
+  SGDIAPointInfo(sg, p, g, &gl);
+  for (PetscInt s = 0; s < sg->k; s++) {
+    PetscInt b[3];
+    if (!SGDIANeighbourInDomain(sg, g, s) || !SGDIACanonical(sg, g, s)) continue;
+    for (PetscInt d = 0; d < 3; d++) b[d] = g[d] + sg->delta[3 * s + d];
+    SGDIAWrap(sg, b);
+    for (PetscInt c = 0; c < dof; c++) {
+      cols[cnt] = SGDIAGridToIndex(sg, A->cmap->range, b, c);
+      if (vals) vals[cnt] = sg->v[(s * dof + c) * sg->m + p * dof + r];
+      cnt++;
+    }
+  }
+  if (vals) PetscCall(PetscSortIntWithScalarArray(cnt, cols, vals));
+  else PetscCall(PetscSortInt(cnt, cols));
+  *n = cnt;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatGetRow_SGDIA(Mat A, PetscInt row, PetscInt *n, PetscInt **cols, PetscScalar **vals)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+  PetscInt   nn;
+
+  PetscFunctionBegin;
+  PetscCheck(row >= A->rmap->rstart && row < A->rmap->rend, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "MatGetRow() on MATSGDIA takes locally owned rows [%" PetscInt_FMT ", %" PetscInt_FMT "), got %" PetscInt_FMT, A->rmap->rstart, A->rmap->rend, row);
+  if (!sg->rowcols) PetscCall(PetscMalloc2(sg->k * sg->dof, &sg->rowcols, sg->k * sg->dof, &sg->rowvals));
+  PetscCall(SGDIAGetRowLocal(A, row - A->rmap->rstart, &nn, sg->rowcols, sg->rowvals));
+  if (n) *n = nn;
+  if (cols) *cols = sg->rowcols;
+  if (vals) *vals = sg->rowvals;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatRestoreRow_SGDIA(Mat A, PetscInt row, PetscInt *n, PetscInt **cols, PetscScalar **vals)
+{
+  PetscFunctionBegin;
+  (void)A;
+  (void)row;
+  if (n) *n = 0;
+  if (cols) *cols = NULL;
+  if (vals) *vals = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Dirichlet rows
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode SGDIAZeroLocalRows(Mat A, PetscInt n, const PetscInt lrows[], PetscScalar diag, Vec x, Vec b)
+{
+  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
+  const PetscScalar *xa = NULL;
+  PetscScalar       *ba = NULL;
+
+  PetscFunctionBegin;
+  if (x && b) {
+    PetscCall(VecGetArrayRead(x, &xa));
+    PetscCall(VecGetArray(b, &ba));
+  }
+  for (PetscInt i = 0; i < n; i++) {
+    PetscInt lr = lrows[i];
+    for (PetscInt j = 0; j < sg->k * sg->dof; j++) sg->v[j * sg->m + lr] = 0.0;
+    sg->v[(sg->center * sg->dof + lr % sg->dof) * sg->m + lr] = diag;
+    if (ba) ba[lr] = diag * xa[lr];
+  }
+  if (x && b) {
+    PetscCall(VecRestoreArrayRead(x, &xa));
+    PetscCall(VecRestoreArray(b, &ba));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroRows_SGDIA(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  PetscInt nl, *lrows;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIASendToOwners_Private(A, n, rows, &nl, &lrows));
+  PetscCall(SGDIAZeroLocalRows(A, nl, lrows, diag, x, b));
+  PetscCall(PetscFree(lrows));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroRowsColumns_SGDIA(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
+  const PetscInt     dof = sg->dof, m = sg->m;
+  PetscInt           nl, *lrows;
+  Vec                mask, maskl, xg = NULL;
+  PetscScalar       *ma, *ba = NULL;
+  const PetscScalar *mla, *xla = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIASendToOwners_Private(A, n, rows, &nl, &lrows));
+  /* mark the zeroed rows, which are also the zeroed columns, and see them on the neighbours */
+  PetscCall(DMGetGlobalVector(sg->da, &mask));
+  PetscCall(DMGetLocalVector(sg->da, &maskl));
+  PetscCall(VecSet(mask, 0.0));
+  PetscCall(VecGetArray(mask, &ma));
+  for (PetscInt i = 0; i < nl; i++) ma[lrows[i]] = 1.0;
+  PetscCall(VecRestoreArray(mask, &ma));
+  PetscCall(DMGlobalToLocalBegin(sg->da, mask, INSERT_VALUES, maskl));
+  PetscCall(DMGlobalToLocalEnd(sg->da, mask, INSERT_VALUES, maskl));
+  if (x && b) {
+    PetscCall(DMGetLocalVector(sg->da, &xg));
+    PetscCall(DMGlobalToLocalBegin(sg->da, x, INSERT_VALUES, xg));
+    PetscCall(DMGlobalToLocalEnd(sg->da, x, INSERT_VALUES, xg));
+    PetscCall(VecGetArrayRead(xg, &xla));
+    PetscCall(VecGetArray(b, &ba));
+  }
+  PetscCall(VecGetArrayRead(maskl, &mla));
+  for (PetscInt p = 0; p < sg->np; p++) {
+    PetscInt g[3], gl;
+    SGDIAPointInfo(sg, p, g, &gl);
+    for (PetscInt s = 0; s < sg->k; s++) {
+      if (!SGDIANeighbourInDomain(sg, g, s)) continue;
+      for (PetscInt c = 0; c < dof; c++) {
+        PetscInt col = (gl + sg->goff[s]) * dof + c;
+        if (PetscRealPart(mla[col]) == 0.0) continue;
+        for (PetscInt r = 0; r < dof; r++) {
+          PetscScalar *e = &sg->v[(s * dof + c) * m + p * dof + r];
+          if (ba) ba[p * dof + r] -= *e * xla[col];
+          *e = 0.0;
+        }
+      }
+    }
+  }
+  PetscCall(VecRestoreArrayRead(maskl, &mla));
+  if (x && b) {
+    PetscCall(VecRestoreArray(b, &ba));
+    PetscCall(VecRestoreArrayRead(xg, &xla));
+    PetscCall(DMRestoreLocalVector(sg->da, &xg));
+  }
+  PetscCall(DMRestoreLocalVector(sg->da, &maskl));
+  PetscCall(DMRestoreGlobalVector(sg->da, &mask));
+  PetscCall(SGDIAZeroLocalRows(A, nl, lrows, diag, x, b));
+  PetscCall(PetscFree(lrows));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Whole-matrix operations
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscBool SGDIASameLayout(Mat A, Mat B)
+{
+  Mat_SGDIA *a = (Mat_SGDIA *)A->data, *b = (Mat_SGDIA *)B->data;
+
+  if (a->nv != b->nv || a->dof != b->dof || a->k != b->k || a->m != b->m || a->sw != b->sw || a->stype != b->stype) return PETSC_FALSE;
+  for (PetscInt d = 0; d < 3; d++)
+    if (a->M[d] != b->M[d] || a->xs[d] != b->xs[d] || a->xm[d] != b->xm[d] || a->bd[d] != b->bd[d]) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
+static PetscErrorCode MatIsSGDIA(Mat B, PetscBool *flg)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)B, flg, MATSEQSGDIA, MATMPISGDIA, MATSEQSGDIACUDA, MATMPISGDIACUDA, ""));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Y += a X (or Y = X with a NULL mode) row by row through MatGetRow(), for X of any type */
+static PetscErrorCode SGDIAAddRows(Mat Y, PetscScalar a, Mat X, InsertMode mode)
+{
+  PetscInt rstart, rend;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(X, &rstart, &rend));
+  for (PetscInt row = rstart; row < rend; row++) {
+    PetscInt           n;
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscScalar       *sv;
+    PetscCall(MatGetRow(X, row, &n, &cols, &vals));
+    PetscCall(PetscMalloc1(n, &sv));
+    for (PetscInt j = 0; j < n; j++) sv[j] = a * vals[j];
+    PetscCall(MatSetValues(Y, 1, &row, n, cols, sv, mode));
+    PetscCall(PetscFree(sv));
+    PetscCall(MatRestoreRow(X, row, &n, &cols, &vals));
+  }
+  PetscCall(MatAssemblyBegin(Y, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(Y, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatAXPY_SGDIA(Mat Y, PetscScalar a, Mat X, MatStructure str)
+{
+  Mat_SGDIA *y = (Mat_SGDIA *)Y->data;
+  PetscBool  isg;
+
+  PetscFunctionBegin;
+  (void)str;
+  PetscCall(MatIsSGDIA(X, &isg));
+  if (isg && SGDIASameLayout(Y, X)) {
+    Mat_SGDIA *x = (Mat_SGDIA *)X->data;
+    for (PetscCount i = 0; i < y->nv; i++) y->v[i] += a * x->v[i];
+    PetscCall(PetscLogFlops(2.0 * y->nv));
+  } else {
+    PetscCall(PetscInfo(Y, "MatAXPY with X of type %s: adding row by row\n", ((PetscObject)X)->type_name));
+    PetscCall(SGDIAAddRows(Y, a, X, ADD_VALUES));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatCopy_SGDIA(Mat A, Mat B, MatStructure str)
+{
+  Mat_SGDIA *a = (Mat_SGDIA *)A->data;
+  PetscBool  isg;
+
+  PetscFunctionBegin;
+  (void)str;
+  PetscCall(MatIsSGDIA(B, &isg));
+  if (isg && SGDIASameLayout(A, B)) {
+    Mat_SGDIA *b = (Mat_SGDIA *)B->data;
+    PetscCall(PetscArraycpy(b->v, a->v, a->nv));
+    PetscCall(PetscObjectStateIncrease((PetscObject)B));
+  } else {
+    PetscCall(PetscInfo(A, "MatCopy into type %s: copying row by row\n", ((PetscObject)B)->type_name));
+    PetscCall(MatZeroEntries(B));
+    PetscCall(SGDIAAddRows(B, 1.0, A, INSERT_VALUES));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDuplicate_SGDIA(Mat A, MatDuplicateOption op, Mat *B)
+{
+  Mat_SGDIA *a = (Mat_SGDIA *)A->data;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), B));
+  PetscCall(MatSetSizes(*B, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+  PetscCall(MatSetType(*B, ((PetscObject)A)->type_name));
+  PetscCall(MatSetDM(*B, a->da));
+  PetscCall(MatSetUp(*B));
+  if (op == MAT_COPY_VALUES || op == MAT_SHARE_NONZERO_PATTERN) {
+    Mat_SGDIA *b = (Mat_SGDIA *)(*B)->data;
+    if (op == MAT_COPY_VALUES) PetscCall(PetscArraycpy(b->v, a->v, a->nv));
+  }
+  PetscCall(MatAssemblyBegin(*B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*B, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatEqual_SGDIA(Mat A, Mat B, PetscBool *flg)
+{
+  PetscBool isg;
+
+  PetscFunctionBegin;
+  PetscCall(MatIsSGDIA(B, &isg));
+  if (isg && SGDIASameLayout(A, B)) {
+    Mat_SGDIA *a = (Mat_SGDIA *)A->data, *b = (Mat_SGDIA *)B->data;
+    PetscBool  eq;
+    PetscCall(PetscArraycmp(a->v, b->v, a->nv, &eq));
+    PetscCall(MPIU_Allreduce(&eq, flg, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+  } else {
+    Mat Aa, Ba;
+    PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &Aa));
+    PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &Ba));
+    PetscCall(MatEqual(Aa, Ba, flg));
+    PetscCall(MatDestroy(&Aa));
+    PetscCall(MatDestroy(&Ba));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatNorm_SGDIA(Mat A, NormType type, PetscReal *nrm)
+{
+  Mat_SGDIA *sg   = (Mat_SGDIA *)A->data;
+  MPI_Comm   comm = PetscObjectComm((PetscObject)A);
+  PetscReal  loc  = 0.0;
+
+  PetscFunctionBegin;
+  if (type == NORM_FROBENIUS) {
+    for (PetscCount i = 0; i < sg->nv; i++) loc += PetscRealPart(sg->v[i] * PetscConj(sg->v[i]));
+    PetscCall(MPIU_Allreduce(&loc, nrm, 1, MPIU_REAL, MPIU_SUM, comm));
+    *nrm = PetscSqrtReal(*nrm);
+  } else if (type == NORM_INFINITY) {
+    for (PetscInt i = 0; i < sg->m; i++) {
+      PetscReal sum = 0.0;
+      for (PetscInt j = 0; j < sg->k * sg->dof; j++) sum += PetscAbsScalar(sg->v[j * sg->m + i]);
+      loc = PetscMax(loc, sum);
+    }
+    PetscCall(MPIU_Allreduce(&loc, nrm, 1, MPIU_REAL, MPIU_MAX, comm));
+  } else if (type == NORM_1) { /* column sums land on the neighbours' owners */
+    Vec          cs;
+    PetscScalar *yl;
+    PetscCall(VecSet(sg->yl, 0.0));
+    PetscCall(VecGetArray(sg->yl, &yl));
+    for (PetscInt p = 0; p < sg->np; p++) {
+      PetscInt g[3], gl;
+      SGDIAPointInfo(sg, p, g, &gl);
+      for (PetscInt s = 0; s < sg->k; s++) {
+        if (!SGDIANeighbourInDomain(sg, g, s)) continue;
+        for (PetscInt c = 0; c < sg->dof; c++)
+          for (PetscInt r = 0; r < sg->dof; r++) yl[(gl + sg->goff[s]) * sg->dof + c] += PetscAbsScalar(sg->v[(s * sg->dof + c) * sg->m + p * sg->dof + r]);
+      }
+    }
+    PetscCall(VecRestoreArray(sg->yl, &yl));
+    PetscCall(DMGetGlobalVector(sg->da, &cs));
+    PetscCall(VecSet(cs, 0.0));
+    PetscCall(DMLocalToGlobalBegin(sg->da, sg->yl, ADD_VALUES, cs));
+    PetscCall(DMLocalToGlobalEnd(sg->da, sg->yl, ADD_VALUES, cs));
+    PetscCall(VecNorm(cs, NORM_INFINITY, nrm));
+    PetscCall(DMRestoreGlobalVector(sg->da, &cs));
+  } else SETERRQ(comm, PETSC_ERR_SUP, "MATSGDIA computes the 1, infinity and Frobenius norms, not NormType %d", (int)type);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatGetInfo_SGDIA(Mat A, MatInfoType flag, MatInfo *info)
+{
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  PetscLogDouble loc[5], glob[5];
+  PetscInt       used = 0;
+
+  PetscFunctionBegin;
+  for (PetscInt p = 0; p < sg->np; p++) {
+    PetscInt g[3], gl;
+    SGDIAPointInfo(sg, p, g, &gl);
+    for (PetscInt s = 0; s < sg->k; s++)
+      if (SGDIANeighbourInDomain(sg, g, s) && SGDIACanonical(sg, g, s)) used += sg->dof * sg->dof;
+  }
+  loc[0] = (PetscLogDouble)sg->nv;
+  loc[1] = (PetscLogDouble)used;
+  loc[2] = (PetscLogDouble)(sg->nv - used);
+  loc[3] = (PetscLogDouble)(sg->nv * sizeof(PetscScalar) + 3 * sg->k * sizeof(PetscInt));
+  loc[4] = (PetscLogDouble)A->num_ass;
+  if (flag == MAT_LOCAL) {
+    for (int i = 0; i < 5; i++) glob[i] = loc[i];
+  } else {
+    PetscCall(MPIU_Allreduce(loc, glob, 5, MPIU_PETSCLOGDOUBLE, flag == MAT_GLOBAL_MAX ? MPI_MAX : MPI_SUM, PetscObjectComm((PetscObject)A)));
+  }
+  info->block_size        = (PetscLogDouble)sg->dof;
+  info->nz_allocated      = glob[0];
+  info->nz_used           = glob[1];
+  info->nz_unneeded       = glob[2];
+  info->memory            = glob[3];
+  info->assemblies        = glob[4];
+  info->mallocs           = 0;
+  info->fill_ratio_given  = 0;
+  info->fill_ratio_needed = 0;
+  info->factor_mallocs    = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Conversion to and from AIJ
+   ------------------------------------------------------------------------------------------------------ */
+
+PetscErrorCode MatConvert_SGDIA_AIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat_SGDIA   *sg = (Mat_SGDIA *)A->data;
+  Mat          B;
+  PetscInt    *dnnz, *onnz, *cols, n;
+  PetscScalar *vals;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_ToAIJ, A, 0, 0, 0));
+  PetscCall(PetscMalloc2(sg->k * sg->dof, &cols, sg->k * sg->dof, &vals));
+  if (reuse == MAT_REUSE_MATRIX) {
+    B = *newmat;
+    PetscCall(MatZeroEntries(B));
+  } else {
+    PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &B));
+    PetscCall(MatSetSizes(B, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+    PetscCall(MatSetBlockSizesFromMats(B, A, A));
+    PetscCall(MatSetType(B, type));
+    PetscCall(PetscMalloc2(sg->m, &dnnz, sg->m, &onnz));
+    for (PetscInt i = 0; i < sg->m; i++) {
+      PetscCall(SGDIAGetRowLocal(A, i, &n, cols, NULL));
+      dnnz[i] = onnz[i] = 0;
+      for (PetscInt j = 0; j < n; j++) {
+        if (cols[j] >= A->cmap->rstart && cols[j] < A->cmap->rend) dnnz[i]++;
+        else onnz[i]++;
+      }
+    }
+    PetscCall(MatSeqAIJSetPreallocation(B, 0, dnnz));
+    PetscCall(MatMPIAIJSetPreallocation(B, 0, dnnz, 0, onnz));
+    PetscCall(PetscFree2(dnnz, onnz));
+    PetscCall(MatSetOption(B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
+  }
+  for (PetscInt i = 0; i < sg->m; i++) {
+    PetscInt row = A->rmap->rstart + i;
+    PetscCall(SGDIAGetRowLocal(A, i, &n, cols, vals));
+    PetscCall(MatSetValues(B, 1, &row, n, cols, vals, INSERT_VALUES));
+  }
+  PetscCall(PetscFree2(cols, vals));
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  if (reuse != MAT_REUSE_MATRIX) PetscCall(MatSetDM(B, sg->da));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_ToAIJ, A, 0, 0, 0));
+  if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatHeaderReplace(A, &B));
+  else *newmat = B;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatConvert_SGDIA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  PetscBool isaij;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrbeginswith(type, "aij", &isaij));
+  if (!isaij) PetscCall(PetscStrbeginswith(type, "seqaij", &isaij));
+  if (!isaij) PetscCall(PetscStrbeginswith(type, "mpiaij", &isaij));
+  if (isaij) {
+    PetscCall(MatConvert_SGDIA_AIJ(A, type, reuse, newmat));
+  } else { /* any other type goes through AIJ */
+    Mat T;
+    PetscCall(PetscInfo(A, "Converting MATSGDIA to %s through MATAIJ\n", type));
+    PetscCall(MatConvert_SGDIA_AIJ(A, MATAIJ, MAT_INITIAL_MATRIX, &T));
+    if (reuse == MAT_INPLACE_MATRIX) {
+      PetscCall(MatConvert(T, type, MAT_INPLACE_MATRIX, &T));
+      PetscCall(MatHeaderReplace(A, &T));
+    } else {
+      PetscCall(MatConvert(T, type, reuse, newmat));
+      PetscCall(MatDestroy(&T));
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Any matrix whose DM is a DMDA -> MATSGDIA (the convertfrom slot of the SGDIA types) */
+static PetscErrorCode MatConvertFrom_SGDIA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  DM        da;
+  Mat       B;
+  PetscInt  rstart, rend;
+  Mat_SGDIA *sg;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetDM(A, &da));
+  PetscCheck(da, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "Converting a %s matrix to %s needs the DMDA it lives on: attach it with MatSetDM() (DMCreateMatrix() does this)", ((PetscObject)A)->type_name, type);
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_FromAIJ, A, 0, 0, 0));
+  if (reuse == MAT_REUSE_MATRIX) {
+    B = *newmat;
+    PetscCall(MatZeroEntries(B));
+  } else {
+    PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &B));
+    PetscCall(MatSetSizes(B, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+    PetscCall(MatSetType(B, type));
+    PetscCall(MatSetDM(B, da));
+    PetscCall(MatSetUp(B));
+  }
+  sg = (Mat_SGDIA *)B->data;
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  for (PetscInt row = rstart; row < rend; row++) {
+    PetscInt           n, nk = 0;
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscInt          *kc;
+    PetscScalar       *kv;
+    PetscCall(MatGetRow(A, row, &n, &cols, &vals));
+    PetscCall(PetscMalloc2(n, &kc, n, &kv));
+    /* explicit zeros outside the stencil are not entries; nonzeros there are an error */
+    for (PetscInt j = 0; j < n; j++) {
+      PetscInt g[3], gc[3], c, r, s;
+      SGDIAIndexToGrid(sg, B->rmap->range, row, g, &r);
+      SGDIAIndexToGrid(sg, B->cmap->range, cols[j], gc, &c);
+      s = SGDIAStencilPoint(sg, g, gc);
+      if (s < 0 && vals[j] == 0.0) continue;
+      kc[nk]   = cols[j];
+      kv[nk++] = vals[j];
+    }
+    PetscCall(MatSetValues(B, 1, &row, nk, kc, kv, INSERT_VALUES));
+    PetscCall(PetscFree2(kc, kv));
+    PetscCall(MatRestoreRow(A, row, &n, &cols, &vals));
+  }
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_FromAIJ, A, 0, 0, 0));
+  if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatHeaderReplace(A, &B));
+  else *newmat = B;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Block diagonal
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode MatInvertBlockDiagonal_SGDIA(Mat A, const PetscScalar **values)
+{
+  Mat_SGDIA   *sg  = (Mat_SGDIA *)A->data;
+  PetscInt     dof = sg->dof, n2 = dof * dof;
+  PetscScalar *a;
+  PetscInt    *piv;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_InvBlkDiag, A, 0, 0, 0));
+  if (!sg->ibdiag) PetscCall(PetscMalloc1(sg->np * n2, &sg->ibdiag));
+  PetscCall(PetscMalloc2(2 * n2, &a, dof, &piv));
+  for (PetscInt p = 0; p < sg->np; p++) {
+    PetscScalar *inv = sg->ibdiag + p * n2, *lu = a;
+    /* lu = block (column-major), inv = identity; Gauss-Jordan with partial pivoting */
+    for (PetscInt c = 0; c < dof; c++)
+      for (PetscInt r = 0; r < dof; r++) {
+        lu[r + c * dof]  = sg->v[(sg->center * dof + c) * sg->m + p * dof + r];
+        inv[r + c * dof] = r == c ? 1.0 : 0.0;
+      }
+    for (PetscInt c = 0; c < dof; c++) {
+      PetscInt  pr = c;
+      PetscReal best = PetscAbsScalar(lu[c + c * dof]);
+      for (PetscInt r = c + 1; r < dof; r++)
+        if (PetscAbsScalar(lu[r + c * dof]) > best) {
+          best = PetscAbsScalar(lu[r + c * dof]);
+          pr   = r;
+        }
+      if (best == 0.0) {
+        PetscInt g[3], gl;
+        SGDIAPointInfo(sg, p, g, &gl);
+        SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MAT_LU_ZRPVT, "The %" PetscInt_FMT "x%" PetscInt_FMT " diagonal block of grid point (%" PetscInt_FMT ",%" PetscInt_FMT ",%" PetscInt_FMT ") is singular (zero pivot in column %" PetscInt_FMT "); PCPBJACOBI cannot invert it", dof, dof, g[0], g[1], g[2], c);
+      }
+      if (pr != c)
+        for (PetscInt j = 0; j < dof; j++) {
+          PetscScalar t       = lu[c + j * dof];
+          lu[c + j * dof]     = lu[pr + j * dof];
+          lu[pr + j * dof]    = t;
+          t                   = inv[c + j * dof];
+          inv[c + j * dof]    = inv[pr + j * dof];
+          inv[pr + j * dof]   = t;
+        }
+      {
+        PetscScalar d = 1.0 / lu[c + c * dof];
+        for (PetscInt j = 0; j < dof; j++) {
+          lu[c + j * dof] *= d;
+          inv[c + j * dof] *= d;
+        }
+      }
+      for (PetscInt r = 0; r < dof; r++) {
+        PetscScalar f;
+        if (r == c) continue;
+        f = lu[r + c * dof];
+        if (f == 0.0) continue;
+        for (PetscInt j = 0; j < dof; j++) {
+          lu[r + j * dof] -= f * lu[c + j * dof];
+          inv[r + j * dof] -= f * inv[c + j * dof];
+        }
+      }
+    }
+  }
+  PetscCall(PetscFree2(a, piv));
+  *values = sg->ibdiag;
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_InvBlkDiag, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   View, options, destroy, create
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode MatView_SGDIA(Mat A, PetscViewer viewer)
+{
+  Mat_SGDIA        *sg = (Mat_SGDIA *)A->data;
+  PetscBool         isascii;
+  PetscViewerFormat format;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  PetscCall(PetscViewerGetFormat(viewer, &format));
+  if (isascii && (format == PETSC_VIEWER_ASCII_INFO || format == PETSC_VIEWER_ASCII_INFO_DETAIL)) {
+    PetscInt  gv[2], lv[2] = {sg->m, (PetscInt)sg->nv};
+    PetscReal mib;
+    PetscCall(MPIU_Allreduce(lv, gv, 2, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
+    mib = (PetscReal)gv[1] * sizeof(PetscScalar) / 1048576.0;
+    PetscCall(PetscViewerASCIIPrintf(viewer, "SG-DIA storage: %" PetscInt_FMT "-d grid %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ", dof %" PetscInt_FMT ", %s stencil width %" PetscInt_FMT " (%" PetscInt_FMT " points)\n", sg->dim, sg->M[0], sg->M[1], sg->M[2], sg->dof, sg->stype == DMDA_STENCIL_STAR ? "star" : "box", sg->sw, sg->k));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  layout: %" PetscInt_FMT " columns (stencil point x component) of length (owned points x dof), column-major, no column indices\n", sg->k * sg->dof));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  boundaries: %s %s %s\n", DMBoundaryTypes[sg->bd[0]], DMBoundaryTypes[sg->bd[1]], DMBoundaryTypes[sg->bd[2]]));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  stored values: %" PetscInt_FMT " (%.3f MiB), AIJ copy held for SOR/factorization: %s\n", gv[1], (double)mib, sg->aij ? "yes" : "no"));
+    if (format == PETSC_VIEWER_ASCII_INFO_DETAIL) {
+      PetscCall(PetscViewerASCIIPushSynchronized(viewer));
+      PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] owned box [%" PetscInt_FMT ",%" PetscInt_FMT ")x[%" PetscInt_FMT ",%" PetscInt_FMT ")x[%" PetscInt_FMT ",%" PetscInt_FMT "), %" PetscInt_FMT " rows\n", PetscGlobalRank, sg->xs[0], sg->xs[0] + sg->xm[0], sg->xs[1], sg->xs[1] + sg->xm[1], sg->xs[2], sg->xs[2] + sg->xm[2], sg->m));
+      PetscCall(PetscViewerFlush(viewer));
+      PetscCall(PetscViewerASCIIPopSynchronized(viewer));
+    }
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  { /* everything else through AIJ */
+    Mat B;
+    PetscCall(MatConvert_SGDIA_AIJ(A, MATAIJ, MAT_INITIAL_MATRIX, &B));
+    PetscCall(PetscObjectSetName((PetscObject)B, ((PetscObject)A)->name));
+    PetscCall(MatView(B, viewer));
+    PetscCall(MatDestroy(&B));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSGDIASetDropOutsideStencil_SGDIA(Mat A, PetscBool flg)
+{
+  PetscFunctionBegin;
+  ((Mat_SGDIA *)A->data)->drop_outside = flg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetFromOptions_SGDIA(Mat A, GpukitOptionItems PetscOptionsObject)
+{
+  Mat_SGDIA *sg  = (Mat_SGDIA *)A->data;
+  PetscBool  flg = sg->drop_outside, set;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "MATSGDIA options");
+  PetscCall(PetscOptionsBool("-mat_sgdia_drop_outside_stencil", "Drop entries outside the DMDA stencil instead of raising an error", "MatSGDIASetDropOutsideStencil", flg, &flg, &set));
+  if (set) PetscCall(MatSGDIASetDropOutsideStencil(A, flg));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSGDIAGetArray_SGDIA(Mat A, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  *v = ((Mat_SGDIA *)A->data)->v;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSGDIAGetStencil_SGDIA(Mat A, PetscInt *dof, PetscInt *k, const PetscInt **delta)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
+  PetscFunctionBegin;
+  if (dof) *dof = sg->dof;
+  if (k) *k = sg->k;
+  if (delta) *delta = sg->delta;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDestroy_SGDIA(Mat A)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIAFreeStorage_Private(sg));
+  PetscCall(PetscFree(A->data));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIASetDropOutsideStencil_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetArray_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetStencil_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqsgdia_seqaij_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpisgdia_mpiaij_C", NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode MatGetRowIJ_SGDIA(Mat, PetscInt, PetscBool, PetscBool, PetscInt *, const PetscInt *[], const PetscInt *[], PetscBool *);
+PETSC_INTERN PetscErrorCode MatRestoreRowIJ_SGDIA(Mat, PetscInt, PetscBool, PetscBool, PetscInt *, const PetscInt *[], const PetscInt *[], PetscBool *);
+PETSC_INTERN PetscErrorCode MatSOR_SGDIA(Mat, Vec, PetscReal, MatSORType, PetscReal, PetscInt, PetscInt, Vec);
+PETSC_INTERN PetscErrorCode MatGetDiagonalBlock_SGDIA(Mat, Mat *);
+PETSC_INTERN PetscErrorCode MatCreateSubMatrix_SGDIA(Mat, IS, IS, MatReuse, Mat *);
+
+static PetscErrorCode MatCreate_SGDIA_Common(Mat A, MatType name)
+{
+  Mat_SGDIA *sg;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&sg));
+  A->data            = (void *)sg;
+  sg->roworiented    = PETSC_TRUE;
+  A->ops->setup              = MatSetUp_SGDIA;
+  A->ops->setvalues          = MatSetValues_SGDIA_Logged;
+  A->ops->assemblybegin      = MatAssemblyBegin_SGDIA;
+  A->ops->assemblyend        = MatAssemblyEnd_SGDIA;
+  A->ops->zeroentries        = MatZeroEntries_SGDIA;
+  A->ops->setoption          = MatSetOption_SGDIA;
+  A->ops->mult               = MatMult_SGDIA;
+  A->ops->multadd            = MatMultAdd_SGDIA;
+  A->ops->multtranspose      = MatMultTranspose_SGDIA;
+  A->ops->multtransposeadd   = MatMultTransposeAdd_SGDIA;
+  A->ops->getdiagonal        = MatGetDiagonal_SGDIA;
+  A->ops->scale              = MatScale_SGDIA;
+  A->ops->shift              = MatShift_SGDIA;
+  A->ops->diagonalset        = MatDiagonalSet_SGDIA;
+  A->ops->diagonalscale      = MatDiagonalScale_SGDIA;
+  A->ops->getrow             = MatGetRow_SGDIA;
+  A->ops->restorerow         = MatRestoreRow_SGDIA;
+  A->ops->zerorows           = MatZeroRows_SGDIA;
+  A->ops->zerorowscolumns    = MatZeroRowsColumns_SGDIA;
+  A->ops->axpy               = MatAXPY_SGDIA;
+  A->ops->copy               = MatCopy_SGDIA;
+  A->ops->duplicate          = MatDuplicate_SGDIA;
+  A->ops->equal              = MatEqual_SGDIA;
+  A->ops->norm               = MatNorm_SGDIA;
+  A->ops->getinfo            = MatGetInfo_SGDIA;
+  A->ops->convert            = MatConvert_SGDIA;
+  A->ops->convertfrom        = MatConvertFrom_SGDIA;
+  A->ops->invertblockdiagonal = MatInvertBlockDiagonal_SGDIA;
+  A->ops->sor                = MatSOR_SGDIA;
+  A->ops->getrowij           = MatGetRowIJ_SGDIA;
+  A->ops->restorerowij       = MatRestoreRowIJ_SGDIA;
+  A->ops->createsubmatrix    = MatCreateSubMatrix_SGDIA;
+  A->ops->fdcoloringcreate   = MatSGDIAFDColoringCreate_Private;
+  A->ops->fdcoloringsetup    = MatSGDIAFDColoringSetUp_Private;
+  A->ops->fdcoloringapply    = MatSGDIAFDColoringApply_Private;
+  A->ops->view               = MatView_SGDIA;
+  A->ops->setfromoptions     = MatSetFromOptions_SGDIA;
+  A->ops->destroy            = MatDestroy_SGDIA;
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIASetDropOutsideStencil_C", MatSGDIASetDropOutsideStencil_SGDIA));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetArray_C", MatSGDIAGetArray_SGDIA));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetStencil_C", MatSGDIAGetStencil_SGDIA));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, name));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatCreate_SeqSGDIA(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCreate_SGDIA_Common(A, MATSEQSGDIA));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatCreate_MPISGDIA(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCreate_SGDIA_Common(A, MATMPISGDIA));
+  A->ops->getdiagonalblock = MatGetDiagonalBlock_SGDIA;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the root type: MATSEQSGDIA on one rank, MATMPISGDIA on more */
+PetscErrorCode MatCreate_SGDIA(Mat A)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCall(MatSetType(A, size == 1 ? MATSEQSGDIA : MATMPISGDIA));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatRegister_SGDIA_Private(void)
+{
+  PetscFunctionBegin;
+  PetscCall(MatRegisterRootName(MATSGDIA, MATSEQSGDIA, MATMPISGDIA));
+  PetscCall(MatRegister(MATSGDIA, MatCreate_SGDIA));
+  PetscCall(MatRegister(MATSEQSGDIA, MatCreate_SeqSGDIA));
+  PetscCall(MatRegister(MATMPISGDIA, MatCreate_MPISGDIA));
+  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQSGDIA, MAT_FACTOR_LU, MatGetFactor_SGDIA_PETSc));
+  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQSGDIA, MAT_FACTOR_ILU, MatGetFactor_SGDIA_PETSc));
+  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQSGDIA, MAT_FACTOR_CHOLESKY, MatGetFactor_SGDIA_PETSc));
+  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQSGDIA, MAT_FACTOR_ICC, MatGetFactor_SGDIA_PETSc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Public API
+   ------------------------------------------------------------------------------------------------------ */
+
+/*@
+  MatCreateSGDIA - Creates a `MATSGDIA` matrix for the stencil operator of a `DMDA`
+
+  Collective
+
+  Input Parameter:
+. da - the `DMDA`; its dimension, degrees of freedom, stencil type and width, and boundary types define the storage
+
+  Output Parameter:
+. A - the matrix, set up (all values zero) and ready for `MatSetValuesStencil()`
+
+  Level: beginner
+
+  Note:
+  `DMCreateMatrix()` with `-dm_mat_type sgdia` (or `DMSetMatType(da, MATSGDIA)`) gives the same matrix.
+
+.seealso: `MATSGDIA`, `DMCreateMatrix()`, `MatSGDIASetDropOutsideStencil()`
+@*/
+PetscErrorCode MatCreateSGDIA(DM da, Mat *A)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(da, DM_CLASSID, 1);
+  PetscCall(GpukitInitializePackage());
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)da), A));
+  PetscCall(MatSetType(*A, MATSGDIA));
+  PetscCall(MatSetDM(*A, da));
+  PetscCall(MatSetUp(*A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatSGDIASetDropOutsideStencil - Sets whether entries outside the DMDA stencil are dropped (and counted,
+  see `-info`) instead of raising an error
+
+  Logically Collective
+
+  Input Parameters:
++ A   - the `MATSGDIA` matrix
+- flg - `PETSC_TRUE` to drop such entries, `PETSC_FALSE` (default) to raise `PETSC_ERR_ARG_OUTOFRANGE`
+
+  Options Database Key:
+. -mat_sgdia_drop_outside_stencil - drop them
+
+  Level: intermediate
+
+.seealso: `MATSGDIA`, `MatSetOption()`, `MAT_NEW_NONZERO_LOCATIONS`
+@*/
+PetscErrorCode MatSGDIASetDropOutsideStencil(Mat A, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(A, flg, 2);
+  PetscTryMethod(A, "MatSGDIASetDropOutsideStencil_C", (Mat, PetscBool), (A, flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatSGDIAGetArray - Gives the host array of a `MATSGDIA` matrix: k*dof columns of length (local rows),
+  column-major, as described in docs/sgdia.md
+
+  Not Collective
+
+  Input Parameter:
+. A - the `MATSGDIA` matrix, set up
+
+  Output Parameter:
+. v - the values; value (s*dof + c)*m + p*dof + r couples component r of owned point p to component c of its
+      neighbour through stencil point s (see `MatSGDIAGetStencil()`), m being the number of local rows
+
+  Level: advanced
+
+  Note:
+  Call `MatSGDIARestoreArray()` when done; writing into the array counts as a change of values.
+
+.seealso: `MATSGDIA`, `MatSGDIARestoreArray()`, `MatSGDIAGetStencil()`
+@*/
+PetscErrorCode MatSGDIAGetArray(Mat A, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscUseMethod(A, "MatSGDIAGetArray_C", (Mat, PetscScalar **), (A, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatSGDIARestoreArray - Returns the array from `MatSGDIAGetArray()`
+
+  Not Collective
+
+  Input Parameters:
++ A - the `MATSGDIA` matrix
+- v - the array
+
+  Level: advanced
+
+.seealso: `MATSGDIA`, `MatSGDIAGetArray()`
+@*/
+PetscErrorCode MatSGDIARestoreArray(Mat A, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  *v = NULL;
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatSGDIAGetStencil - Gives the stencil of a `MATSGDIA` matrix
+
+  Not Collective
+
+  Input Parameter:
+. A - the `MATSGDIA` matrix, set up
+
+  Output Parameters:
++ dof   - degrees of freedom per grid point (or `NULL`)
+. k     - number of stencil points (or `NULL`)
+- delta - 3*k grid offsets (dx, dy, dz) of the stencil points, in storage order (or `NULL`)
+
+  Level: advanced
+
+.seealso: `MATSGDIA`, `MatSGDIAGetArray()`
+@*/
+PetscErrorCode MatSGDIAGetStencil(Mat A, PetscInt *dof, PetscInt *k, const PetscInt **delta)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscUseMethod(A, "MatSGDIAGetStencil_C", (Mat, PetscInt *, PetscInt *, const PetscInt **), (A, dof, k, delta));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

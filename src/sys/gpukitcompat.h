@@ -1,0 +1,40 @@
+/*
+   Every difference between the PETSc releases gpukit supports (3.18 .. current) lives here.
+*/
+#pragma once
+
+#include <petscversion.h>
+#include <petscsys.h>
+
+/* PETSC_SUCCESS appeared in 3.19 */
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
+/* The setfromoptions signature took PetscOptionItems * until 3.22 and PetscOptionItems after. */
+#if PETSC_VERSION_LT(3, 23, 0)
+typedef PetscOptionItems *GpukitOptionItems;
+#else
+typedef PetscOptionItems GpukitOptionItems;
+#endif
+
+/* PetscObjectComposeFunction takes a function of any signature through this cast in every release. */
+#define GPUKIT_FN(f) ((void (*)(void))(f))
+
+/* MatSetOperation's function type: void (*)(void) everywhere, but spelled differently in recent releases. */
+#define GPUKIT_OP(f) ((void (*)(void))(f))
+
+/* A PetscContainer whose pointer is freed with PetscFree(): the destroy hook's signature changed in 3.23. */
+#if PETSC_VERSION_LT(3, 23, 0)
+static inline PetscErrorCode GpukitFreeCtx_Private(void *ctx)
+{
+  return PetscFree(ctx);
+}
+  #define GpukitContainerSetFreeDestroy(c) PetscContainerSetUserDestroy((c), GpukitFreeCtx_Private)
+#else
+static inline PetscErrorCode GpukitFreeCtx_Private(void **ctx)
+{
+  return PetscFree(*ctx);
+}
+  #define GpukitContainerSetFreeDestroy(c) PetscContainerSetCtxDestroy((c), GpukitFreeCtx_Private)
+#endif

@@ -1,0 +1,18 @@
+/* Library-private declarations shared by every gpukit type: log events, registration hooks. */
+#pragma once
+
+#include <petscgpukit.h>
+#include "gpukitcompat.h"
+
+/* log events, one per kernel or phase; registered once by GpukitInitializePackage() */
+PETSC_INTERN PetscLogEvent MAT_SGDIA_Mult, MAT_SGDIA_MultTr, MAT_SGDIA_SetValues, MAT_SGDIA_Assembly, MAT_SGDIA_ToAIJ, MAT_SGDIA_FromAIJ, MAT_SGDIA_FDColor, MAT_SGDIA_InvBlkDiag;
+PETSC_INTERN PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_CopyToCPU, MAT_SGDIA_MultCUDA;
+
+PETSC_INTERN PetscErrorCode GpukitInitializePackage(void);
+
+/* one registration function per type family, each called once by GpukitInitializePackage() */
+PETSC_INTERN PetscErrorCode MatRegister_SGDIA_Private(void);
+PETSC_INTERN PetscErrorCode MatRegister_SGDIACUDA_Private(void);
+
+/* true when this PETSc was configured with CUDA and gpukit was built with its CUDA sources */
+PETSC_INTERN PetscBool GpukitHaveCUDA(void);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# gpukit test runner. Runs every test listed in tests/*/*.list (or, with GPUKIT_GPU=1, tests/gpu/*.list).
+#
+# A list line is:   name  nranks  timeout_s  command...
+# '#' starts a comment. The command runs from the repository root with $LIB (the plugin library), $BIN
+# (build/tests), $TUT (PETSc's tutorial binaries, see tests/conformance/build.sh) and $MPIEXEC set; a test
+# passes when it exits 0. Each test's output is kept in build/test-logs/<name>.log.
+# Options: GPUKIT_TEST_FILTER=regex runs only the tests whose name matches.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export LIB=$top/lib/libpetscgpukit.so BIN=$top/build/tests TUT=$top/build/tutorials
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none PMIX_MCA_gds=hash
+export MPIEXEC=${MPIEXEC:-mpiexec}
+logs=$top/build/test-logs
+mkdir -p "$logs"
+if [ "${GPUKIT_GPU:-0}" = 1 ]; then lists=$(ls tests/gpu/*.list 2>/dev/null); else lists=$(ls tests/*/*.list | grep -v '^tests/gpu/'); fi
+filter=${GPUKIT_TEST_FILTER:-.}
+
+# the stock tutorials for the conformance suite (CPU only)
+if [ "${GPUKIT_GPU:-0}" != 1 ]; then bash tests/conformance/build.sh || { echo "could not build the PETSc tutorials"; exit 1; }; fi
+
+pass=0 fail=0 failed=()
+start=$(date +%s)
+for list in $lists; do
+  while read -r name np tmo cmd; do
+    case "$name" in '' | '#'*) continue ;; esac
+    [[ "$name" =~ $filter ]] || continue
+    t0=$(date +%s%N)
+    timeout "$tmo" bash -c "np=$np; $cmd" >"$logs/$name.log" 2>&1
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    dt=$((ms / 1000)).$((ms % 1000 / 100))
+    if [ $rc -eq 0 ]; then
+      pass=$((pass + 1)); printf 'ok    %-48s %6ss\n' "$name" "$dt"
+    else
+      fail=$((fail + 1)); failed+=("$name")
+      [ $rc -eq 124 ] && why="timed out after ${tmo}s" || why="exit $rc"
+      printf 'FAIL  %-48s %6ss  (%s)\n' "$name" "$dt" "$why"
+      tail -n 15 "$logs/$name.log" | sed 's/^/      | /'
+    fi
+  done <"$list"
+done
+echo "suite took $(($(date +%s) - start)) s; logs in build/test-logs/"
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
