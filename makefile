@@ -33,9 +33,19 @@ GK_LIBS   := $(PETSC_WITH_EXTERNAL_LIB)
 GK_NVFLAGS := -O3 -std=c++17 -Xcompiler -fPIC -gencode arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
               -gencode arch=compute_$(CUDA_ARCH),code=compute_$(CUDA_ARCH) -ccbin $(GK_CXX)
 
-LIBDIR := lib
-OBJDIR := build
+LIBDIR ?= lib
+OBJDIR ?= build
 LIB    := $(LIBDIR)/libpetscgpukit.so
+
+# Objects built against one PETSc must never be linked with another: OBJDIR remembers its PETSc.
+PETSC_STAMP := $(OBJDIR)/.petsc-prefix
+ifneq ($(filter-out clean deps petsc-cuda,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(wildcard $(PETSC_STAMP)),)
+ifneq ($(shell cat $(PETSC_STAMP)),$(PETSC_PREFIX))
+$(error $(OBJDIR)/ holds objects built against the PETSc at $(shell cat $(PETSC_STAMP)), not $(PETSC_PREFIX): run 'make clean', or build elsewhere with OBJDIR=<dir> LIBDIR=<dir>)
+endif
+endif
+endif
 
 # host sources: every .c under src/
 C_SRC := $(sort $(shell find src -name '*.c'))
@@ -61,15 +71,19 @@ lib: check-petsc $(LIB)
 check-petsc:
 	@test -n "$(HAVE_PETSC)" || { echo "gpukit: no PETSc at $(PETSC_PREFIX) (looked for $(PETSC_VARS)). Run 'make deps' for Debian's PETSc, or set PETSC_DIR/PETSC_ARCH." >&2; exit 1; }
 
-$(LIB): $(OBJS)
+$(PETSC_STAMP):
+	@mkdir -p $(OBJDIR)
+	@echo "$(PETSC_PREFIX)" > $@
+
+$(LIB): $(OBJS) | $(PETSC_STAMP)
 	@mkdir -p $(LIBDIR)
 	$(GK_CC) -shared -fPIC -Wl,-soname,libpetscgpukit.so -o $@ $(OBJS) $(GK_LIBS) $(if $(HAVE_CUDA),-lcudart)
 
-$(OBJDIR)/%.o: %.c $(HEADERS)
+$(OBJDIR)/%.o: %.c $(HEADERS) | $(PETSC_STAMP)
 	@mkdir -p $(dir $@)
 	$(GK_CC) $(GK_CFLAGS) -c $< -o $@
 
-$(OBJDIR)/%.cu.o: %.cu $(HEADERS)
+$(OBJDIR)/%.cu.o: %.cu $(HEADERS) | $(PETSC_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(GK_NVFLAGS) -Iinclude -Isrc/sys $(PETSC_CC_INCLUDES) $(if $(HAVE_CUDA),-DGPUKIT_HAVE_CUDA) -c $< -o $@
 
@@ -137,4 +151,4 @@ install: lib
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@PETSC_PREFIX@|$(PETSC_PREFIX)|g' scripts/petscgpukit.pc.in > $(PREFIX)/lib/pkgconfig/petscgpukit.pc
 
 clean:
-	rm -rf $(OBJDIR) $(LIBDIR)
+	rm -rf $(OBJDIR) $(LIBDIR)/libpetscgpukit.so

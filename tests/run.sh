@@ -3,13 +3,13 @@
 #
 # A list line is:   name  nranks  timeout_s  command...
 # '#' starts a comment. The command runs from the repository root with $LIB (the plugin library), $BIN
-# (build/tests), $TUT (PETSc's tutorial binaries, see tests/conformance/build.sh) and $MPIEXEC set; a test
+# (build/tests; GPUKIT_LIB and GPUKIT_BIN override both), $TUT (PETSc's tutorial binaries, see tests/conformance/build.sh) and $MPIEXEC set; a test
 # passes when it exits 0. Each test's output is kept in build/test-logs/<name>.log.
 # Options: GPUKIT_TEST_FILTER=regex runs only the tests whose name matches.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-export LIB=$top/lib/libpetscgpukit.so BIN=$top/build/tests TUT=$top/build/tutorials
+export LIB=${GPUKIT_LIB:-$top/lib/libpetscgpukit.so} BIN=${GPUKIT_BIN:-$top/build/tests} TUT=$top/build/tutorials
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none PMIX_MCA_gds=hash
 export MPIEXEC=${MPIEXEC:-mpiexec}
@@ -28,7 +28,7 @@ for list in $lists; do
     case "$name" in '' | '#'*) continue ;; esac
     [[ "$name" =~ $filter ]] || continue
     t0=$(date +%s%N)
-    timeout "$tmo" bash -c "np=$np; $cmd" >"$logs/$name.log" 2>&1
+    timeout "$tmo" bash -c "np=$np; $cmd" >"$logs/$name.log" 2>&1 </dev/null
     rc=$?
     ms=$((($(date +%s%N) - t0) / 1000000))
     dt=$((ms / 1000)).$((ms % 1000 / 100))

@@ -24,17 +24,31 @@ typedef PetscOptionItems GpukitOptionItems;
 /* MatSetOperation's function type: void (*)(void) everywhere, but spelled differently in recent releases. */
 #define GPUKIT_OP(f) ((void (*)(void))(f))
 
-/* A PetscContainer whose pointer is freed with PetscFree(): the destroy hook's signature changed in 3.23. */
+/* A PetscContainer whose pointer is freed with PetscFree(): the destroy hook took the pointer (< 3.23), the
+   address of the pointer as void ** (3.23, 3.24), then as PetscCtxRt, a void * (3.25 on). */
 #if PETSC_VERSION_LT(3, 23, 0)
 static inline PetscErrorCode GpukitFreeCtx_Private(void *ctx)
 {
   return PetscFree(ctx);
 }
   #define GpukitContainerSetFreeDestroy(c) PetscContainerSetUserDestroy((c), GpukitFreeCtx_Private)
-#else
+#elif PETSC_VERSION_LT(3, 25, 0)
 static inline PetscErrorCode GpukitFreeCtx_Private(void **ctx)
 {
   return PetscFree(*ctx);
 }
   #define GpukitContainerSetFreeDestroy(c) PetscContainerSetCtxDestroy((c), GpukitFreeCtx_Private)
+#else
+static inline PetscErrorCode GpukitFreeCtx_Private(void *ctx)
+{
+  return PetscFree(*(void **)ctx);
+}
+  #define GpukitContainerSetFreeDestroy(c) PetscContainerSetCtxDestroy((c), GpukitFreeCtx_Private)
+#endif
+
+/* MPIU_BOOL became MPI_C_BOOL in 3.24 */
+#if PETSC_VERSION_LT(3, 24, 0)
+  #define GPUKIT_MPI_BOOL MPIU_BOOL
+#else
+  #define GPUKIT_MPI_BOOL MPI_C_BOOL
 #endif

@@ -82,6 +82,7 @@ static PetscErrorCode SGDIAFreeStorage_Private(Mat_SGDIA *sg)
   PetscCall(VecDestroy(&sg->xl));
   PetscCall(VecDestroy(&sg->yl));
   PetscCall(MatDestroy(&sg->aij));
+  PetscCall(MatDestroy(&sg->aijnoinode));
   PetscCall(DMDestroy(&sg->da));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -303,6 +304,8 @@ static PetscErrorCode MatAssemblyBegin_SGDIA(Mat A, MatAssemblyType type)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode MatView_SGDIA(Mat, PetscViewer);
+
 static PetscErrorCode MatAssemblyEnd_SGDIA(Mat A, MatAssemblyType type)
 {
   Mat_SGDIA  *sg = (Mat_SGDIA *)A->data;
@@ -313,6 +316,11 @@ static PetscErrorCode MatAssemblyEnd_SGDIA(Mat A, MatAssemblyType type)
   PetscCall(PetscLogEventBegin(MAT_SGDIA_Assembly, A, 0, 0, 0));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   if (size > 1 && !A->nooffprocentries) PetscCall(SGDIAStashExchange_Private(A));
+  if (A->ops->view != MatView_SGDIA) { /* DMCreateMatrix() put the DMDA's natural-ordering viewer in our slot: keep
+                                          it for the formats it serves, and our own for the layout (-mat_view ::ascii_info) */
+    sg->dmview      = A->ops->view;
+    A->ops->view    = MatView_SGDIA;
+  }
   if (sg->ndropped) {
     PetscCall(PetscInfo(A, "Dropped %" PetscInt_FMT " entries outside the stencil (-mat_sgdia_drop_outside_stencil)\n", sg->ndropped));
     sg->ndropped = 0;
@@ -516,11 +524,8 @@ static PetscErrorCode MatMultTransposeAdd_SGDIA_Private(Mat A, Vec x, Vec y, Vec
     PetscCall(DMLocalToGlobalBegin(sg->da, sg->yl, ADD_VALUES, w));
     PetscCall(DMLocalToGlobalEnd(sg->da, sg->yl, ADD_VALUES, w));
   } else PetscCall(VecRestoreArray(w, &ya));
-  if (y) {
-    if (w != z) {
-      PetscCall(VecWAXPY(z, 1.0, y, w));
-    } else PetscCall(VecAXPY(z, 1.0, y));
-  } else if (w != z) PetscCall(VecCopy(w, z));
+  if (y) PetscCall(VecAXPY(w, 1.0, y));
+  if (w != z) PetscCall(VecCopy(w, z));
   if (w != z) PetscCall(VecDestroy(&w));
   PetscCall(PetscLogFlops(2.0 * sg->nv));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_MultTr, A, x, z, 0));
@@ -831,6 +836,7 @@ static PetscErrorCode MatAXPY_SGDIA(Mat Y, PetscScalar a, Mat X, MatStructure st
     Mat_SGDIA *x = (Mat_SGDIA *)X->data;
     for (PetscCount i = 0; i < y->nv; i++) y->v[i] += a * x->v[i];
     PetscCall(PetscLogFlops(2.0 * y->nv));
+    PetscCall(PetscObjectStateIncrease((PetscObject)Y)); /* MatAXPY() does not, and device copies go by the state */
   } else {
     PetscCall(PetscInfo(Y, "MatAXPY with X of type %s: adding row by row\n", ((PetscObject)X)->type_name));
     PetscCall(SGDIAAddRows(Y, a, X, ADD_VALUES));
@@ -887,7 +893,7 @@ static PetscErrorCode MatEqual_SGDIA(Mat A, Mat B, PetscBool *flg)
     Mat_SGDIA *a = (Mat_SGDIA *)A->data, *b = (Mat_SGDIA *)B->data;
     PetscBool  eq;
     PetscCall(PetscArraycmp(a->v, b->v, a->nv, &eq));
-    PetscCall(MPIU_Allreduce(&eq, flg, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+    PetscCall(MPIU_Allreduce(&eq, flg, 1, GPUKIT_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
   } else {
     Mat Aa, Ba;
     PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &Aa));
@@ -1199,13 +1205,17 @@ static PetscErrorCode MatView_SGDIA(Mat A, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "SG-DIA storage: %" PetscInt_FMT "-d grid %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ", dof %" PetscInt_FMT ", %s stencil width %" PetscInt_FMT " (%" PetscInt_FMT " points)\n", sg->dim, sg->M[0], sg->M[1], sg->M[2], sg->dof, sg->stype == DMDA_STENCIL_STAR ? "star" : "box", sg->sw, sg->k));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  layout: %" PetscInt_FMT " columns (stencil point x component) of length (owned points x dof), column-major, no column indices\n", sg->k * sg->dof));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  boundaries: %s %s %s\n", DMBoundaryTypes[sg->bd[0]], DMBoundaryTypes[sg->bd[1]], DMBoundaryTypes[sg->bd[2]]));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  stored values: %" PetscInt_FMT " (%.3f MiB), AIJ copy held for SOR/factorization: %s\n", gv[1], (double)mib, sg->aij ? "yes" : "no"));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  stored values: %" PetscInt_FMT " (%.3f MiB), AIJ copies held (for SOR/block Jacobi, for factorization): %s, %s\n", gv[1], (double)mib, sg->aij ? "yes" : "no", sg->aijnoinode ? "yes" : "no"));
     if (format == PETSC_VIEWER_ASCII_INFO_DETAIL) {
       PetscCall(PetscViewerASCIIPushSynchronized(viewer));
       PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] owned box [%" PetscInt_FMT ",%" PetscInt_FMT ")x[%" PetscInt_FMT ",%" PetscInt_FMT ")x[%" PetscInt_FMT ",%" PetscInt_FMT "), %" PetscInt_FMT " rows\n", PetscGlobalRank, sg->xs[0], sg->xs[0] + sg->xm[0], sg->xs[1], sg->xs[1] + sg->xm[1], sg->xs[2], sg->xs[2] + sg->xm[2], sg->m));
       PetscCall(PetscViewerFlush(viewer));
       PetscCall(PetscViewerASCIIPopSynchronized(viewer));
     }
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (sg->dmview) { /* DMCreateMatrix() on several ranks views in the DMDA's natural ordering */
+    PetscCall((*sg->dmview)(A, viewer));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   { /* everything else through AIJ */

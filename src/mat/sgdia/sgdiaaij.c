@@ -6,24 +6,26 @@
 */
 #include "sgdiaimpl.h"
 
-PetscErrorCode SGDIAGetAIJ_Private(Mat A, Mat *aij)
+/* The AIJ copy, with inodes (as DMCreateMatrix()'s AIJ has them, so that SOR is AIJ's inode SOR) or without
+   (for AIJ's factorizations, whose inode variants expect orderings computed on inode-compressed rows). */
+PetscErrorCode SGDIAGetAIJ_Private(Mat A, PetscBool inodes, Mat *aij)
 {
-  Mat_SGDIA       *sg = (Mat_SGDIA *)A->data;
-  PetscObjectState st;
+  Mat_SGDIA       *sg   = (Mat_SGDIA *)A->data;
+  Mat             *copy = inodes ? &sg->aij : &sg->aijnoinode;
+  PetscObjectState st, *cst = inodes ? &sg->aijstate : &sg->aijnoinodestate;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectStateGet((PetscObject)A, &st));
-  if (!sg->aij || st != sg->aijstate) {
-    PetscCall(PetscInfo(A, "%s the AIJ copy of the MATSGDIA matrix used by SOR, factorizations and block Jacobi\n", sg->aij ? "Refreshing" : "Making"));
-    if (!sg->aij) {
-      /* without inodes: AIJ's inode factorization reads inode data that only AIJ's own assembly path sets up */
-      PetscCall(MatConvert_SGDIA_AIJ(A, MATAIJ, MAT_INITIAL_MATRIX, &sg->aij));
-      PetscCall(MatSetOption(sg->aij, MAT_USE_INODES, PETSC_FALSE));
+  if (!*copy || st != *cst) {
+    PetscCall(PetscInfo(A, "%s the AIJ copy (%s inodes) of the MATSGDIA matrix used by %s\n", *copy ? "Refreshing" : "Making", inodes ? "with" : "without", inodes ? "SOR, block Jacobi and sub-matrices" : "factorizations"));
+    if (!*copy) {
+      PetscCall(MatConvert_SGDIA_AIJ(A, MATAIJ, MAT_INITIAL_MATRIX, copy));
+      if (!inodes) PetscCall(MatSetOption(*copy, MAT_USE_INODES, PETSC_FALSE));
     }
-    PetscCall(MatConvert_SGDIA_AIJ(A, MATAIJ, MAT_REUSE_MATRIX, &sg->aij));
-    sg->aijstate = st;
+    PetscCall(MatConvert_SGDIA_AIJ(A, MATAIJ, MAT_REUSE_MATRIX, copy));
+    *cst = st;
   }
-  *aij = sg->aij;
+  *aij = *copy;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -32,7 +34,7 @@ PETSC_INTERN PetscErrorCode MatSOR_SGDIA(Mat A, Vec b, PetscReal omega, MatSORTy
   Mat aij;
 
   PetscFunctionBegin;
-  PetscCall(SGDIAGetAIJ_Private(A, &aij));
+  PetscCall(SGDIAGetAIJ_Private(A, PETSC_TRUE, &aij));
   PetscCall(MatSOR(aij, b, omega, flag, shift, its, lits, x));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -42,7 +44,7 @@ PETSC_INTERN PetscErrorCode MatGetDiagonalBlock_SGDIA(Mat A, Mat *d)
   Mat aij;
 
   PetscFunctionBegin;
-  PetscCall(SGDIAGetAIJ_Private(A, &aij));
+  PetscCall(SGDIAGetAIJ_Private(A, PETSC_TRUE, &aij));
   PetscCall(MatGetDiagonalBlock(aij, d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -52,7 +54,7 @@ PETSC_INTERN PetscErrorCode MatCreateSubMatrix_SGDIA(Mat A, IS isrow, IS iscol, 
   Mat aij;
 
   PetscFunctionBegin;
-  PetscCall(SGDIAGetAIJ_Private(A, &aij));
+  PetscCall(SGDIAGetAIJ_Private(A, PETSC_TRUE, &aij));
   PetscCall(MatCreateSubMatrix(aij, isrow, iscol, reuse, B));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -64,7 +66,7 @@ PETSC_INTERN PetscErrorCode MatGetRowIJ_SGDIA(Mat A, PetscInt shift, PetscBool s
   PetscFunctionBegin;
   /* never inode-compressed: MATSGDIA has no inodes to expand an ordering with */
   (void)inode;
-  PetscCall(SGDIAGetAIJ_Private(A, &aij));
+  PetscCall(SGDIAGetAIJ_Private(A, PETSC_FALSE, &aij));
   PetscCall(MatGetRowIJ(aij, shift, sym, PETSC_FALSE, n, ia, ja, done));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -75,7 +77,7 @@ PETSC_INTERN PetscErrorCode MatRestoreRowIJ_SGDIA(Mat A, PetscInt shift, PetscBo
 
   PetscFunctionBegin;
   (void)inode;
-  PetscCall(MatRestoreRowIJ(sg->aij, shift, sym, PETSC_FALSE, n, ia, ja, done));
+  PetscCall(MatRestoreRowIJ(sg->aijnoinode, shift, sym, PETSC_FALSE, n, ia, ja, done));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -111,7 +113,7 @@ static PetscErrorCode SGDIAFactorSource(Mat A, Mat *src)
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &isg, MATSEQSGDIA, MATSEQSGDIACUDA, ""));
-  if (isg) PetscCall(SGDIAGetAIJ_Private(A, src));
+  if (isg) PetscCall(SGDIAGetAIJ_Private(A, PETSC_FALSE, src));
   else *src = A;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -212,7 +214,7 @@ PetscErrorCode MatGetFactor_SGDIA_PETSc(Mat A, MatFactorType ftype, Mat *F)
   PetscContainer  c;
 
   PetscFunctionBegin;
-  PetscCall(SGDIAGetAIJ_Private(A, &aij));
+  PetscCall(SGDIAGetAIJ_Private(A, PETSC_FALSE, &aij));
   PetscCall(PetscInfo(A, "Factorization %s of MATSGDIA goes through its AIJ copy (PETSc's SeqAIJ factor)\n", MatFactorTypes[ftype]));
   PetscCall(MatGetFactor(aij, MATSOLVERPETSC, ftype, F));
   PetscCall(PetscNew(&ctx));

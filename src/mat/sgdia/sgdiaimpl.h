@@ -52,8 +52,8 @@ typedef struct {
   PetscInt         ndropped;
 
   /* an AIJ copy for operations done through AIJ (SOR, factorizations, block Jacobi), see SGDIAGetAIJ_Private */
-  Mat              aij;
-  PetscObjectState aijstate;
+  Mat              aij, aijnoinode;
+  PetscObjectState aijstate, aijnoinodestate;
 
   /* inverted diagonal blocks for PCPBJACOBI */
   PetscScalar     *ibdiag;
@@ -65,6 +65,9 @@ typedef struct {
   /* FD coloring: colour of every ghosted local column */
   PetscInt        *colorl;
 
+  /* the viewer DMCreateMatrix() installs on several ranks (natural ordering), kept for non-info formats */
+  PetscErrorCode (*dmview)(Mat, PetscViewer);
+
   /* spptr-like slot for the CUDA twin */
   void            *spptr;
 } Mat_SGDIA;
@@ -75,7 +78,7 @@ PETSC_INTERN PetscErrorCode MatCreate_SGDIA(Mat);
 
 /* shared by the host and CUDA code */
 PETSC_INTERN PetscErrorCode SGDIASetUpFromDM_Private(Mat, DM);
-PETSC_INTERN PetscErrorCode SGDIAGetAIJ_Private(Mat, Mat *);
+PETSC_INTERN PetscErrorCode SGDIAGetAIJ_Private(Mat, PetscBool, Mat *);
 PETSC_INTERN PetscErrorCode SGDIAStashExchange_Private(Mat);
 PETSC_INTERN PetscErrorCode SGDIASendToOwners_Private(Mat, PetscInt, const PetscInt[], PetscInt *, PetscInt **);
 PETSC_INTERN PetscErrorCode MatSetValues_SGDIA(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[], const PetscScalar[], InsertMode);

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Write docs/performance.md (and docs/img/*.png bar plots) from the benchmark records in bench/results/*.json.
+
+A results file is a JSON list of records (a single record, or one record a line, is accepted too). Records
+of one run share device, host, date and commit; each run gets a table and, where matplotlib is importable,
+a plot. Fields this script does not know are ignored; missing ones print as '-'. GPU records (device other
+than "cpu") use the same schema and may add "baseline" (the format their speedups compare against).
+
+    python3 bench/report.py [--results DIR] [--out FILE] [--img DIR]
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import sys
+
+IMG_PREFIX = "sgdia_mult-"
+
+
+def load_records(results_dir):
+    records = []
+    for path in sorted(glob.glob(os.path.join(results_dir, "*.json"))):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        try:
+            data = json.loads(text)
+            data = data if isinstance(data, list) else [data]
+        except json.JSONDecodeError:
+            try:  # one record a line
+                data = [json.loads(line) for line in text.splitlines() if line.strip()]
+            except json.JSONDecodeError as e:
+                print(f"report.py: skipping {path}: not JSON ({e})", file=sys.stderr)
+                continue
+        for order, r in enumerate(data):
+            if isinstance(r, dict) and "format" in r and "case" in r:
+                r["_file"] = os.path.basename(path)
+                r["_order"] = order
+                records.append(r)
+            else:
+                print(f"report.py: {path}: ignoring an entry without 'case' and 'format'", file=sys.stderr)
+    return records
+
+
+def run_key(r):
+    return (str(r.get("device", "cpu")), str(r.get("host", "unknown")), str(r.get("date", "unknown")), str(r.get("commit", "unknown")))
+
+
+def fmt_num(v, spec):
+    if isinstance(v, (int, float)) and math.isfinite(v):
+        return format(v, spec)
+    return "-"
+
+
+def fmt_ratio(v):
+    return fmt_num(v, ".2f") + ("x" if isinstance(v, (int, float)) and math.isfinite(v) else "")
+
+
+def family(name):
+    """0: SGDIA (sgdia, sgdiacuda, ...), 1: AIJ (aij, aijcusparse, ...), 2: BAIJ, 3: anything else"""
+    name = name.lower()
+    if name.startswith("sgdia"):
+        return 0
+    if "baij" in name:
+        return 2
+    if "aij" in name:
+        return 1
+    return 3
+
+
+def format_rank(name, seen):
+    return (family(name), seen.index(name))
+
+
+def sort_run(recs):
+    cases = []
+    formats = []
+    for r in sorted(recs, key=lambda r: r["_order"]):
+        if r["case"] not in cases:
+            cases.append(r["case"])
+        if r["format"] not in formats:
+            formats.append(r["format"])
+    recs = sorted(recs, key=lambda r: (cases.index(r["case"]), r.get("nranks", 0), format_rank(r["format"], formats)))
+    return recs, cases, sorted(formats, key=lambda f: format_rank(f, formats))
+
+
+def geomean(values):
+    values = [v for v in values if isinstance(v, (int, float)) and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def slug(text):
+    return re.sub(r"[^A-Za-z0-9._-]+", "", text.replace(":", "").replace("T", "-", 1))
+
+
+def plot_run(plt, recs, cases, formats, title, path):
+    ncol = min(len(cases), 2)
+    nrow = (len(cases) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(6.0 * ncol, 3.6 * nrow), squeeze=False)
+    for ax, case in zip(axes.flat, cases):
+        rows = [r for r in recs if r["case"] == case]
+        ranks = sorted({r.get("nranks", 0) for r in rows})
+        width = 0.8 / max(len(formats), 1)
+        for fi, f in enumerate(formats):
+            xs, ts = [], []
+            for ri, nr in enumerate(ranks):
+                t = [r.get("time_ms") for r in rows if r["format"] == f and r.get("nranks", 0) == nr]
+                if t and isinstance(t[0], (int, float)):
+                    xs.append(ri + (fi - (len(formats) - 1) / 2) * width)
+                    ts.append(t[0])
+            if xs:
+                bars = ax.bar(xs, ts, width, label=f)
+                ax.bar_label(bars, fmt="%.2f", fontsize=7)
+        ax.set_xticks(range(len(ranks)))
+        ax.set_xticklabels([f"{nr} rank{'s' if nr != 1 else ''}" for nr in ranks])
+        ax.set_ylabel("MatMult time (ms)")
+        ax.set_title(case, fontsize=10)
+        ax.margins(y=0.15)
+        ax.legend(fontsize=8)
+    for ax in list(axes.flat)[len(cases):]:
+        ax.set_visible(False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", default=os.path.join(top, "bench", "results"))
+    ap.add_argument("--out", default=os.path.join(top, "docs", "performance.md"))
+    ap.add_argument("--img", default=os.path.join(top, "docs", "img"))
+    args = ap.parse_args()
+
+    records = load_records(args.results)
+    runs = {}
+    for r in records:
+        runs.setdefault(run_key(r), []).append(r)
+    # newest run first; CPU before GPU on the same date
+    order = sorted(runs, key=lambda k: (k[2], k[0] != "cpu"), reverse=True)
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        plt = None
+        print("report.py: matplotlib is not installed (pip install -r bench/requirements.txt); writing the tables without plots")
+
+    out_dir = os.path.dirname(args.out)
+    os.makedirs(out_dir, exist_ok=True)
+    img_rel = os.path.relpath(args.img, out_dir)
+    made = set()
+
+    L = []
+    L.append("# Performance")
+    L.append("")
+    L.append("<!-- Generated by bench/report.py from bench/results/*.json; edit those scripts, not this file. -->")
+    L.append("")
+    L.append("## How to reproduce")
+    L.append("")
+    L.append("- CPU: `make bench` builds the library and `bench/*.c`, runs `bench/run.sh` (every case on 1 and 2 MPI ranks),")
+    L.append("  writes `bench/results/cpu-<date>.json` and regenerates this page with `bench/report.py`.")
+    L.append("  The plots need matplotlib (`pip install -r bench/requirements.txt`); without it the tables are written and the plots skipped.")
+    L.append("- GPU: `tests/gpu/run` writes GPU records (same schema, `device` other than `cpu`) to `bench/results/`;")
+    L.append("  `python3 bench/report.py` adds them here.")
+    L.append("- One case by hand: `mpiexec -n 2 build/bench/sgdia_mult -dim 3 -dof 1 -stencil star -n 64 -reps 100` (`-help` lists the options).")
+    L.append("")
+    L.append("## What is measured")
+    L.append("")
+    L.append("`bench/sgdia_mult.c` builds one DMDA operator (width-1 stencil, non-periodic, every component pair of every")
+    L.append("stencil coupling nonzero, pseudo-random values) three times with the same `MatSetValuesStencil()` loop: as")
+    L.append("`MATSGDIA`, `MATAIJ` and `MATBAIJ` (block size dof). The three products must agree with AIJ to 1e-12 (relative,")
+    L.append("infinity norm) before anything is timed.")
+    L.append("")
+    L.append("- **time**: one `MatMult`, from the fastest of several batches of `-reps` calls (after a warm-up), the slowest rank's")
+    L.append("  time per batch; the batches cycle through the formats. The JSON records also hold the median batch.")
+    L.append("- **GFlop/s**: 2 x (nonzeros of the AIJ matrix) / time, the same useful work for every format.")
+    L.append("- **memory**: bytes the matrix stores, all ranks. SGDIA: its `MatGetInfo()` (values, including the zero")
+    L.append("  slots of couplings that leave the domain). AIJ/BAIJ: PETSc 3.18's `MatGetInfo()` reports 0, so it is")
+    L.append("  counted from the allocation: values + column (block) indices + row offsets (`memory_source` in the JSON).")
+    L.append("- **vs AIJ / vs BAIJ**: speedup, time of AIJ (BAIJ) / time of the row's format; above 1 means faster than it.")
+    L.append("")
+
+    if not order:
+        L.append("No results yet: run `make bench`.")
+        L.append("")
+    for key in order:
+        device, host, date, commit = key
+        recs, cases, formats = sort_run(runs[key])
+        first = recs[0]
+        machine = first.get("machine", "unknown")
+        petsc = first.get("petsc_version", "unknown")
+        ranks = sorted({r.get("nranks", 0) for r in recs})
+        L.append(f"## {device.upper() if device == 'cpu' else device}: {date}, commit `{commit}`")
+        L.append("")
+        L.append(f"- machine: {host} ({machine})")
+        L.append(f"- PETSc {petsc}; MPI ranks: {', '.join(str(n) for n in ranks)}; results file `bench/results/{first['_file']}`")
+        extra = []
+        if "source_state" in first:
+            extra.append(f"library sources against the commit: {first['source_state']}")
+        if "load_avg" in first:
+            extra.append(f"load average when the run started: {first['load_avg']}")
+        if extra:
+            L.append("- " + "; ".join(extra))
+        has_baseline = any("baseline" in r for r in recs)
+        # one-line summary of the SGDIA format (else the first one) against AIJ and BAIJ
+        lead = formats[0]
+        aij = next((f for f in formats if family(f) == 1), None)
+        s_aij = geomean([r.get("speedup_vs_aij") for r in recs if r["format"] == lead])
+        s_baij = geomean([r.get("speedup_vs_baij") for r in recs if r["format"] == lead])
+        mem = {}
+        for r in recs:
+            mem.setdefault((r["case"], r.get("nranks")), {})[r["format"]] = r.get("memory_bytes")
+        m_aij = geomean([m[lead] / m[aij] for m in mem.values() if aij and m.get(lead) and m.get(aij)])
+        L.append(f"- {lead}, geometric mean over the rows below: speedup {fmt_ratio(s_aij)} vs AIJ, {fmt_ratio(s_baij)} vs BAIJ; "
+                 f"memory {fmt_num(m_aij, '.2f')} of {aij or 'AIJ'}'s")
+        L.append("")
+        head = ["case", "ranks", "format"] + (["baseline"] if has_baseline else []) + ["rows", "time (ms)", "GFlop/s", "memory (MiB)", "vs AIJ", "vs BAIJ"]
+        L.append("| " + " | ".join(head) + " |")
+        L.append("|" + "|".join(["---"] * 3 + (["---"] if has_baseline else []) + ["---:"] * 6) + "|")
+        for r in recs:
+            mb = r.get("memory_bytes")
+            row = [str(r["case"]), str(r.get("nranks", "-")), f"**{r['format']}**" if r["format"] == lead else str(r["format"])]
+            if has_baseline:
+                row.append(str(r.get("baseline", "-")))
+            row += [
+                str(r.get("rows", "-")),
+                fmt_num(r.get("time_ms"), ".3f"),
+                fmt_num(r.get("gflops"), ".2f"),
+                fmt_num(mb / 1048576.0 if isinstance(mb, (int, float)) else None, ".1f"),
+                fmt_ratio(r.get("speedup_vs_aij")),
+                fmt_ratio(r.get("speedup_vs_baij")),
+            ]
+            L.append("| " + " | ".join(row) + " |")
+        L.append("")
+        name = f"{IMG_PREFIX}{slug(device)}-{slug(date)}-{slug(commit)}.png"
+        path = os.path.join(args.img, name)
+        if plt is not None:
+            os.makedirs(args.img, exist_ok=True)
+            plot_run(plt, recs, cases, formats, f"MatMult time per format ({device}, {host}, {date}, commit {commit}, PETSc {petsc})", path)
+            made.add(name)
+        if os.path.exists(path):
+            L.append(f"![MatMult time per format, {device} {date}]({img_rel}/{name})")
+        else:
+            L.append("(plot not generated: matplotlib was not available when this page was written)")
+        L.append("")
+
+    # plots of runs whose records are gone
+    if plt is not None and os.path.isdir(args.img):
+        for old in glob.glob(os.path.join(args.img, IMG_PREFIX + "*.png")):
+            if os.path.basename(old) not in made:
+                os.remove(old)
+
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write("\n".join(L).rstrip("\n") + "\n")
+    print(f"report.py: wrote {os.path.relpath(args.out)} ({len(order)} run{'s' if len(order) != 1 else ''}, {len(made)} plot{'s' if len(made) != 1 else ''})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# gpukit CPU benchmarks (run by `make bench`, which builds build/bench/* first).
+#
+# Runs MatMult of MATSGDIA against MATAIJ and MATBAIJ (bench/sgdia_mult.c) on 1 and 2 MPI ranks for
+#   3D 7-point, dof 1, n = 64 and 96        2D 5-point, dof 4, n = 256 and 512
+# writes the records to bench/results/cpu-<YYYY-MM-DD>.json (a JSON list; a second run on the same day
+# replaces it) and regenerates docs/performance.md with bench/report.py. About a minute or two on 2 cores.
+#
+# Environment: MPIEXEC (default mpiexec); GPUKIT_BENCH_BATCHES (default 15) timed batches per format, of which the
+# fastest counts, so that a short interruption by another process does not show; OBJDIR (default build, as in the
+# makefile, which passes `make bench OBJDIR=...` on) where the benchmark binaries are.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none PMIX_MCA_gds=hash
+MPIEXEC=${MPIEXEC:-mpiexec}
+batches=${GPUKIT_BENCH_BATCHES:-15}
+objdir=${OBJDIR:-build}
+case $objdir in /*) ;; *) objdir=$top/$objdir ;; esac
+bin=$objdir/bench/sgdia_mult
+[ -x "$bin" ] || { echo "bench/run.sh: $bin is missing; run 'make bench' (it builds the benchmarks first)" >&2; exit 1; }
+
+# what the records say about this run. GPUKIT_SOURCE_STATE names the library sources (src/, include/, makefile)
+# that differ from the commit, so that a run of uncommitted library code is marked as such; uncommitted files
+# elsewhere (bench/, docs/, tests/) do not change what is measured.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+changed=$(git status --porcelain -- src include makefile 2>/dev/null | awk '{print $NF}' | tr '\n' ' ' | sed 's/ $//')
+if [ "$commit" = unknown ]; then state=unknown; elif [ -n "$changed" ]; then state="modified: $changed"; else state=clean; fi
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+mem=$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null || true)
+export GPUKIT_COMMIT=$commit GPUKIT_SOURCE_STATE=$state
+export GPUKIT_HOST=$(hostname 2>/dev/null || echo unknown)
+export GPUKIT_MACHINE="${cpu:-unknown CPU}, $(nproc) cores, ${mem:-unknown memory}"
+export GPUKIT_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+export GPUKIT_LOAD=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo unknown)
+
+mkdir -p bench/results
+out=bench/results/cpu-$(date -u +%Y-%m-%d).json
+tmp=$(mktemp "${TMPDIR:-/tmp}/gpukit-bench.XXXXXX")
+trap 'rm -f "$tmp"' EXIT
+
+# case: options and MatMult calls per timed batch (about 50-100 ms a batch for AIJ on one core)
+cases=(
+  "-dim 3 -dof 1 -stencil star -n 64  -reps 40"
+  "-dim 3 -dof 1 -stencil star -n 96  -reps 10"
+  "-dim 2 -dof 4 -stencil star -n 256 -reps 10"
+  "-dim 2 -dof 4 -stencil star -n 512 -reps 3"
+)
+echo "gpukit CPU benchmarks: commit $GPUKIT_COMMIT (library sources: $state), $GPUKIT_HOST ($GPUKIT_MACHINE), $GPUKIT_DATE"
+if awk -v l="$GPUKIT_LOAD" 'BEGIN { exit !(l + 0 > 0.5) }'; then
+  echo "bench/run.sh: warning: load average $GPUKIT_LOAD before starting; other processes share the cores and the times will be noisy" >&2
+fi
+start=$(date +%s)
+for np in 1 2; do
+  for c in "${cases[@]}"; do
+    # shellcheck disable=SC2086
+    $MPIEXEC -n "$np" "$bin" $c -batches "$batches" -json "$tmp" || {
+      echo "bench/run.sh: '$MPIEXEC -n $np $bin $c' failed; nothing written to $out" >&2
+      exit 1
+    }
+  done
+done
+{ echo "["; sed '$!s/$/,/' "$tmp"; echo "]"; } >"$out"
+echo "benchmarks took $(($(date +%s) - start)) s; $(wc -l <"$tmp") records in $out"
+
+if command -v python3 >/dev/null 2>&1; then
+  python3 bench/report.py
+else
+  echo "bench/run.sh: no python3, so docs/performance.md was not regenerated (run 'python3 bench/report.py')" >&2
+fi

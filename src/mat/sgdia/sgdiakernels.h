@@ -1,0 +1,46 @@
+/*
+   Device kernels of MATSGDIACUDA: pure CUDA with a C interface, no PETSc. The PETSc glue (sgdiacuda.cu) fills
+   the arguments from Mat_SGDIA; the storage is the one described in sgdiaimpl.h:
+       v[(s*dof + c)*m + p*dof + r]
+   couples row component r of owned point p to component c of its neighbour through stencil point s.
+
+   Every launch function checks its arguments, returns cudaErrorInvalidValue for bad ones, launches nothing
+   when there are no rows, and returns the launch status (cudaGetLastError()). Launches are asynchronous on
+   the given stream.
+*/
+#pragma once
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dof 1..GPUKIT_SGDIA_CUDA_MAX_DOF have a kernel of their own (unrolled over components); any other dof runs
+   the generic kernel */
+#define GPUKIT_SGDIA_CUDA_MAX_DOF 8
+
+typedef struct {
+  long long        m;            /* local rows: owned points * dof */
+  int              dof, k;       /* components per grid point, stencil points */
+  int              xs[3], xm[3]; /* owned box: first global grid index and extent (0 and 1 in unused dimensions) */
+  int              M[3];         /* global grid extent (1 in unused dimensions) */
+  int              periodic[3];  /* nonzero along periodic dimensions */
+  int              sw[3];        /* stencil width along each dimension (0 in unused dimensions) */
+  int              lo[3], n[3];  /* the box that the input array x covers: first global grid index and extent */
+  const double    *v;            /* device: k*dof*m values */
+  const int       *delta;        /* device: 3*k stencil offsets (dx, dy, dz) */
+  const long long *off;          /* device: k offsets of the stencil points in the x box, in grid points */
+} GpukitSGDIAMultArgs;
+
+/* y = A x, or y = y0 + A x when y0 is not NULL (y0 may be y). x covers the box a->lo, a->n with dof values per
+   point; neighbours outside a non-periodic domain are skipped, so x needs no values there. One thread per row;
+   block: threads per block, a multiple of 32 in 32..1024. */
+cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, const double *y0, double *y, int block, cudaStream_t stream);
+
+/* d[i] = A(i,i) for the m local rows: v is the device array of values, center the index of the stencil point (0,0,0) */
+cudaError_t GpukitSGDIAGetDiagonalCUDA(long long m, int dof, int center, const double *v, double *d, int block, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif

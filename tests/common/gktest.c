@@ -1,0 +1,75 @@
+#include "gktest.h"
+
+/* ||a - b||_inf <= tol * max(||b||_inf, tiny) */
+PetscErrorCode GKCheckVecClose(Vec a, Vec b, PetscReal tol, const char *what)
+{
+  Vec       d;
+  PetscReal nb, nd;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &d));
+  PetscCall(VecWAXPY(d, -1.0, b, a));
+  PetscCall(VecNorm(d, NORM_INFINITY, &nd));
+  PetscCall(VecNorm(b, NORM_INFINITY, &nb));
+  PetscCall(VecDestroy(&d));
+  PetscCheck(nd <= tol * PetscMax(nb, PETSC_SMALL), PetscObjectComm((PetscObject)a), PETSC_ERR_PLIB, "%s: differs from the reference by %g (reference norm %g, tolerance %g relative)", what, (double)nd, (double)nb, (double)tol);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A (any type) and B (AIJ): || A - B ||_F <= tol * ||B||_F; tol = 0 asks for exact equality */
+PetscErrorCode GKCheckMatClose(Mat A, Mat B, PetscReal tol, const char *what)
+{
+  Mat       Aa;
+  PetscReal nb, nd;
+
+  PetscFunctionBegin;
+  PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &Aa));
+  PetscCall(MatNorm(B, NORM_FROBENIUS, &nb));
+  PetscCall(MatAXPY(Aa, -1.0, B, DIFFERENT_NONZERO_PATTERN));
+  PetscCall(MatNorm(Aa, NORM_FROBENIUS, &nd));
+  PetscCall(MatDestroy(&Aa));
+  PetscCheck(nd <= tol * nb, PetscObjectComm((PetscObject)A), PETSC_ERR_PLIB, "%s: matrix differs from the AIJ reference by %g in the Frobenius norm (reference %g, tolerance %g relative)", what, (double)nd, (double)nb, (double)tol);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static char gk_errmsg[4096];
+
+/* keeps the message of the error being raised, and lets it return to the caller */
+static PetscErrorCode GKErrorHandler(MPI_Comm comm, int line, const char *func, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
+{
+  (void)comm;
+  (void)line;
+  (void)func;
+  (void)file;
+  (void)ctx;
+  if (p == PETSC_ERROR_INITIAL) PetscStrncpy(gk_errmsg, mess ? mess : "", sizeof(gk_errmsg));
+  return n;
+}
+
+/* Run before a call that must fail: errors then return to the caller, with their message kept */
+PetscErrorCode GKExpectErrorBegin(void)
+{
+  PetscFunctionBegin;
+  gk_errmsg[0] = 0;
+  PetscCall(PetscPushErrorHandler(GKErrorHandler, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* got must be the error code want, and the error message must contain text */
+PetscErrorCode GKExpectErrorEnd(PetscErrorCode got, PetscErrorCode want, const char *text, const char *what)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscPopErrorHandler());
+  PetscCheck(got != 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: expected an error (code %d), got success", what, (int)want);
+  PetscCheck(got == want, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: expected error code %d, got %d (%s)", what, (int)want, (int)got, gk_errmsg);
+  PetscCheck(!text || strstr(gk_errmsg, text), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the error message \"%s\" does not say \"%s\"", what, gk_errmsg, text);
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok: %s -> error %d: %s\n", what, (int)got, gk_errmsg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GKCheck(PetscBool cond, const char *what)
+{
+  PetscFunctionBegin;
+  PetscCheck(cond, PETSC_COMM_SELF, PETSC_ERR_PLIB, "check failed: %s", what);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

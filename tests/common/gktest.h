@@ -1,0 +1,16 @@
+/* Helpers shared by gpukit's test programs: comparisons that fail with a clear message. */
+#pragma once
+
+#include <petscgpukit.h>
+#include <petscdmda.h>
+#include <petscversion.h>
+
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
+PETSC_EXTERN PetscErrorCode GKCheckVecClose(Vec, Vec, PetscReal, const char *);
+PETSC_EXTERN PetscErrorCode GKCheckMatClose(Mat, Mat, PetscReal, const char *);
+PETSC_EXTERN PetscErrorCode GKExpectErrorBegin(void);
+PETSC_EXTERN PetscErrorCode GKExpectErrorEnd(PetscErrorCode, PetscErrorCode, const char *, const char *);
+PETSC_EXTERN PetscErrorCode GKCheck(PetscBool, const char *);

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Prepare gpucarry/ on the dev machine: the parts of the CUDA PETSc prefix (deps/petsc-cuda, 'make petsc-cuda')
+# that tests/gpu/run needs on the GPU machine, small enough to travel with the working tree.
+#
+#   bash tests/gpu/pack.sh [--blas]
+#
+# Copies lib/libpetsc.so* (stripped of its static symbol table), lib/petsc/conf, lib/pkgconfig and include/ into
+# gpucarry/petsc-cuda; share/ (examples, 65 MB) stays behind. gpucarry/extra-libs gets libnvtx3interop (named at
+# link time by the prefix's petscvariables), and with --blas also Debian's BLAS, LAPACK, libgfortran and
+# libquadmath, for a GPU machine that lacks them (tests/gpu/run adds them only when ldd says something is missing).
+# PETSC_DIR picks another prefix, GPUKIT_CARRY another destination. Fails above 60 MB.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+src=${PETSC_DIR:-$top/deps/petsc-cuda}
+dst=${GPUKIT_CARRY:-$top/gpucarry}
+limit_mb=60
+blas=0
+for a in "$@"; do
+  case "$a" in
+    --blas) blas=1 ;;
+    *) echo "pack.sh: unknown argument '$a' (the only option is --blas)" >&2; exit 2 ;;
+  esac
+done
+
+vars=$src/lib/petsc/conf/petscvariables
+[ -f "$vars" ] && [ -e "$src/lib/libpetsc.so" ] || { echo "pack.sh: no PETSc prefix at $src (lib/libpetsc.so, lib/petsc/conf); build it with 'make petsc-cuda' or set PETSC_DIR" >&2; exit 1; }
+grep -qs '^#define PETSC_HAVE_CUDA 1' "$src/include/petscconf.h" || { echo "pack.sh: the PETSc at $src has no CUDA; the GPU machine needs a CUDA PETSc" >&2; exit 1; }
+
+rm -rf "$dst/petsc-cuda" "$dst/extra-libs"
+mkdir -p "$dst/petsc-cuda/lib/petsc" "$dst/extra-libs"
+cp -a "$src"/lib/libpetsc.so* "$dst/petsc-cuda/lib/"
+for f in "$dst"/petsc-cuda/lib/libpetsc.so*; do
+  [ -L "$f" ] || strip --strip-unneeded "$f"
+done
+cp -a "$src/lib/petsc/conf" "$dst/petsc-cuda/lib/petsc/"
+cp -a "$src/lib/pkgconfig" "$dst/petsc-cuda/lib/"
+cp -a "$src/include" "$dst/petsc-cuda/"
+
+# libnvtx3interop from the CUDA directory the prefix was built with
+cudadir=$(sed -n 's/^CUDA_INCLUDE = -I\(.*\)\/include *$/\1/p' "$vars")
+nvtx=$(ls "$cudadir"/lib/libnvtx3interop.so* "$cudadir"/lib64/libnvtx3interop.so* 2>/dev/null | head -n 1 || true)
+if [ -n "$nvtx" ]; then
+  cp -L "$nvtx" "$dst/extra-libs/libnvtx3interop.so.1"
+  ln -s libnvtx3interop.so.1 "$dst/extra-libs/libnvtx3interop.so"
+else
+  echo "pack.sh: note: no libnvtx3interop.so under $cudadir; the GPU machine's toolkit must provide it for -lnvtx3interop"
+fi
+
+if [ "$blas" = 1 ]; then
+  for l in liblapack.so.3 libblas.so.3 libgfortran.so.5 libquadmath.so.0; do
+    p=$(ldconfig -p | awk -v l="$l" '$1 == l && /x86-64/ {print $NF; exit}')
+    [ -n "$p" ] || { echo "pack.sh: $l not found on this machine (ldconfig -p)" >&2; exit 1; }
+    cp -L "$p" "$dst/extra-libs/$l"
+    ln -s "$l" "$dst/extra-libs/${l%.*}" # the unversioned name, for -l at link time
+  done
+  touch "$dst/extra-libs/.blas"
+fi
+
+size=$(du -sm "$dst" | cut -f1)
+du -sh "$dst/petsc-cuda/lib" "$dst/petsc-cuda/include" "$dst/extra-libs" | sed 's/^/pack.sh:   /'
+if [ "$size" -ge "$limit_mb" ]; then
+  echo "pack.sh: $dst is $size MB, at or above the $limit_mb MB limit for what travels to the GPU machine" >&2
+  exit 1
+fi
+echo "pack.sh: $dst ready, $size MB (limit $limit_mb MB); on the GPU machine run: bash tests/gpu/run"
