@@ -372,55 +372,124 @@ typedef enum {
   SGDIA_BORDER
 } SGDIARegion;
 
-/* y (+)= A x over the owned points of a region; x is an array over the box lo[], n[] (global grid coordinates)
-   and off[] the stencil offsets in that box. Interior points (whole stencil inside the owned box) skip all
-   domain checks. */
+/* y (+)= A x at one owned point p with global coordinates g[], checking every neighbour against the domain;
+   x is an array over the box lo[], n[] (global grid coordinates) and off[] the stencil offsets in that box. */
+static inline void SGDIAMultPoint(const Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, PetscInt p, const PetscInt g[3], const PetscScalar *yin, PetscScalar *y)
+{
+  const PetscInt     dof = sg->dof, m = sg->m;
+  const PetscInt     xb  = (g[0] - lo[0]) + n[0] * ((g[1] - lo[1]) + n[1] * (g[2] - lo[2]));
+  const PetscScalar *v   = sg->v;
+
+  for (PetscInt r = 0; r < dof; r++) {
+    PetscScalar sum = yin ? yin[p * dof + r] : 0.0;
+    for (PetscInt s = 0; s < sg->k; s++) {
+      if (!SGDIANeighbourInDomain(sg, g, s)) continue;
+      for (PetscInt c = 0; c < dof; c++) sum += v[(s * dof + c) * m + p * dof + r] * x[(xb + off[s]) * dof + c];
+    }
+    y[p * dof + r] = sum;
+  }
+}
+
+/* y (+)= A x along len consecutive owned points from p0, through the ns stencil points sl[] (those whose
+   neighbours lie in the domain for every point of the stretch; the others are zero there); xb is the position of
+   point p0 in x. A few passes over y with unit-stride, vectorisable loops. */
+static inline void SGDIAMultLine(const Mat_SGDIA *sg, const PetscScalar *x, PetscInt xb, const PetscInt *off, PetscInt ns, const PetscInt *sl, PetscInt p0, PetscInt len, const PetscScalar *yin, PetscScalar *y)
+{
+  const PetscInt dof = sg->dof, m = sg->m, nl = len * dof;
+  PetscScalar   *yy  = y + p0 * dof;
+
+  if (!yin) {
+    for (PetscInt i = 0; i < nl; i++) yy[i] = 0.0;
+  } else if (yin != y) {
+    for (PetscInt i = 0; i < nl; i++) yy[i] = yin[p0 * dof + i];
+  }
+  if (dof == 1) { /* four stored columns per pass over y */
+    PetscInt q = 0;
+    for (; q + 4 <= ns; q += 4) {
+      const PetscScalar *v0 = sg->v + sl[q] * m + p0, *v1 = sg->v + sl[q + 1] * m + p0, *v2 = sg->v + sl[q + 2] * m + p0, *v3 = sg->v + sl[q + 3] * m + p0;
+      const PetscScalar *x0 = x + xb + off[sl[q]], *x1 = x + xb + off[sl[q + 1]], *x2 = x + xb + off[sl[q + 2]], *x3 = x + xb + off[sl[q + 3]];
+      for (PetscInt i = 0; i < len; i++) yy[i] += v0[i] * x0[i] + v1[i] * x1[i] + v2[i] * x2[i] + v3[i] * x3[i];
+    }
+    for (; q < ns; q++) {
+      const PetscScalar *vv = sg->v + sl[q] * m + p0, *xx = x + xb + off[sl[q]];
+      for (PetscInt i = 0; i < len; i++) yy[i] += vv[i] * xx[i];
+    }
+    return;
+  }
+  for (PetscInt q = 0; q < ns; q++) {
+    const PetscInt s = sl[q];
+    for (PetscInt c = 0; c < dof; c++) {
+      const PetscScalar *vv = sg->v + (s * dof + c) * m + p0 * dof;
+      const PetscScalar *xx = x + (xb + off[s]) * dof + c;
+      for (PetscInt i = 0; i < len; i++) {
+        const PetscScalar xv = xx[i * dof];
+        for (PetscInt r = 0; r < dof; r++) yy[i * dof + r] += vv[i * dof + r] * xv;
+      }
+    }
+  }
+}
+
+/* y (+)= A x over the owned points of a region, line by line in x. x is an array over the box lo[], n[] (global
+   grid coordinates), off[] the stencil offsets in that box:
+   - SGDIA_ALL: x covers every in-domain neighbour of every owned point (one rank, no periodic dimension);
+   - SGDIA_INTERIOR: x is the owned box; only points whose whole stencil lies in it;
+   - SGDIA_BORDER: x is the ghosted box; the other points.
+   Stretches of a line whose stencils stay inside the domain run without checks (SGDIAMultLine). */
 static PetscErrorCode SGDIAMultRegion(const Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, SGDIARegion region, const PetscScalar *yin, PetscScalar *y)
 {
-  const PetscInt     dof = sg->dof, m = sg->m, k = sg->k, sw = sg->sw, dim = sg->dim;
-  const PetscScalar *v   = sg->v;
-  PetscScalar        sum1, *sum;
-  PetscInt           l[3];
+  const PetscInt sw = sg->sw, xm = sg->xm[0];
+  PetscInt       ia, ib, *sl, ns, *all; /* ia..ib: points of a line whose stencil stays in the domain along x */
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc1(dof, &sum));
-  for (l[2] = 0; l[2] < sg->xm[2]; l[2]++) {
-    for (l[1] = 0; l[1] < sg->xm[1]; l[1]++) {
-      for (l[0] = 0; l[0] < sg->xm[0]; l[0]++) {
-        PetscInt  p = SGDIAPoint(sg, l[0], l[1], l[2]), g[3], xb;
-        PetscBool interior = PETSC_TRUE, indomain = PETSC_TRUE;
-        for (PetscInt d = 0; d < dim; d++) {
-          if (l[d] - sw < 0 || l[d] + sw >= sg->xm[d]) interior = PETSC_FALSE;
-          g[d] = sg->xs[d] + l[d];
-          if (sg->bd[d] != DM_BOUNDARY_PERIODIC && (g[d] - sw < 0 || g[d] + sw >= sg->M[d])) indomain = PETSC_FALSE;
+  PetscCall(PetscMalloc2(sg->k, &sl, sg->k, &all));
+  for (PetscInt s = 0; s < sg->k; s++) all[s] = s;
+  ia = 0;
+  ib = xm;
+  if (sg->bd[0] != DM_BOUNDARY_PERIODIC) {
+    ia = PetscMax(0, sw - sg->xs[0]);
+    ib = PetscMin(xm, sg->M[0] - sw - sg->xs[0]);
+    if (ib < ia) ib = ia;
+  }
+  for (PetscInt l2 = 0; l2 < sg->xm[2]; l2++) {
+    for (PetscInt l1 = 0; l1 < sg->xm[1]; l1++) {
+      PetscInt  g[3] = {sg->xs[0], sg->xs[1] + l1, sg->xs[2] + l2}, l[3] = {0, l1, l2}, p0 = SGDIAPoint(sg, 0, l1, l2);
+      PetscBool lineinterior = PETSC_TRUE;
+      PetscInt  xb0 = (g[0] - lo[0]) + n[0] * ((g[1] - lo[1]) + n[1] * (g[2] - lo[2]));
+      for (PetscInt d = 1; d < sg->dim; d++)
+        if (l[d] - sw < 0 || l[d] + sw >= sg->xm[d]) lineinterior = PETSC_FALSE;
+      if (region == SGDIA_INTERIOR) {
+        if (lineinterior && xm > 2 * sw) SGDIAMultLine(sg, x, xb0 + sw, off, sg->k, all, p0 + sw, xm - 2 * sw, yin, y);
+      } else if (region == SGDIA_ALL || !lineinterior) {
+        /* the stencil points that stay in the domain along y and z, for the whole line */
+        ns = 0;
+        for (PetscInt s = 0; s < sg->k; s++) {
+          PetscBool in = PETSC_TRUE;
+          for (PetscInt d = 1; d < 3; d++) {
+            PetscInt q = g[d] + sg->delta[3 * s + d];
+            if (sg->bd[d] != DM_BOUNDARY_PERIODIC && (q < 0 || q >= sg->M[d])) in = PETSC_FALSE;
+          }
+          if (in) sl[ns++] = s;
         }
-        for (PetscInt d = dim; d < 3; d++) g[d] = 0;
-        if ((region == SGDIA_INTERIOR && !interior) || (region == SGDIA_BORDER && interior)) continue;
-        xb = (g[0] - lo[0]) + n[0] * ((g[1] - lo[1]) + n[1] * (g[2] - lo[2]));
-        if (dof == 1) {
-          sum1 = yin ? yin[p] : 0.0;
-          for (PetscInt s = 0; s < k; s++) {
-            if (!indomain && !SGDIANeighbourInDomain(sg, g, s)) continue;
-            sum1 += v[s * m + p] * x[xb + off[s]];
+        for (PetscInt i = 0; i < xm; i++) {
+          if (i == ia && ib > ia) {
+            SGDIAMultLine(sg, x, xb0 + ia, off, ns, sl, p0 + ia, ib - ia, yin, y);
+            i = ib - 1;
+            continue;
           }
-          y[p] = sum1;
-        } else {
-          for (PetscInt r = 0; r < dof; r++) sum[r] = yin ? yin[p * dof + r] : 0.0;
-          for (PetscInt s = 0; s < k; s++) {
-            const PetscScalar *xs;
-            if (!indomain && !SGDIANeighbourInDomain(sg, g, s)) continue;
-            xs = x + (xb + off[s]) * dof;
-            for (PetscInt c = 0; c < dof; c++) {
-              const PetscScalar *vc = v + (s * dof + c) * m + p * dof;
-              for (PetscInt r = 0; r < dof; r++) sum[r] += vc[r] * xs[c];
-            }
-          }
-          for (PetscInt r = 0; r < dof; r++) y[p * dof + r] = sum[r];
+          g[0] = sg->xs[0] + i;
+          SGDIAMultPoint(sg, x, lo, n, off, p0 + i, g, yin, y);
+        }
+      } else { /* an interior line in the border pass: its first and last sw points */
+        for (PetscInt i = 0; i < xm; i++) {
+          if (i >= sw && i < xm - sw) i = xm - sw;
+          if (i >= xm) break;
+          g[0] = sg->xs[0] + i;
+          SGDIAMultPoint(sg, x, lo, n, off, p0 + i, g, yin, y);
         }
       }
     }
   }
-  PetscCall(PetscFree(sum));
+  PetscCall(PetscFree2(sl, all));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
