@@ -8,7 +8,7 @@
 #include "gpukitimpl.h"
 
 PetscLogEvent MAT_SGDIA_Mult, MAT_SGDIA_MultTr, MAT_SGDIA_SetValues, MAT_SGDIA_Assembly, MAT_SGDIA_ToAIJ, MAT_SGDIA_FromAIJ, MAT_SGDIA_FDColor, MAT_SGDIA_InvBlkDiag;
-PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_CopyToCPU, MAT_SGDIA_MultCUDA;
+PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_MultCUDA;
 
 static PetscBool GpukitPackageInitialized = PETSC_FALSE;
 
@@ -37,7 +37,6 @@ PetscErrorCode GpukitInitializePackage(void)
   PetscCall(PetscLogEventRegister("SGDIAFDColor", MAT_CLASSID, &MAT_SGDIA_FDColor));
   PetscCall(PetscLogEventRegister("SGDIAInvBlkDiag", MAT_CLASSID, &MAT_SGDIA_InvBlkDiag));
   PetscCall(PetscLogEventRegister("SGDIACopyToGPU", MAT_CLASSID, &MAT_SGDIA_CopyToGPU));
-  PetscCall(PetscLogEventRegister("SGDIACopyToCPU", MAT_CLASSID, &MAT_SGDIA_CopyToCPU));
   PetscCall(PetscLogEventRegister("SGDIAMultCUDA", MAT_CLASSID, &MAT_SGDIA_MultCUDA));
 
   PetscCall(MatRegister_SGDIA_Private());

@@ -6,7 +6,7 @@
 
 /* log events, one per kernel or phase; registered once by GpukitInitializePackage() */
 PETSC_INTERN PetscLogEvent MAT_SGDIA_Mult, MAT_SGDIA_MultTr, MAT_SGDIA_SetValues, MAT_SGDIA_Assembly, MAT_SGDIA_ToAIJ, MAT_SGDIA_FromAIJ, MAT_SGDIA_FDColor, MAT_SGDIA_InvBlkDiag;
-PETSC_INTERN PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_CopyToCPU, MAT_SGDIA_MultCUDA;
+PETSC_INTERN PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_MultCUDA;
 
 PETSC_INTERN PetscErrorCode GpukitInitializePackage(void);
 

@@ -505,7 +505,7 @@ static PetscBool SGDIANeedsGhosts(Mat A)
 }
 
 /* z = y + A x (y may be NULL); the ghost exchange overlaps the interior rows */
-static PetscErrorCode MatMultAdd_SGDIA_Private(Mat A, Vec x, Vec y, Vec z)
+static PetscErrorCode MatMultAdd_SGDIA(Mat A, Vec x, Vec y, Vec z)
 {
   Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
   const PetscScalar *xa, *ya = NULL, *xla;
@@ -537,20 +537,13 @@ static PetscErrorCode MatMultAdd_SGDIA_Private(Mat A, Vec x, Vec y, Vec z)
 static PetscErrorCode MatMult_SGDIA(Mat A, Vec x, Vec y)
 {
   PetscFunctionBegin;
-  PetscCall(MatMultAdd_SGDIA_Private(A, x, NULL, y));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatMultAdd_SGDIA(Mat A, Vec x, Vec y, Vec z)
-{
-  PetscFunctionBegin;
-  PetscCall(MatMultAdd_SGDIA_Private(A, x, y, z));
+  PetscCall(MatMultAdd_SGDIA(A, x, NULL, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* z = y + A^T x (y may be NULL): contributions are scattered into the ghosted local vector, then added
    to their owners */
-static PetscErrorCode MatMultTransposeAdd_SGDIA_Private(Mat A, Vec x, Vec y, Vec z)
+static PetscErrorCode MatMultTransposeAdd_SGDIA(Mat A, Vec x, Vec y, Vec z)
 {
   Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
   const PetscInt     dof = sg->dof, m = sg->m, k = sg->k;
@@ -604,14 +597,7 @@ static PetscErrorCode MatMultTransposeAdd_SGDIA_Private(Mat A, Vec x, Vec y, Vec
 static PetscErrorCode MatMultTranspose_SGDIA(Mat A, Vec x, Vec y)
 {
   PetscFunctionBegin;
-  PetscCall(MatMultTransposeAdd_SGDIA_Private(A, x, NULL, y));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatMultTransposeAdd_SGDIA(Mat A, Vec x, Vec y, Vec z)
-{
-  PetscFunctionBegin;
-  PetscCall(MatMultTransposeAdd_SGDIA_Private(A, x, y, z));
+  PetscCall(MatMultTransposeAdd_SGDIA(A, x, NULL, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -14,6 +14,8 @@
 #include "sgdiaimpl.h"
 #include "sgdiakernels.h"
 
+#if defined(GPUKIT_SGDIACUDA_AVAILABLE)
+
 #define GPUKIT_SGDIA_CUDA_BLOCK_SIZE 256 /* default threads per block */
 
 typedef struct {
@@ -510,3 +512,4 @@ PetscBool GpukitHaveCUDA(void)
 {
   return PETSC_TRUE;
 }
+#endif /* GPUKIT_SGDIACUDA_AVAILABLE */

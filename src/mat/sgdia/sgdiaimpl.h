@@ -16,6 +16,11 @@
 
 #define GPUKIT_SGDIA_MAX_WIDTH 8
 
+/* MATSGDIACUDA's kernels are written for real double precision */
+#if defined(GPUKIT_HAVE_CUDA) && defined(PETSC_USE_REAL_DOUBLE) && !defined(PETSC_USE_COMPLEX)
+  #define GPUKIT_SGDIACUDA_AVAILABLE 1
+#endif
+
 /* an entry set from another rank, waiting for assembly */
 typedef struct {
   PetscInt     n, nalloc;

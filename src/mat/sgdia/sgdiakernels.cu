@@ -1,7 +1,7 @@
 /*
    Device kernels of MATSGDIACUDA (see sgdiakernels.h). One thread per row: consecutive threads take consecutive
    rows, so the k*dof reads of v of a warp are coalesced, and the reads of x of a warp cover a few contiguous
-   grid points. The host reference is SGDIAMultRegion() in sgdia.c; the sums run in the same order.
+   grid points. The host reference is SGDIAMultRegion() in sgdia.c; it sums the same terms, in an order that may differ in rounding.
 */
 #include <climits>
 #include "sgdiakernels.h"
