@@ -46,11 +46,12 @@ static PetscBool InStencil(Ctx *c, PetscInt dx, PetscInt dy, PetscInt dz)
   return PETSC_TRUE;
 }
 
-/* The same values through four insertion paths, into both matrices:
+/* The same values through five insertion paths, into both matrices:
    1. MatSetValuesStencil, INSERT, owned rows, every coupling;
    2. MatSetValuesBlockedStencil, ADD, every row of the ghosted box (other ranks' rows are stashed);
    3. MatSetValues with global indices, ADD, the centre couplings of owned rows;
-   4. MatSetValuesLocal, ADD, one coupling per owned row. */
+   4. MatSetValuesBlocked with global block indices, ADD, the diagonal blocks;
+   5. MatSetValuesLocal, ADD, one coupling per owned row. */
 static PetscErrorCode Fill(Ctx *c, Mat A, Mat B)
 {
   PetscInt     xs, ys, zs, xm, ym, zm, gxs, gys, gzs, gxm, gym, gzm, dof = c->dof, sw = c->sw;
@@ -96,7 +97,7 @@ static PetscErrorCode Fill(Ctx *c, Mat A, Mat B)
     PetscCall(MatAssemblyBegin(mats[m], MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(mats[m], MAT_FINAL_ASSEMBLY));
   }
-  /* 3 and 4 */
+  /* 3, 4 and 5 */
   {
     PetscInt               rstart, rend;
     ISLocalToGlobalMapping ltog;
@@ -109,6 +110,10 @@ static PetscErrorCode Fill(Ctx *c, Mat A, Mat B)
         v[nc++]  = RandNZ(c->rnd);
       }
       for (int m = 0; m < 2; m++) PetscCall(MatSetValues(mats[m], 1, &row, nc, cols, v, ADD_VALUES));
+    }
+    for (PetscInt brow = rstart / dof; brow < rend / dof; brow++) { /* MatSetValuesBlocked, global block indices */
+      for (PetscInt q = 0; q < dof * dof; q++) vals[q] = RandNZ(c->rnd);
+      for (int m = 0; m < 2; m++) PetscCall(MatSetValuesBlocked(mats[m], 1, &brow, 1, &brow, vals, ADD_VALUES));
     }
     PetscCall(DMGetLocalToGlobalMapping(c->da, &ltog));
     for (PetscInt k = zs; k < zs + zm; k++)
@@ -577,7 +582,7 @@ int main(int argc, char **argv)
     PetscCall(GKCheck(ok, "-dm_mat_type sgdia resolves to seqsgdia on one rank, mpisgdia on more"));
   }
   PetscCall(Fill(&c, A, B));
-  PetscCall(GKCheckMatClose(A, B, 0.0, "values after the four insertion paths"));
+  PetscCall(GKCheckMatClose(A, B, 0.0, "values after the five insertion paths"));
   PetscCall(TestProducts(&c, A, B));
   PetscCall(TestRows(A, B));
   PetscCall(TestNormsInfo(A, B));
