@@ -3,8 +3,10 @@
 
 A results file is a JSON list of records (a single record, or one record a line, is accepted too). Records
 of one run share device, host, date and commit; each run gets a table and, where matplotlib is importable,
-a plot. Fields this script does not know are ignored; missing ones print as '-'. GPU records (device other
-than "cpu") use the same schema and may add "baseline" (the format their speedups compare against).
+a plot. Fields this script does not know are ignored; missing ones print as '-'; a "note" field is shown under
+its run's heading. GPU records (device other
+than "cpu", written by bench/gpu.sh) use the same schema plus "baseline" (aijcusparse, the format their speedups
+compare against), "gbps", "copy_gbps" and "frac_copy_bw"; they get a table of their own.
 
     python3 bench/report.py [--results DIR] [--out FILE] [--img DIR]
 """
@@ -126,6 +128,84 @@ def plot_run(plt, recs, cases, formats, title, path):
     plt.close(fig)
 
 
+def lead_format(recs, formats):
+    """ours: the record's "ours" field (first of -formats), else the SGDIA format, else the first one"""
+    ours = recs[0].get("ours")
+    return ours if ours in formats else formats[0]
+
+
+def memory_ratio(recs, lead, other):
+    mem = {}
+    for r in recs:
+        mem.setdefault((r["case"], r.get("nranks")), {})[r["format"]] = r.get("memory_bytes")
+    return geomean([m[lead] / m[other] for m in mem.values() if other and m.get(lead) and m.get(other)])
+
+
+def cpu_table(L, recs, formats):
+    # one-line summary of the SGDIA format (else the first one) against AIJ and BAIJ
+    lead = lead_format(recs, formats)
+    aij = next((f for f in formats if family(f) == 1), None)
+    s_aij = geomean([r.get("speedup_vs_aij") for r in recs if r["format"] == lead])
+    s_baij = geomean([r.get("speedup_vs_baij") for r in recs if r["format"] == lead])
+    m_aij = memory_ratio(recs, lead, aij)
+    L.append(f"- {lead}, geometric mean over the rows below: speedup {fmt_ratio(s_aij)} vs AIJ, {fmt_ratio(s_baij)} vs BAIJ; "
+             f"memory {fmt_num(m_aij, '.2f')} of {aij or 'AIJ'}'s")
+    L.append("")
+    head = ["case", "ranks", "format", "rows", "time (ms)", "GFlop/s", "memory (MiB)", "vs AIJ", "vs BAIJ"]
+    L.append("| " + " | ".join(head) + " |")
+    L.append("|" + "|".join(["---"] * 3 + ["---:"] * 6) + "|")
+    for r in recs:
+        mb = r.get("memory_bytes")
+        row = [str(r["case"]), str(r.get("nranks", "-")), f"**{r['format']}**" if r["format"] == lead else str(r["format"])]
+        row += [
+            str(r.get("rows", "-")),
+            fmt_num(r.get("time_ms"), ".3f"),
+            fmt_num(r.get("gflops"), ".2f"),
+            fmt_num(mb / 1048576.0 if isinstance(mb, (int, float)) else None, ".1f"),
+            fmt_ratio(r.get("speedup_vs_aij")),
+            fmt_ratio(r.get("speedup_vs_baij")),
+        ]
+        L.append("| " + " | ".join(row) + " |")
+    L.append("")
+
+
+def gpu_table(L, recs, formats):
+    """GPU records: the copy bandwidth of the run, GB/s and its fraction of it, speedup vs the baseline (aijcusparse)"""
+    lead = lead_format(recs, formats)
+    base = recs[0].get("baseline", "aijcusparse")
+
+    def speedup(r):
+        v = r.get("speedup_vs_baseline")
+        return v if v is not None else r.get(f"speedup_vs_{base}")
+
+    copy = sorted(v for v in {r.get("copy_gbps") for r in recs} if isinstance(v, (int, float)))
+    span = (fmt_num(copy[0], ".0f") + ("" if len(copy) == 1 else "-" + fmt_num(copy[-1], ".0f")) + " GB/s") if copy else "not measured"
+    L.append(f"- device copy bandwidth (`VecCopy` of two `VECCUDA` vectors, read + write, measured in each case's run): {span}")
+    frac = {f: geomean([r.get("frac_copy_bw") for r in recs if r["format"] == f]) for f in formats}
+    fracs = ", ".join(f"{f} {100 * v:.0f}%" for f, v in frac.items() if math.isfinite(v)) or "not measured"
+    L.append(f"- {lead}, geometric mean over the cases below: speedup {fmt_ratio(geomean([speedup(r) for r in recs if r['format'] == lead]))} "
+             f"vs {base.upper()}; memory {fmt_num(memory_ratio(recs, lead, base), '.2f')} of {base}'s; fraction of the copy bandwidth: {fracs}")
+    L.append("")
+    head = ["case", "ranks", "format", "rows", "time (ms)", "GFlop/s", "GB/s", "% of copy bw", "memory (MiB)", f"vs {base.upper()}"]
+    L.append("| " + " | ".join(head) + " |")
+    L.append("|" + "|".join(["---"] * 3 + ["---:"] * 7) + "|")
+    for r in recs:
+        mb = r.get("memory_bytes")
+        fr = r.get("frac_copy_bw")
+        row = [str(r["case"]), str(r.get("nranks", "-")), f"**{r['format']}**" if r["format"] == lead else str(r["format"])]
+        row += [
+            str(r.get("rows", "-")),
+            fmt_num(r.get("time_ms"), ".3f"),
+            fmt_num(r.get("gflops"), ".1f"),
+            fmt_num(r.get("gbps"), ".0f"),
+            fmt_num(100 * fr if isinstance(fr, (int, float)) else None, ".1f"),
+            fmt_num(mb / 1048576.0 if isinstance(mb, (int, float)) else None, ".1f"),
+            fmt_ratio(speedup(r)),
+        ]
+        L.append("| " + " | ".join(row) + " |")
+    L.append("")
+
+
 def main():
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -165,16 +245,19 @@ def main():
     L.append("- CPU: `make bench` builds the library and `bench/*.c`, runs `bench/run.sh` (every case on 1 and 2 MPI ranks),")
     L.append("  writes `bench/results/cpu-<date>.json` and regenerates this page with `bench/report.py`.")
     L.append("  The plots need matplotlib (`pip install -r bench/requirements.txt`); without it the tables are written and the plots skipped.")
-    L.append("- GPU: `tests/gpu/run` writes GPU records (same schema, `device` other than `cpu`) to `bench/results/`;")
-    L.append("  `python3 bench/report.py` adds them here.")
-    L.append("- One case by hand: `mpiexec -n 2 build/bench/sgdia_mult -dim 3 -dof 1 -stencil star -n 64 -reps 100` (`-help` lists the options).")
+    L.append("- GPU: on the GPU machine, `bash tests/gpu/run` (build, GPU suite, then `bench/gpu.sh`) or `bash bench/gpu.sh` alone")
+    L.append("  runs the GPU cases (MATSGDIACUDA vs MATAIJCUSPARSE, VECCUDA vectors, one rank), writes `bench/results/gpu-<date>.json`")
+    L.append("  (also to `$OUT`) and regenerates this page; bring the JSON file back into `bench/results/` and run `python3 bench/report.py`.")
+    L.append("- One case by hand: `mpiexec -n 2 build/bench/sgdia_mult -dim 3 -dof 1 -stencil star -n 64 -reps 100` (`-help` lists the options);")
+    L.append("  on a GPU: `build/gpu/bench/sgdia_mult -formats sgdiacuda,aijcusparse -use_gpu_aware_mpi 0 -dim 3 -n 256 -reps 100`.")
     L.append("")
     L.append("## What is measured")
     L.append("")
     L.append("`bench/sgdia_mult.c` builds one DMDA operator (width-1 stencil, non-periodic, every component pair of every")
-    L.append("stencil coupling nonzero, pseudo-random values) three times with the same `MatSetValuesStencil()` loop: as")
-    L.append("`MATSGDIA`, `MATAIJ` and `MATBAIJ` (block size dof). The three products must agree with AIJ to 1e-12 (relative,")
-    L.append("infinity norm) before anything is timed.")
+    L.append("stencil coupling nonzero, pseudo-random values) once per format with the same `MatSetValuesStencil()` loop: on the")
+    L.append("CPU as `MATSGDIA`, `MATAIJ` and `MATBAIJ` (block size dof), on the GPU as `MATSGDIACUDA` and `MATAIJCUSPARSE` with")
+    L.append("`VECCUDA` vectors. Every product must agree with the baseline's (AIJ on the CPU, AIJCUSPARSE on the GPU) to 1e-12")
+    L.append("(relative, infinity norm) before anything is timed.")
     L.append("")
     L.append("- **time**: one `MatMult`, from the fastest of several batches of `-reps` calls (after a warm-up), the slowest rank's")
     L.append("  time per batch; the batches cycle through the formats. The JSON records also hold the median batch.")
@@ -183,6 +266,11 @@ def main():
     L.append("  slots of couplings that leave the domain). AIJ/BAIJ: PETSc 3.18's `MatGetInfo()` reports 0, so it is")
     L.append("  counted from the allocation: values + column (block) indices + row offsets (`memory_source` in the JSON).")
     L.append("- **vs AIJ / vs BAIJ**: speedup, time of AIJ (BAIJ) / time of the row's format; above 1 means faster than it.")
+    L.append("- GPU runs: the device is synchronised before each clock reading. **GB/s**: the fewest bytes one product moves")
+    L.append("  (SGDIA: k x dof x dof values of 8 bytes a grid point; AIJ: nnz x (8 + 4) + (rows + 1) x 4; plus x and y, 8 bytes")
+    L.append("  a row each) / time. **copy bandwidth**: `VecCopy` between two `VECCUDA` vectors of 2^25 entries, 2 x 8 bytes an")
+    L.append("  entry, fastest of several batches, measured in the same run; **% of copy bw** = GB/s / copy bandwidth.")
+    L.append("  **vs AIJCUSPARSE**: time of AIJCUSPARSE / time of the row's format.")
     L.append("")
 
     if not order:
@@ -195,8 +283,10 @@ def main():
         machine = first.get("machine", "unknown")
         petsc = first.get("petsc_version", "unknown")
         ranks = sorted({r.get("nranks", 0) for r in recs})
-        L.append(f"## {device.upper() if device == 'cpu' else device}: {date}, commit `{commit}`")
+        L.append(f"## {'CPU' if device == 'cpu' else 'GPU (' + device + ')'}: {date}, commit `{commit}`")
         L.append("")
+        if device != "cpu":
+            L.append(f"- device: {device}")
         L.append(f"- machine: {host} ({machine})")
         L.append(f"- PETSc {petsc}; MPI ranks: {', '.join(str(n) for n in ranks)}; results file `bench/results/{first['_file']}`")
         extra = []
@@ -206,37 +296,12 @@ def main():
             extra.append(f"load average when the run started: {first['load_avg']}")
         if extra:
             L.append("- " + "; ".join(extra))
-        has_baseline = any("baseline" in r for r in recs)
-        # one-line summary of the SGDIA format (else the first one) against AIJ and BAIJ
-        lead = formats[0]
-        aij = next((f for f in formats if family(f) == 1), None)
-        s_aij = geomean([r.get("speedup_vs_aij") for r in recs if r["format"] == lead])
-        s_baij = geomean([r.get("speedup_vs_baij") for r in recs if r["format"] == lead])
-        mem = {}
-        for r in recs:
-            mem.setdefault((r["case"], r.get("nranks")), {})[r["format"]] = r.get("memory_bytes")
-        m_aij = geomean([m[lead] / m[aij] for m in mem.values() if aij and m.get(lead) and m.get(aij)])
-        L.append(f"- {lead}, geometric mean over the rows below: speedup {fmt_ratio(s_aij)} vs AIJ, {fmt_ratio(s_baij)} vs BAIJ; "
-                 f"memory {fmt_num(m_aij, '.2f')} of {aij or 'AIJ'}'s")
-        L.append("")
-        head = ["case", "ranks", "format"] + (["baseline"] if has_baseline else []) + ["rows", "time (ms)", "GFlop/s", "memory (MiB)", "vs AIJ", "vs BAIJ"]
-        L.append("| " + " | ".join(head) + " |")
-        L.append("|" + "|".join(["---"] * 3 + (["---"] if has_baseline else []) + ["---:"] * 6) + "|")
-        for r in recs:
-            mb = r.get("memory_bytes")
-            row = [str(r["case"]), str(r.get("nranks", "-")), f"**{r['format']}**" if r["format"] == lead else str(r["format"])]
-            if has_baseline:
-                row.append(str(r.get("baseline", "-")))
-            row += [
-                str(r.get("rows", "-")),
-                fmt_num(r.get("time_ms"), ".3f"),
-                fmt_num(r.get("gflops"), ".2f"),
-                fmt_num(mb / 1048576.0 if isinstance(mb, (int, float)) else None, ".1f"),
-                fmt_ratio(r.get("speedup_vs_aij")),
-                fmt_ratio(r.get("speedup_vs_baij")),
-            ]
-            L.append("| " + " | ".join(row) + " |")
-        L.append("")
+        for note in dict.fromkeys(r["note"] for r in recs if r.get("note")):
+            L.append(f"- note: {note}")
+        if device == "cpu":
+            cpu_table(L, recs, formats)
+        else:
+            gpu_table(L, recs, formats)
         name = f"{IMG_PREFIX}{slug(device)}-{slug(date)}-{slug(commit)}.png"
         path = os.path.join(args.img, name)
         if plt is not None:

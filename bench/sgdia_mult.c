@@ -1,33 +1,67 @@
-static const char help[] = "MatMult benchmark: MATSGDIA against MATAIJ and MATBAIJ on the same DMDA stencil operator.\n\n"
+static const char help[] = "MatMult benchmark: gpukit's MATSGDIA (or MATSGDIACUDA) against PETSc's formats on the same DMDA stencil operator.\n\n"
+                           "  -formats f1,f2,...   formats to time, the first is ours (default sgdia,aij,baij; on a GPU sgdiacuda,aijcusparse);\n"
+                           "                       known: sgdia, aij, baij (host), sgdiacuda, aijcusparse (GPU, VECCUDA vectors)\n"
                            "  -dim 2|3             grid dimension (default 3)\n"
                            "  -dof d               components per grid point (default 1)\n"
                            "  -stencil star|box    DMDA stencil of width 1 (default star)\n"
                            "  -n n                 grid points per dimension (default 64)\n"
                            "  -reps r              MatMult calls per timed batch (default 50)\n"
                            "  -batches b           timed batches; the fastest batch is reported (default 5)\n"
+                           "  -copy_n n            GPU runs: entries per rank of the vectors whose VecCopy measures the copy bandwidth (default 2^25)\n"
                            "  -json path           append one JSON record per format to this file (one record a line)\n\n"
-                           "The three matrices are assembled by the same MatSetValuesStencil() loop with the same pseudo-random\n"
-                           "values (a hash of the natural row and column index, so the operator does not depend on the number\n"
-                           "of ranks); their products must agree to 1e-12 relative before anything is timed.\n"
-                           "Environment: GPUKIT_COMMIT, GPUKIT_SOURCE_STATE, GPUKIT_HOST, GPUKIT_MACHINE, GPUKIT_DATE, GPUKIT_LOAD go into the JSON record.\n";
+                           "The matrices are assembled by the same MatSetValuesStencil() loop with the same pseudo-random values (a\n"
+                           "hash of the natural row and column index, so the operator does not depend on the number of ranks); every\n"
+                           "product must agree with the baseline's (aij on the host, aijcusparse on the GPU) to 1e-12 relative before\n"
+                           "anything is timed. Host formats and GPU formats cannot be mixed in one run. On the GPU the device is\n"
+                           "synchronised before each clock reading, and the copy bandwidth (VecCopy of two large VECCUDA vectors,\n"
+                           "2 x 8 bytes an entry) is measured in the same run as the reference for GB/s.\n"
+                           "Environment: GPUKIT_COMMIT, GPUKIT_SOURCE_STATE, GPUKIT_HOST, GPUKIT_MACHINE, GPUKIT_DATE, GPUKIT_LOAD go into the\n"
+                           "JSON record; GPUKIT_DEVICE names the GPU where the program cannot ask CUDA.\n";
 
 #include <petscdmda.h>
 #include <petscgpukit.h>
 #include <petsctime.h>
 #include <time.h>
 #include "gpukitcompat.h"
+#if PetscDefined(HAVE_CUDA) && PETSC_VERSION_GE(3, 19, 0)
+  #include <petscdevice_cuda.h>
+  #define GPUKIT_BENCH_CUDA 1
+#endif
 
-#define NFORMATS 3
+#define MAX_FORMATS 8
+
+typedef enum {
+  FAMILY_SGDIA,
+  FAMILY_AIJ,
+  FAMILY_BAIJ
+} Family;
+
+/* a format the benchmark knows */
+typedef struct {
+  const char *name;   /* as in -formats */
+  MatType     type;   /* given to DMSetMatType() */
+  PetscBool   device; /* a GPU format: VECCUDA vectors, a PETSc with CUDA */
+  Family      family; /* how it stores the matrix, for the bytes a product moves */
+} FormatKind;
+
+static const FormatKind kinds[] = {
+  {"sgdia",       MATSGDIA,       PETSC_FALSE, FAMILY_SGDIA},
+  {"aij",         MATAIJ,         PETSC_FALSE, FAMILY_AIJ  },
+  {"baij",        MATBAIJ,        PETSC_FALSE, FAMILY_BAIJ },
+  {"sgdiacuda",   MATSGDIACUDA,   PETSC_TRUE,  FAMILY_SGDIA},
+  {"aijcusparse", MATAIJCUSPARSE, PETSC_TRUE,  FAMILY_AIJ  },
+};
 
 typedef struct {
-  const char    *name; /* sgdia, aij, baij */
-  MatType        type;
-  Mat            A;
-  PetscLogDouble bytes;  /* stored matrix */
-  const char    *memsrc; /* where bytes came from */
-  PetscReal      tmin;   /* seconds per MatMult, fastest batch */
-  PetscReal      tmed;   /* seconds per MatMult, median batch */
-  PetscReal     *tbatch; /* seconds per MatMult of every batch */
+  const FormatKind *kind;
+  Mat               A;
+  PetscLogDouble    bytes;  /* stored matrix */
+  const char       *memsrc; /* where bytes came from */
+  PetscLogDouble    moved;  /* bytes one product moves at least: the stored values (and indices), x and y, each once */
+  PetscLogDouble    tsetup; /* seconds: DMCreateMatrix(), the fill, the assembly */
+  PetscReal         tmin;   /* seconds per MatMult, fastest batch */
+  PetscReal         tmed;   /* seconds per MatMult, median batch */
+  PetscReal        *tbatch; /* seconds per MatMult of every batch */
 } Format;
 
 /* A nonzero pseudo-random value in +-[0.5, 1.5) for the entry (row, col) of the natural ordering (splitmix64). */
@@ -144,68 +178,228 @@ static PetscErrorCode JSONString(FILE *fp, const char *key, const char *s, Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* a JSON number, or null when there is none (no baseline of that name in this run) */
+static PetscErrorCode JSONNumber(FILE *fp, const char *key, PetscReal v, PetscBool valid, PetscBool last)
+{
+  PetscFunctionBegin;
+  if (valid) PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"%s\": %.6g%s", key, (double)v, last ? "" : ", "));
+  else PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"%s\": null%s", key, last ? "" : ", "));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode LookupFormat(const char *name, const FormatKind **kind)
+{
+  PetscBool match;
+
+  PetscFunctionBegin;
+  *kind = NULL;
+  for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+    PetscCall(PetscStrcmp(name, kinds[i].name, &match));
+    if (match) {
+      *kind = &kinds[i];
+      break;
+    }
+  }
+  PetscCheck(*kind, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown format '%s' in -formats; known: sgdia, aij, baij (host), sgdiacuda, aijcusparse (GPU)", name);
+#if !defined(GPUKIT_BENCH_CUDA)
+  PetscCheck(!(*kind)->device, PETSC_COMM_WORLD, PETSC_ERR_SUP, "Format %s runs on a GPU; this build of the benchmark has none: build it against a PETSc 3.19 or later configured with CUDA (make petsc-cuda; make PETSC_DIR=.../petsc-cuda OBJDIR=build/cuda LIBDIR=build/cuda/lib build/cuda/bench/sgdia_mult)", name);
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* wait for every kernel and copy on the device, so that a host clock reading after it counts them */
+static PetscErrorCode DeviceSynchronize(PetscBool gpu)
+{
+  PetscFunctionBegin;
+#if defined(GPUKIT_BENCH_CUDA)
+  if (gpu) PetscCallCUDA(cudaDeviceSynchronize());
+#else
+  PetscCheck(!gpu, PETSC_COMM_SELF, PETSC_ERR_SUP, "No CUDA in this build");
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the GPU this rank uses, from CUDA; else GPUKIT_DEVICE, else "gpu" */
+static PetscErrorCode DeviceName(char *name, size_t len)
+{
+  const char *env = getenv("GPUKIT_DEVICE");
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(name, env && env[0] ? env : "gpu", len));
+#if defined(GPUKIT_BENCH_CUDA)
+  {
+    int                   dev;
+    struct cudaDeviceProp prop;
+
+    PetscCallCUDA(cudaGetDevice(&dev));
+    PetscCallCUDA(cudaGetDeviceProperties(&prop, dev));
+    PetscCall(PetscStrncpy(name, prop.name, len));
+  }
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Device copy bandwidth in GB/s (bytes read + bytes written, summed over ranks): VecCopy between two VECCUDA
+   vectors of n entries per rank, both valid in device memory (a device-to-device cudaMemcpyAsync), reps copies a
+   batch, the fastest of batches batches (the slowest rank's). */
+static PetscErrorCode CopyBandwidth(PetscInt n, PetscInt reps, PetscInt batches, PetscRandom rnd, PetscReal *gbps)
+{
+  Vec       a, b;
+  PetscInt  N;
+  PetscReal tmin = PETSC_MAX_REAL;
+
+  PetscFunctionBegin;
+  PetscCall(VecCreate(PETSC_COMM_WORLD, &a));
+  PetscCall(VecSetSizes(a, n, PETSC_DECIDE));
+  PetscCall(VecSetType(a, VECCUDA));
+  PetscCall(VecDuplicate(a, &b));
+  PetscCall(VecGetSize(a, &N));
+  PetscCall(VecSetRandom(a, rnd)); /* on the host */
+  {
+    /* upload a: VecCopy() copies from where the source's valid data is, so a host-only a would time host-to-device */
+    const PetscScalar *pa;
+    PetscMemType       mtype;
+    PetscCall(VecGetArrayReadAndMemType(a, &pa, &mtype));
+    PetscCheck(PetscMemTypeDevice(mtype), PETSC_COMM_SELF, PETSC_ERR_PLIB, "The copy-bandwidth vector is not in device memory (PetscMemType %d): the GB/s would not be the device's", (int)mtype);
+    PetscCall(VecRestoreArrayReadAndMemType(a, &pa));
+  }
+  PetscCall(VecSet(b, 0.0)); /* on the device */
+  for (PetscInt r = 0; r < 3; r++) PetscCall(VecCopy(a, b));
+  for (PetscInt bt = 0; bt < batches; bt++) {
+    PetscLogDouble t0, t1;
+    PetscReal      dt, dtmax;
+    PetscCall(DeviceSynchronize(PETSC_TRUE));
+    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+    PetscCall(PetscTime(&t0));
+    for (PetscInt r = 0; r < reps; r++) PetscCall(VecCopy(a, b));
+    PetscCall(DeviceSynchronize(PETSC_TRUE));
+    PetscCall(PetscTime(&t1));
+    dt = (PetscReal)((t1 - t0) / reps);
+    PetscCall(MPIU_Allreduce(&dt, &dtmax, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
+    tmin = PetscMin(tmin, dtmax);
+  }
+  *gbps = (PetscReal)(1e-9 * 2.0 * sizeof(PetscScalar) * (PetscLogDouble)N / tmin);
+  PetscCall(VecDestroy(&a));
+  PetscCall(VecDestroy(&b));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The fewest bytes one product moves: the stored matrix (values, and for AIJ/BAIJ indices and row offsets) once,
+   x and y once. SGDIA: k*dof*dof values per grid point (zero slots outside the domain included); AIJ: nnz values and
+   column indices, rows+1 offsets; BAIJ: nnz values, one column index a dof x dof block, one offset a block row. */
+static PetscErrorCode MovedBytes(Format *f, PetscInt k, PetscInt dof, PetscInt rows, PetscLogDouble nnz)
+{
+  const PetscLogDouble sv = sizeof(PetscScalar), si = sizeof(PetscInt), vecs = 2.0 * sv * rows;
+
+  PetscFunctionBegin;
+  switch (f->kind->family) {
+  case FAMILY_SGDIA:
+    f->moved = (PetscLogDouble)k * dof * rows * sv + vecs; /* k*dof*dof per point, rows/dof points */
+    break;
+  case FAMILY_AIJ:
+    f->moved = nnz * (sv + si) + (rows + 1.0) * si + vecs;
+    break;
+  case FAMILY_BAIJ:
+    f->moved = nnz * sv + nnz / ((PetscLogDouble)dof * dof) * si + (rows / dof + 1.0) * si + vecs;
+    break;
+  default:
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "Format %s of unknown storage family %d", f->kind->name, (int)f->kind->family);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   DM             da;
   Vec            x, y, yref;
   PetscRandom    rnd;
-  Format         fmt[NFORMATS];
-  PetscInt       dim = 3, dof = 1, n = 64, reps = 50, batches = 5, sidx = 0, k, rows;
+  Format         fmt[MAX_FORMATS];
+  char          *names[MAX_FORMATS];
+  PetscInt       dim = 3, dof = 1, n = 64, reps = 50, batches = 5, sidx = 0, k, rows, nf = MAX_FORMATS, copyn = 33554432;
+  int            ib = -1, ibaij = -1;
   const char    *stencils[]               = {"star", "box"};
-  char           json[PETSC_MAX_PATH_LEN] = "", casename[64], version[32], date[64];
-  PetscBool      hasjson;
+  char           json[PETSC_MAX_PATH_LEN] = "", casename[64], version[32], date[64], device[256] = "cpu", vsb[32];
+  const char    *baseline;
+  PetscBool      hasjson, set, gpu;
   PetscMPIInt    size, rank;
   PetscLogDouble nnz, flops;
+  PetscReal      copy_gbps = 0;
   MatInfo        info;
   const char    *commit, *state, *host, *machine, *envdate, *load;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscGPUKitInitialize());
-  PetscCall(PetscArrayzero(fmt, NFORMATS));
-  fmt[0].name = "sgdia";
-  fmt[0].type = MATSGDIA;
-  fmt[1].name = "aij";
-  fmt[1].type = MATAIJ;
-  fmt[2].name = "baij";
-  fmt[2].type = MATBAIJ;
+  PetscCall(PetscArrayzero(fmt, MAX_FORMATS));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "MATSGDIA MatMult benchmark", "bench");
+  PetscCall(PetscOptionsStringArray("-formats", "Formats to time, comma-separated; the first is ours (sgdia aij baij sgdiacuda aijcusparse)", "bench", names, &nf, &set));
   PetscCall(PetscOptionsInt("-dim", "Grid dimension, 2 or 3", "bench", dim, &dim, NULL));
   PetscCall(PetscOptionsInt("-dof", "Components per grid point", "bench", dof, &dof, NULL));
   PetscCall(PetscOptionsEList("-stencil", "DMDA stencil (width 1)", "bench", stencils, 2, stencils[sidx], &sidx, NULL));
   PetscCall(PetscOptionsInt("-n", "Grid points per dimension", "bench", n, &n, NULL));
   PetscCall(PetscOptionsInt("-reps", "MatMult calls per timed batch", "bench", reps, &reps, NULL));
   PetscCall(PetscOptionsInt("-batches", "Timed batches (the fastest is reported)", "bench", batches, &batches, NULL));
+  PetscCall(PetscOptionsInt("-copy_n", "GPU runs: entries per rank of the vectors whose VecCopy gives the copy bandwidth", "bench", copyn, &copyn, NULL));
   PetscCall(PetscOptionsString("-json", "Append JSON records (one a line) to this file", "bench", json, json, sizeof(json), &hasjson));
   PetscOptionsEnd();
+  if (!set) {
+    const char *def[] = {"sgdia", "aij", "baij"};
+    nf                = 3;
+    for (PetscInt f = 0; f < nf; f++) PetscCall(PetscStrallocpy(def[f], &names[f]));
+  }
+  PetscCheck(nf >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-formats lists no format; give e.g. -formats sgdia,aij,baij or -formats sgdiacuda,aijcusparse");
   PetscCheck(dim == 2 || dim == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dim must be 2 or 3, got %" PetscInt_FMT, dim);
   PetscCheck(dof >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dof must be at least 1, got %" PetscInt_FMT, dof);
   PetscCheck(n >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be at least 3, got %" PetscInt_FMT, n);
   PetscCheck(reps >= 1 && batches >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-reps and -batches must be at least 1, got %" PetscInt_FMT " and %" PetscInt_FMT, reps, batches);
+  PetscCheck(copyn >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-copy_n must be at least 1, got %" PetscInt_FMT, copyn);
+
+  /* the formats: all on the host or all on the GPU; the baseline of that side must be among them */
+  for (PetscInt f = 0; f < nf; f++) {
+    PetscCall(LookupFormat(names[f], &fmt[f].kind));
+    for (PetscInt g = 0; g < f; g++) PetscCheck(fmt[g].kind != fmt[f].kind, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Format %s is listed twice in -formats", fmt[f].kind->name);
+    PetscCheck(fmt[f].kind->device == fmt[0].kind->device, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-formats mixes host and GPU formats (%s, %s): time them in separate runs, host formats with host vectors, GPU formats with VECCUDA vectors", fmt[0].kind->name, fmt[f].kind->name);
+  }
+  gpu      = fmt[0].kind->device;
+  baseline = gpu ? "aijcusparse" : "aij";
+  for (PetscInt f = 0; f < nf; f++) {
+    PetscBool match;
+    PetscCall(PetscStrcmp(fmt[f].kind->name, baseline, &match));
+    if (match) ib = (int)f;
+    PetscCall(PetscStrcmp(fmt[f].kind->name, "baij", &match));
+    if (match) ibaij = (int)f;
+  }
+  PetscCheck(ib >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-formats must include %s: it is the baseline of the speedups and the reference of the correctness check on the %s", baseline, gpu ? "GPU" : "host");
 
   if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, sidx ? DMDA_STENCIL_BOX : DMDA_STENCIL_STAR, n, n, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, &da));
   else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, sidx ? DMDA_STENCIL_BOX : DMDA_STENCIL_STAR, n, n, n, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, NULL, &da));
+  if (gpu) PetscCall(DMSetVecType(da, VECCUDA));
   PetscCall(DMSetUp(da));
   k    = sidx ? (dim == 2 ? 9 : 27) : 2 * dim + 1;
   rows = dof * n * n * (dim == 3 ? n : 1);
   PetscCall(PetscSNPrintf(casename, sizeof(casename), "%" PetscInt_FMT "d%" PetscInt_FMT "pt_dof%" PetscInt_FMT "_n%" PetscInt_FMT, dim, k, dof, n));
 
-  /* the same operator in the three formats */
-  for (int f = 0; f < NFORMATS; f++) {
-    PetscCall(DMSetMatType(da, fmt[f].type));
+  /* the same operator in every format */
+  for (PetscInt f = 0; f < nf; f++) {
+    PetscLogDouble t0, t1;
+    PetscCall(PetscTime(&t0));
+    PetscCall(DMSetMatType(da, fmt[f].kind->type));
     PetscCall(DMCreateMatrix(da, &fmt[f].A));
     PetscCall(MatSetOption(fmt[f].A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
     PetscCall(FillOperator(da, fmt[f].A));
+    PetscCall(PetscTime(&t1));
+    fmt[f].tsetup = t1 - t0;
     PetscCall(MatrixBytes(&fmt[f]));
     PetscCall(PetscMalloc1(batches, &fmt[f].tbatch));
   }
-  PetscCall(MatGetInfo(fmt[1].A, MAT_GLOBAL_SUM, &info));
+  PetscCall(MatGetInfo(fmt[ib].A, MAT_GLOBAL_SUM, &info));
   nnz   = info.nz_used;
   flops = 2.0 * nnz;
+  for (PetscInt f = 0; f < nf; f++) PetscCall(MovedBytes(&fmt[f], k, dof, rows, nnz));
 
-  /* the products must agree before anything is timed */
+  /* the products must agree with the baseline's before anything is timed */
   PetscCall(DMCreateGlobalVector(da, &x));
   PetscCall(VecDuplicate(x, &y));
   PetscCall(VecDuplicate(x, &yref));
@@ -213,36 +407,43 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSetSeed(rnd, 20240601));
   PetscCall(PetscRandomSeed(rnd));
   PetscCall(VecSetRandom(x, rnd));
-  PetscCall(MatMult(fmt[1].A, x, yref));
-  for (int f = 0; f < NFORMATS; f++) {
+  PetscCall(MatMult(fmt[ib].A, x, yref));
+  for (PetscInt f = 0; f < nf; f++) {
     PetscReal err, nrm;
-    if (f == 1) continue;
+    if (f == ib) continue;
     PetscCall(MatMult(fmt[f].A, x, y));
     PetscCall(VecAXPY(y, -1.0, yref));
     PetscCall(VecNorm(y, NORM_INFINITY, &err));
     PetscCall(VecNorm(yref, NORM_INFINITY, &nrm));
-    PetscCheck(err <= 1e-12 * nrm, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s on %d ranks: MatMult with %s differs from AIJ by %g (relative %g > 1e-12); not timing a wrong product", casename, size, fmt[f].name, (double)err, (double)(err / nrm));
+    PetscCheck(err <= 1e-12 * nrm, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s on %d ranks: MatMult with %s differs from %s by %g (relative %g > 1e-12); not timing a wrong product", casename, size, fmt[f].kind->name, baseline, (double)err, (double)(err / nrm));
   }
 
-  /* warm-up, then batches interleaved over the formats so that drift hits all of them alike */
-  for (int f = 0; f < NFORMATS; f++)
+  /* warm-up, then batches interleaved over the formats so that drift hits all of them alike; on the GPU the
+     device is idle before the first clock reading and done before the second */
+  for (PetscInt f = 0; f < nf; f++)
     for (PetscInt r = 0; r < PetscMax(3, reps / 5); r++) PetscCall(MatMult(fmt[f].A, x, y));
   for (PetscInt b = 0; b < batches; b++) {
-    for (int f = 0; f < NFORMATS; f++) {
+    for (PetscInt f = 0; f < nf; f++) {
       PetscLogDouble t0, t1;
       PetscReal      dt;
+      PetscCall(DeviceSynchronize(gpu));
       PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
       PetscCall(PetscTime(&t0));
       for (PetscInt r = 0; r < reps; r++) PetscCall(MatMult(fmt[f].A, x, y));
+      PetscCall(DeviceSynchronize(gpu));
       PetscCall(PetscTime(&t1));
-      dt = (t1 - t0) / reps;
+      dt = (PetscReal)((t1 - t0) / reps);
       PetscCall(MPIU_Allreduce(&dt, &fmt[f].tbatch[b], 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
     }
   }
-  for (int f = 0; f < NFORMATS; f++) {
+  for (PetscInt f = 0; f < nf; f++) {
     PetscCall(PetscSortReal(batches, fmt[f].tbatch));
     fmt[f].tmin = fmt[f].tbatch[0];
     fmt[f].tmed = batches % 2 ? fmt[f].tbatch[batches / 2] : 0.5 * (fmt[f].tbatch[batches / 2 - 1] + fmt[f].tbatch[batches / 2]);
+  }
+  if (gpu) {
+    PetscCall(CopyBandwidth(copyn, 20, PetscMax(batches, 5), rnd, &copy_gbps));
+    PetscCall(DeviceName(device, sizeof(device)));
   }
 
   /* report */
@@ -258,17 +459,25 @@ int main(int argc, char **argv)
     strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
   }
   PetscCall(PetscSNPrintf(version, sizeof(version), "%d.%d.%d", PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-22s %5s %-6s %9s %10s %9s %9s %11s %8s %8s\n", "case", "ranks", "format", "rows", "nnz", "time_ms", "GFlop/s", "memory_MB", "vs_AIJ", "vs_BAIJ"));
-  for (int f = 0; f < NFORMATS; f++) {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-22s %5d %-6s %9" PetscInt_FMT " %10.0f %9.3f %9.3f %11.2f %8.2f %8.2f\n", casename, size, fmt[f].name, rows, nnz, 1e3 * fmt[f].tmin, 1e-9 * flops / fmt[f].tmin, fmt[f].bytes / 1048576.0,
-                          fmt[1].tmin / fmt[f].tmin, fmt[2].tmin / fmt[f].tmin));
+  PetscCall(PetscSNPrintf(vsb, sizeof(vsb), "vs_%s", baseline));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s; setup (DMCreateMatrix, fill, assembly):", gpu ? device : "host"));
+  for (PetscInt f = 0; f < nf; f++) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %s %.2f s%s", fmt[f].kind->name, fmt[f].tsetup, f < nf - 1 ? "," : ""));
+  if (gpu) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "; copy bandwidth %.0f GB/s (VecCopy, %" PetscInt_FMT " entries a rank)", (double)copy_gbps, copyn));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n%-22s %5s %-11s %9s %10s %9s %9s %8s%s %10s %8s%s\n", "case", "ranks", "format", "rows", "nnz", "time_ms", "GFlop/s", "GB/s", gpu ? "  %copy" : "", "memory_MB", vsb, ibaij >= 0 ? "  vs_baij" : ""));
+  for (PetscInt f = 0; f < nf; f++) {
+    char pct[16] = "", vsbaij[16] = "";
+    if (gpu) PetscCall(PetscSNPrintf(pct, sizeof(pct), " %5.1f%%", 100.0 * 1e-9 * fmt[f].moved / fmt[f].tmin / copy_gbps));
+    if (ibaij >= 0) PetscCall(PetscSNPrintf(vsbaij, sizeof(vsbaij), " %8.2f", (double)(fmt[ibaij].tmin / fmt[f].tmin)));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-22s %5d %-11s %9" PetscInt_FMT " %10.0f %9.3f %9.3f %8.1f%s %10.2f %8.2f%s\n", casename, size, fmt[f].kind->name, rows, nnz, 1e3 * fmt[f].tmin, 1e-9 * flops / fmt[f].tmin, 1e-9 * fmt[f].moved / fmt[f].tmin, pct, fmt[f].bytes / 1048576.0,
+                          (double)(fmt[ib].tmin / fmt[f].tmin), vsbaij));
   }
   if (hasjson && json[0]) {
     FILE *fp;
     PetscCall(PetscFOpen(PETSC_COMM_WORLD, json, "a", &fp));
     if (rank == 0) {
-      for (int f = 0; f < NFORMATS; f++) {
-        MatType type;
+      for (PetscInt f = 0; f < nf; f++) {
+        MatType   type;
+        PetscReal gbps = (PetscReal)(1e-9 * fmt[f].moved / fmt[f].tmin), sb = fmt[ib].tmin / fmt[f].tmin;
         PetscCall(MatGetType(fmt[f].A, &type));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "{"));
         PetscCall(JSONString(fp, "bench", "sgdia_mult", PETSC_FALSE));
@@ -276,11 +485,22 @@ int main(int argc, char **argv)
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"nranks\": %d, \"dim\": %" PetscInt_FMT ", \"dof\": %" PetscInt_FMT ", ", size, dim, dof));
         PetscCall(JSONString(fp, "stencil", stencils[sidx], PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"stencil_points\": %" PetscInt_FMT ", \"n\": %" PetscInt_FMT ", \"rows\": %" PetscInt_FMT ", \"nnz\": %.0f, ", k, n, rows, nnz));
-        PetscCall(JSONString(fp, "format", fmt[f].name, PETSC_FALSE));
+        PetscCall(JSONString(fp, "format", fmt[f].kind->name, PETSC_FALSE));
         PetscCall(JSONString(fp, "mat_type", type, PETSC_FALSE));
+        PetscCall(JSONString(fp, "ours", fmt[0].kind->name, PETSC_FALSE));
+        PetscCall(JSONString(fp, "baseline", baseline, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"time_ms\": %.6g, \"time_ms_median\": %.6g, \"gflops\": %.6g, \"memory_bytes\": %.0f, ", 1e3 * fmt[f].tmin, 1e3 * fmt[f].tmed, 1e-9 * flops / fmt[f].tmin, fmt[f].bytes));
         PetscCall(JSONString(fp, "memory_source", fmt[f].memsrc, PETSC_FALSE));
-        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"speedup_vs_aij\": %.6g, \"speedup_vs_baij\": %.6g, \"reps\": %" PetscInt_FMT ", \"batches\": %" PetscInt_FMT ", ", fmt[1].tmin / fmt[f].tmin, fmt[2].tmin / fmt[f].tmin, reps, batches));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"bytes_moved\": %.0f, \"gbps\": %.6g, ", fmt[f].moved, (double)gbps));
+        PetscCall(JSONNumber(fp, "copy_gbps", copy_gbps, gpu, PETSC_FALSE));
+        PetscCall(JSONNumber(fp, "frac_copy_bw", gbps / copy_gbps, gpu, PETSC_FALSE));
+        PetscCall(JSONNumber(fp, "speedup_vs_baseline", sb, PETSC_TRUE, PETSC_FALSE));
+        if (gpu) PetscCall(JSONNumber(fp, "speedup_vs_aijcusparse", sb, PETSC_TRUE, PETSC_FALSE));
+        else {
+          PetscCall(JSONNumber(fp, "speedup_vs_aij", sb, PETSC_TRUE, PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "speedup_vs_baij", ibaij >= 0 ? fmt[ibaij].tmin / fmt[f].tmin : 0, (PetscBool)(ibaij >= 0), PETSC_FALSE));
+        }
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"setup_s\": %.3g, \"reps\": %" PetscInt_FMT ", \"batches\": %" PetscInt_FMT ", ", fmt[f].tsetup, reps, batches));
         PetscCall(JSONString(fp, "petsc_version", version, PETSC_FALSE));
         PetscCall(JSONString(fp, "date", date, PETSC_FALSE));
         PetscCall(JSONString(fp, "commit", commit ? commit : "unknown", PETSC_FALSE));
@@ -288,16 +508,17 @@ int main(int argc, char **argv)
         PetscCall(JSONString(fp, "host", host ? host : "unknown", PETSC_FALSE));
         PetscCall(JSONString(fp, "load_avg", load ? load : "unknown", PETSC_FALSE));
         PetscCall(JSONString(fp, "machine", machine ? machine : "unknown", PETSC_FALSE));
-        PetscCall(JSONString(fp, "device", "cpu", PETSC_TRUE));
+        PetscCall(JSONString(fp, "device", device, PETSC_TRUE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "}\n"));
       }
     }
     PetscCall(PetscFClose(PETSC_COMM_WORLD, fp));
   }
 
-  for (int f = 0; f < NFORMATS; f++) {
+  for (PetscInt f = 0; f < nf; f++) {
     PetscCall(MatDestroy(&fmt[f].A));
     PetscCall(PetscFree(fmt[f].tbatch));
+    PetscCall(PetscFree(names[f]));
   }
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(VecDestroy(&x));

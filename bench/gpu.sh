@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# gpukit GPU benchmarks: MatMult of MATSGDIACUDA against PETSc's MATAIJCUSPARSE (bench/sgdia_mult.c with
+# -formats sgdiacuda,aijcusparse, VECCUDA vectors), one MPI rank, on
+#   3D 7-point 256^3 dof 1     2D 5-point 1024^2 dof 4     3D 7-point 128^3 dof 3     3D 27-point (box) 128^3 dof 1
+# each with the device copy bandwidth (VecCopy) measured in the same run. Writes the records to
+# bench/results/gpu-<YYYY-MM-DD>.json (a JSON list; a second run on the same day replaces it), copies that file to
+# $OUT when set, prints the records and a short table, and regenerates docs/performance.md with bench/report.py.
+#
+#   bash bench/gpu.sh          on the GPU machine; tests/gpu/run calls it after the GPU suite, with the carried PETSc
+#
+# Builds $OBJDIR/bench/sgdia_mult first (tests/gpu/run builds only the library and the tests). About 2 minutes on an
+# H100/H200 host, most of it assembling the matrices on the host (16.7M rows for 256^3).
+# Environment: PETSC_DIR (default: the PETSc that $OBJDIR was built against, else deps/petsc-cuda), OBJDIR (build/gpu)
+# and LIBDIR ($OBJDIR/lib) as in the makefile; GPUKIT_BENCH_BATCHES (10) timed batches per format, the fastest counts;
+# GPUKIT_CASE_TIMEOUT (150) seconds per case; GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git
+# (the device machine's copy has none): pass them from the dev machine.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none PMIX_MCA_gds=hash
+objdir=${OBJDIR:-build/gpu}
+libdir=${LIBDIR:-$objdir/lib}
+PETSC_DIR=${PETSC_DIR:-$(cat "$objdir/.petsc-prefix" 2>/dev/null || echo "$top/deps/petsc-cuda")}
+export PETSC_DIR PETSC_ARCH=
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export LD_LIBRARY_PATH=$PETSC_DIR/lib:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+batches=${GPUKIT_BENCH_BATCHES:-10}
+case_timeout=${GPUKIT_CASE_TIMEOUT:-150}
+bin=$objdir/bench/sgdia_mult
+
+t0=$SECONDS
+if ! timeout 300 make --no-print-directory PETSC_DIR="$PETSC_DIR" PETSC_ARCH= OBJDIR="$objdir" LIBDIR="$libdir" "$bin"; then
+  echo "bench/gpu.sh: building $bin against $PETSC_DIR failed (or timed out); nothing measured" >&2
+  exit 1
+fi
+grep -qs '^#define PETSC_HAVE_CUDA 1' "$PETSC_DIR/include/petscconf.h" || {
+  echo "bench/gpu.sh: the PETSc at $PETSC_DIR has no CUDA; set PETSC_DIR to a CUDA PETSc (make petsc-cuda, or the carried gpucarry/petsc-cuda)" >&2
+  exit 1
+}
+
+# what the records say about this run (see bench/run.sh)
+commit=${GPUKIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+if [ -z "${GPUKIT_SOURCE_STATE:-}" ]; then
+  changed=$(git status --porcelain -- src include makefile 2>/dev/null | awk '{print $NF}' | tr '\n' ' ' | sed 's/ $//')
+  if [ "$commit" = unknown ] || ! git rev-parse HEAD >/dev/null 2>&1; then GPUKIT_SOURCE_STATE=unknown
+  elif [ -n "$changed" ]; then GPUKIT_SOURCE_STATE="modified: $changed"
+  else GPUKIT_SOURCE_STATE=clean; fi
+fi
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+mem=$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null || true)
+export GPUKIT_COMMIT=$commit GPUKIT_SOURCE_STATE
+export GPUKIT_HOST=$(hostname 2>/dev/null || echo unknown)
+export GPUKIT_MACHINE="${cpu:-unknown CPU}, $(nproc) cores, ${mem:-unknown memory}"
+export GPUKIT_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+export GPUKIT_LOAD=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo unknown)
+export GPUKIT_DEVICE=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
+driver=$(timeout 30 nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2>/dev/null | head -n 1)
+
+mkdir -p bench/results
+out=bench/results/gpu-$(date -u +%Y-%m-%d).json
+tmp=$(mktemp "${TMPDIR:-/tmp}/gpukit-gpubench.XXXXXX")
+trap 'rm -f "$tmp"' EXIT
+
+# case: options and MatMult calls per timed batch (a batch of a few tens of ms)
+cases=(
+  "-dim 3 -dof 1 -stencil star -n 256  -reps 100"
+  "-dim 2 -dof 4 -stencil star -n 1024 -reps 150"
+  "-dim 3 -dof 3 -stencil star -n 128  -reps 100"
+  "-dim 3 -dof 1 -stencil box  -n 128  -reps 200"
+)
+echo "gpukit GPU benchmarks: commit $GPUKIT_COMMIT (library sources: $GPUKIT_SOURCE_STATE), $GPUKIT_HOST ($GPUKIT_MACHINE), ${GPUKIT_DEVICE:-no GPU seen by nvidia-smi} (driver ${driver:-?}), PETSc at $PETSC_DIR, $GPUKIT_DATE"
+failed=0
+for c in "${cases[@]}"; do
+  s=$SECONDS
+  # shellcheck disable=SC2086
+  timeout "$case_timeout" "$bin" $c -formats sgdiacuda,aijcusparse -use_gpu_aware_mpi 0 -batches "$batches" -json "$tmp" </dev/null
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    [ $rc -eq 124 ] && why="timed out after ${case_timeout}s" || why="exit $rc"
+    echo "bench/gpu.sh: case '$c' failed ($why); its records are missing from $out" >&2
+    failed=1
+  else
+    echo "(case took $((SECONDS - s)) s)"
+  fi
+done
+if [ ! -s "$tmp" ]; then
+  echo "bench/gpu.sh: no case produced a record; nothing written" >&2
+  exit 1
+fi
+{ echo "["; sed '$!s/$/,/' "$tmp"; echo "]"; } >"$out"
+[ -n "${OUT:-}" ] && cp "$out" "$OUT/"
+echo "== $out ($(wc -l <"$tmp") records${OUT:+, copied to \$OUT})"
+cat "$out"
+
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$out" <<'EOF'
+import json, sys
+recs = json.load(open(sys.argv[1]))
+r0 = recs[0]
+print(f"== {r0['device']}, PETSc {r0['petsc_version']}, commit {r0['commit']}; copy bandwidth (VecCopy) per case: "
+      + ", ".join(sorted({f"{r['copy_gbps']:.0f}" for r in recs})) + " GB/s")
+print(f"{'case':<20} {'format':<12} {'time_ms':>8} {'GFlop/s':>8} {'GB/s':>7} {'%copy':>6} {'vs_aijcusparse':>14}")
+for r in recs:
+    print(f"{r['case']:<20} {r['format']:<12} {r['time_ms']:8.3f} {r['gflops']:8.1f} {r['gbps']:7.0f} {100 * r['frac_copy_bw']:5.1f}% {r['speedup_vs_aijcusparse']:13.2f}x")
+EOF
+  python3 bench/report.py
+else
+  echo "bench/gpu.sh: no python3: no table, and docs/performance.md was not regenerated (run 'python3 bench/report.py')" >&2
+fi
+echo "bench/gpu.sh: $((SECONDS - t0)) s in all"
+exit $failed
