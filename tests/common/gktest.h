@@ -9,6 +9,13 @@
   #define PETSC_SUCCESS 0
 #endif
 
+/* the function type MatFDColoringSetFunction() takes: MatFDColoringFn from 3.24 on */
+#if PETSC_VERSION_LT(3, 24, 0)
+  #define GK_FDCOLORING_FN(f) ((PetscErrorCode (*)(void))(f))
+#else
+  #define GK_FDCOLORING_FN(f) ((MatFDColoringFn *)(f))
+#endif
+
 PETSC_EXTERN PetscErrorCode GKCheckVecClose(Vec, Vec, PetscReal, const char *);
 PETSC_EXTERN PetscErrorCode GKCheckMatClose(Mat, Mat, PetscReal, const char *);
 PETSC_EXTERN PetscErrorCode GKExpectErrorBegin(void);

@@ -419,8 +419,8 @@ static PetscErrorCode TestFDColoring(Ctx *c, Mat A, Mat B)
     PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &Jb));
     PetscCall(MatFDColoringCreate(Ja, isc, &fa));
     PetscCall(MatFDColoringCreate(Jb, isc, &fb));
-    PetscCall(MatFDColoringSetFunction(fa, (PetscErrorCode (*)(void))FormF, B));
-    PetscCall(MatFDColoringSetFunction(fb, (PetscErrorCode (*)(void))FormF, B));
+    PetscCall(MatFDColoringSetFunction(fa, GK_FDCOLORING_FN(FormF), B));
+    PetscCall(MatFDColoringSetFunction(fb, GK_FDCOLORING_FN(FormF), B));
     PetscCall(MatFDColoringSetType(fa, htype[h]));
     PetscCall(MatFDColoringSetType(fb, htype[h]));
     PetscCall(MatFDColoringSetUp(Ja, isc, fa));
