@@ -46,6 +46,16 @@ PetscErrorCode GpukitInitializePackage(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode GpukitMatSetTypeBySize_Private(Mat A, MatType seq, MatType mpi)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCall(MatSetType(A, size == 1 ? seq : mpi));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*@C
   PetscGPUKitInitialize - Registers every gpukit type (`MATSGDIA`, ...) with PETSc
 

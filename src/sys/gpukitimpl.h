@@ -14,5 +14,8 @@ PETSC_INTERN PetscErrorCode GpukitInitializePackage(void);
 PETSC_INTERN PetscErrorCode MatRegister_SGDIA_Private(void);
 PETSC_INTERN PetscErrorCode MatRegister_SGDIACUDA_Private(void);
 
+/* a root type's create function: the Seq type on one rank, the MPI type on more */
+PETSC_INTERN PetscErrorCode GpukitMatSetTypeBySize_Private(Mat, MatType, MatType);
+
 /* true when this PETSc was configured with CUDA and gpukit was built with its CUDA sources */
 PETSC_INTERN PetscBool GpukitHaveCUDA(void);

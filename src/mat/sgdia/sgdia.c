@@ -1413,11 +1413,8 @@ PetscErrorCode MatCreate_MPISGDIA(Mat A)
 /* the root type: MATSEQSGDIA on one rank, MATMPISGDIA on more */
 PetscErrorCode MatCreate_SGDIA(Mat A)
 {
-  PetscMPIInt size;
-
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  PetscCall(MatSetType(A, size == 1 ? MATSEQSGDIA : MATMPISGDIA));
+  PetscCall(GpukitMatSetTypeBySize_Private(A, MATSEQSGDIA, MATMPISGDIA));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

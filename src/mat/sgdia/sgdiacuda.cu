@@ -424,23 +424,35 @@ static PetscErrorCode SGDIAConvertToHost_Private(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatConvert_SGDIA_SGDIACUDA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+/* the matrix to retype: A itself, a copy of it, or the reused one with A's values */
+static PetscErrorCode SGDIAConvertTarget_Private(Mat A, MatReuse reuse, Mat *newmat, Mat *target)
 {
   PetscFunctionBegin;
-  (void)type;
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
-  PetscCall(SGDIAConvertToCUDA_Private(reuse == MAT_INPLACE_MATRIX ? A : *newmat));
+  *target = reuse == MAT_INPLACE_MATRIX ? A : *newmat;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatConvert_SGDIA_SGDIACUDA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat B;
+
+  PetscFunctionBegin;
+  (void)type;
+  PetscCall(SGDIAConvertTarget_Private(A, reuse, newmat, &B));
+  PetscCall(SGDIAConvertToCUDA_Private(B));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatConvert_SGDIACUDA_SGDIA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
+  Mat B;
+
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
-  PetscCall(SGDIAConvertToHost_Private(reuse == MAT_INPLACE_MATRIX ? A : *newmat));
+  PetscCall(SGDIAConvertTarget_Private(A, reuse, newmat, &B));
+  PetscCall(SGDIAConvertToHost_Private(B));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -490,11 +502,8 @@ static PetscErrorCode MatCreate_MPISGDIACUDA(Mat A)
 /* the root type: MATSEQSGDIACUDA on one rank, MATMPISGDIACUDA on more */
 static PetscErrorCode MatCreate_SGDIACUDA(Mat A)
 {
-  PetscMPIInt size;
-
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  PetscCall(MatSetType(A, size == 1 ? MATSEQSGDIACUDA : MATMPISGDIACUDA));
+  PetscCall(GpukitMatSetTypeBySize_Private(A, MATSEQSGDIACUDA, MATMPISGDIACUDA));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
