@@ -17,7 +17,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none PMIX_MCA_gds=hash
+source "$top/scripts/mpienv.sh"
 objdir=${OBJDIR:-build/gpu}
 libdir=${LIBDIR:-$objdir/lib}
 PETSC_DIR=${PETSC_DIR:-$(cat "$objdir/.petsc-prefix" 2>/dev/null || echo "$top/deps/petsc-cuda")}

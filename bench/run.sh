@@ -12,8 +12,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none PMIX_MCA_gds=hash
+source "$top/scripts/mpienv.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
 batches=${GPUKIT_BENCH_BATCHES:-15}
 objdir=${OBJDIR:-build}

@@ -10,8 +10,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 export LIB=${GPUKIT_LIB:-$top/lib/libpetscgpukit.so} BIN=${GPUKIT_BIN:-$top/build/tests} TUT=$top/build/tutorials
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none PMIX_MCA_gds=hash
+source "$top/scripts/mpienv.sh"
 export MPIEXEC=${MPIEXEC:-mpiexec}
 logs=$top/build/test-logs
 mkdir -p "$logs"
