@@ -63,3 +63,15 @@ PETSC_EXTERN PetscErrorCode MatSGDIASetDropOutsideStencil(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatSGDIAGetArray(Mat, PetscScalar **);
 PETSC_EXTERN PetscErrorCode MatSGDIARestoreArray(Mat, PetscScalar **);
 PETSC_EXTERN PetscErrorCode MatSGDIAGetStencil(Mat, PetscInt *, PetscInt *, const PetscInt **);
+
+/* MATSGDIACUDA device assembly: the SG-DIA array on the device, same layout as MatSGDIAGetArray() */
+PETSC_EXTERN PetscErrorCode MatSGDIAGetArrayCUDA(Mat, PetscScalar **);
+PETSC_EXTERN PetscErrorCode MatSGDIARestoreArrayCUDA(Mat, PetscScalar **);
+PETSC_EXTERN PetscErrorCode MatSGDIAGetArrayReadCUDA(Mat, const PetscScalar **);
+PETSC_EXTERN PetscErrorCode MatSGDIARestoreArrayReadCUDA(Mat, const PetscScalar **);
+PETSC_EXTERN PetscErrorCode MatSGDIAGetArrayWriteCUDA(Mat, PetscScalar **);
+PETSC_EXTERN PetscErrorCode MatSGDIARestoreArrayWriteCUDA(Mat, PetscScalar **);
+
+/* PCGSAI (issue 6): public functions here */
+
+/* KSPCACG (issue 7): public functions here */

@@ -8,7 +8,7 @@
 #include "gpukitimpl.h"
 
 PetscLogEvent MAT_SGDIA_Mult, MAT_SGDIA_MultTr, MAT_SGDIA_SetValues, MAT_SGDIA_Assembly, MAT_SGDIA_ToAIJ, MAT_SGDIA_FromAIJ, MAT_SGDIA_FDColor, MAT_SGDIA_InvBlkDiag;
-PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_MultCUDA;
+PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_CopyFromGPU, MAT_SGDIA_MultCUDA, MAT_SGDIA_MultTrCUDA, MAT_SGDIA_OpsCUDA, MAT_SGDIA_InvBlkDiagCUDA, MAT_SGDIA_COO, MAT_SGDIA_Autotune;
 
 static PetscBool GpukitPackageInitialized = PETSC_FALSE;
 
@@ -37,10 +37,19 @@ PetscErrorCode GpukitInitializePackage(void)
   PetscCall(PetscLogEventRegister("SGDIAFDColor", MAT_CLASSID, &MAT_SGDIA_FDColor));
   PetscCall(PetscLogEventRegister("SGDIAInvBlkDiag", MAT_CLASSID, &MAT_SGDIA_InvBlkDiag));
   PetscCall(PetscLogEventRegister("SGDIACopyToGPU", MAT_CLASSID, &MAT_SGDIA_CopyToGPU));
+  PetscCall(PetscLogEventRegister("SGDIACopyFromGPU", MAT_CLASSID, &MAT_SGDIA_CopyFromGPU));
   PetscCall(PetscLogEventRegister("SGDIAMultCUDA", MAT_CLASSID, &MAT_SGDIA_MultCUDA));
+  PetscCall(PetscLogEventRegister("SGDIAMultTrCUDA", MAT_CLASSID, &MAT_SGDIA_MultTrCUDA));
+  PetscCall(PetscLogEventRegister("SGDIAOpsCUDA", MAT_CLASSID, &MAT_SGDIA_OpsCUDA));
+  PetscCall(PetscLogEventRegister("SGDIAInvBlkDgCUDA", MAT_CLASSID, &MAT_SGDIA_InvBlkDiagCUDA));
+  PetscCall(PetscLogEventRegister("SGDIASetValsCOO", MAT_CLASSID, &MAT_SGDIA_COO));
+  PetscCall(PetscLogEventRegister("SGDIAAutotune", MAT_CLASSID, &MAT_SGDIA_Autotune));
+  /* PC and KSP events: registered by their own registration functions below */
 
   PetscCall(MatRegister_SGDIA_Private());
   PetscCall(MatRegister_SGDIACUDA_Private());
+  /* PCGSAI (issue 6) registers here */
+  /* KSPCACG (issue 7) registers here */
   PetscCall(PetscRegisterFinalize(GpukitFinalizePackage));
   PetscCall(PetscInfo(NULL, "gpukit %d.%d registered its types (CUDA: %s)\n", GPUKIT_VERSION_MAJOR, GPUKIT_VERSION_MINOR, GpukitHaveCUDA() ? "yes" : "no"));
   PetscFunctionReturn(PETSC_SUCCESS);
