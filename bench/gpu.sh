@@ -12,7 +12,7 @@
 # H100/H200 host, most of it assembling the matrices on the host (16.7M rows for 256^3).
 # Environment: PETSC_DIR (default: the PETSc that $OBJDIR was built against, else deps/petsc-cuda), OBJDIR (build/gpu)
 # and LIBDIR ($OBJDIR/lib) as in the makefile; GPUKIT_BENCH_BATCHES (10) timed batches per format, the fastest counts;
-# GPUKIT_CASE_TIMEOUT (150) seconds per case; GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git
+# GPUKIT_CASE_TIMEOUT (150) seconds per case; GPUKIT_BENCH_OPTIONS (default -mat_sgdia_autotune) more options for every case; GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git
 # (the device machine's copy has none): pass them from the dev machine.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,7 +73,7 @@ failed=0
 for c in "${cases[@]}"; do
   s=$SECONDS
   # shellcheck disable=SC2086
-  timeout "$case_timeout" "$bin" $c -formats sgdiacuda,aijcusparse -use_gpu_aware_mpi 0 -batches "$batches" -json "$tmp" </dev/null
+  timeout "$case_timeout" "$bin" $c -formats sgdiacuda,aijcusparse -use_gpu_aware_mpi 0 -batches "$batches" -ksp_its 60 ${GPUKIT_BENCH_OPTIONS--mat_sgdia_autotune} -json "$tmp" </dev/null
   rc=$?
   if [ $rc -ne 0 ]; then
     [ $rc -eq 124 ] && why="timed out after ${case_timeout}s" || why="exit $rc"
@@ -99,9 +99,11 @@ recs = json.load(open(sys.argv[1]))
 r0 = recs[0]
 print(f"== {r0['device']}, PETSc {r0['petsc_version']}, commit {r0['commit']}; copy bandwidth (VecCopy) per case: "
       + ", ".join(sorted({f"{r['copy_gbps']:.0f}" for r in recs})) + " GB/s")
-print(f"{'case':<20} {'format':<12} {'time_ms':>8} {'GFlop/s':>8} {'GB/s':>7} {'%copy':>6} {'vs_aijcusparse':>14}")
+print(f"{'case':<20} {'format':<12} {'time_ms':>8} {'GFlop/s':>8} {'GB/s':>7} {'%copy':>6} {'vs_aijcusparse':>14} {'ksp_ms/it':>9} {'ksp_vs':>7}")
 for r in recs:
-    print(f"{r['case']:<20} {r['format']:<12} {r['time_ms']:8.3f} {r['gflops']:8.1f} {r['gbps']:7.0f} {100 * r['frac_copy_bw']:5.1f}% {r['speedup_vs_aijcusparse']:13.2f}x")
+    ksp = r.get('ksp_ms_per_it')
+    kt = f"{ksp:9.4f} {r['ksp_speedup_vs_baseline']:6.2f}x" if ksp else f"{'-':>9} {'-':>7}"
+    print(f"{r['case']:<20} {r['format']:<12} {r['time_ms']:8.3f} {r['gflops']:8.1f} {r['gbps']:7.0f} {100 * r['frac_copy_bw']:5.1f}% {r['speedup_vs_aijcusparse']:13.2f}x {kt}")
 EOF
   python3 bench/report.py
 else

@@ -58,6 +58,7 @@ typedef struct {
   PetscLogDouble    bytes;  /* stored matrix */
   const char       *memsrc; /* where bytes came from */
   PetscLogDouble    moved;  /* bytes one product moves at least: the stored values (and indices), x and y, each once */
+  PetscReal         kspit;  /* KSPSolve time per iteration (GMRES(30) + Jacobi), seconds; 0 when not measured */
   PetscLogDouble    tsetup; /* seconds: DMCreateMatrix(), the fill, the assembly */
   PetscReal         tmin;   /* seconds per MatMult, fastest batch */
   PetscReal         tmed;   /* seconds per MatMult, median batch */
@@ -315,7 +316,7 @@ int main(int argc, char **argv)
   PetscRandom    rnd;
   Format         fmt[MAX_FORMATS];
   char          *names[MAX_FORMATS];
-  PetscInt       dim = 3, dof = 1, n = 64, reps = 50, batches = 5, sidx = 0, k, rows, nf = MAX_FORMATS, copyn = 33554432;
+  PetscInt       dim = 3, dof = 1, n = 64, reps = 50, batches = 5, sidx = 0, k, rows, nf = MAX_FORMATS, copyn = 33554432, kspits = 0;
   int            ib = -1, ibaij = -1;
   const char    *stencils[]               = {"star", "box"};
   char           json[PETSC_MAX_PATH_LEN] = "", casename[64], version[32], date[64], device[256] = "cpu", vsb[32];
@@ -342,6 +343,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-reps", "MatMult calls per timed batch", "bench", reps, &reps, NULL));
   PetscCall(PetscOptionsInt("-batches", "Timed batches (the fastest is reported)", "bench", batches, &batches, NULL));
   PetscCall(PetscOptionsInt("-copy_n", "GPU runs: entries per rank of the vectors whose VecCopy gives the copy bandwidth", "bench", copyn, &copyn, NULL));
+  PetscCall(PetscOptionsInt("-ksp_its", "Also time KSPSolve (GMRES(30) + Jacobi) over this many iterations per format (0: skip)", "bench", kspits, &kspits, NULL));
   PetscCall(PetscOptionsString("-json", "Append JSON records (one a line) to this file", "bench", json, json, sizeof(json), &hasjson));
   PetscOptionsEnd();
   if (!set) {
@@ -441,6 +443,48 @@ int main(int argc, char **argv)
     fmt[f].tmin = fmt[f].tbatch[0];
     fmt[f].tmed = batches % 2 ? fmt[f].tbatch[batches / 2] : 0.5 * (fmt[f].tbatch[batches / 2 - 1] + fmt[f].tbatch[batches / 2]);
   }
+  /* KSPSolve per iteration: a fixed number of GMRES(30) + Jacobi iterations (no convergence test), fastest of 3 */
+  if (kspits > 0) {
+    for (PetscInt f = 0; f < nf; f++) {
+      KSP ksp;
+      PC  pc;
+      Vec b, u;
+      PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+      PetscCall(KSPSetOptionsPrefix(ksp, "bench_"));
+      PetscCall(KSPSetOperators(ksp, fmt[f].A, fmt[f].A));
+      PetscCall(KSPSetType(ksp, KSPGMRES));
+      PetscCall(KSPGMRESSetRestart(ksp, 30));
+      PetscCall(KSPGetPC(ksp, &pc));
+      PetscCall(PCSetType(pc, PCJACOBI));
+      PetscCall(KSPSetTolerances(ksp, 0.0, 0.0, PETSC_DEFAULT, kspits));
+      PetscCall(KSPSetConvergenceTest(ksp, KSPConvergedSkip, NULL, NULL));
+      PetscCall(KSPSetFromOptions(ksp));
+      PetscCall(MatCreateVecs(fmt[f].A, &u, &b));
+      PetscCall(VecCopy(x, b));
+      PetscCall(KSPSetUp(ksp));
+      fmt[f].kspit = PETSC_MAX_REAL;
+      for (PetscInt r = 0; r < 4; r++) { /* the first is a warm-up */
+        PetscLogDouble t0, t1;
+        PetscInt       its;
+        PetscReal      dt;
+        PetscCall(VecSet(u, 0.0));
+        PetscCall(DeviceSynchronize(gpu));
+        PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+        PetscCall(PetscTime(&t0));
+        PetscCall(KSPSolve(ksp, b, u));
+        PetscCall(DeviceSynchronize(gpu));
+        PetscCall(PetscTime(&t1));
+        PetscCall(KSPGetIterationNumber(ksp, &its));
+        PetscCheck(its > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "KSPSolve with %s did no iteration", fmt[f].kind->name);
+        dt = (PetscReal)((t1 - t0) / its);
+        PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &dt, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
+        if (r) fmt[f].kspit = PetscMin(fmt[f].kspit, dt);
+      }
+      PetscCall(VecDestroy(&u));
+      PetscCall(VecDestroy(&b));
+      PetscCall(KSPDestroy(&ksp));
+    }
+  }
   if (gpu) {
     PetscCall(CopyBandwidth(copyn, 20, PetscMax(batches, 5), rnd, &copy_gbps));
     PetscCall(DeviceName(device, sizeof(device)));
@@ -471,6 +515,8 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-22s %5d %-11s %9" PetscInt_FMT " %10.0f %9.3f %9.3f %8.1f%s %10.2f %8.2f%s\n", casename, size, fmt[f].kind->name, rows, nnz, 1e3 * fmt[f].tmin, 1e-9 * flops / fmt[f].tmin, 1e-9 * fmt[f].moved / fmt[f].tmin, pct, fmt[f].bytes / 1048576.0,
                           (double)(fmt[ib].tmin / fmt[f].tmin), vsbaij));
   }
+  if (kspits > 0)
+    for (PetscInt f = 0; f < nf; f++) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-22s %5d %-11s KSPSolve GMRES(30)+Jacobi: %.4f ms per iteration, %.2fx %s\n", casename, size, fmt[f].kind->name, 1e3 * (double)fmt[f].kspit, (double)(fmt[ib].kspit / fmt[f].kspit), baseline));
   if (hasjson && json[0]) {
     FILE *fp;
     PetscCall(PetscFOpen(PETSC_COMM_WORLD, json, "a", &fp));
@@ -500,6 +546,8 @@ int main(int argc, char **argv)
           PetscCall(JSONNumber(fp, "speedup_vs_aij", sb, PETSC_TRUE, PETSC_FALSE));
           PetscCall(JSONNumber(fp, "speedup_vs_baij", ibaij >= 0 ? fmt[ibaij].tmin / fmt[f].tmin : 0, (PetscBool)(ibaij >= 0), PETSC_FALSE));
         }
+        PetscCall(JSONNumber(fp, "ksp_ms_per_it", 1e3 * fmt[f].kspit, (PetscBool)(kspits > 0), PETSC_FALSE));
+        PetscCall(JSONNumber(fp, "ksp_speedup_vs_baseline", kspits > 0 ? fmt[ib].kspit / fmt[f].kspit : 0, (PetscBool)(kspits > 0), PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"setup_s\": %.3g, \"reps\": %" PetscInt_FMT ", \"batches\": %" PetscInt_FMT ", ", fmt[f].tsetup, reps, batches));
         PetscCall(JSONString(fp, "petsc_version", version, PETSC_FALSE));
         PetscCall(JSONString(fp, "date", date, PETSC_FALSE));

@@ -11,6 +11,13 @@
   #define PETSC_SUCCESS 0
 #endif
 
+/* PetscAssertPointer() replaced PetscValidPointer() in 3.19 */
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define GpukitAssertPointer(p, a) PetscValidPointer(p, a)
+#else
+  #define GpukitAssertPointer(p, a) PetscAssertPointer(p, a)
+#endif
+
 /* The setfromoptions signature took PetscOptionItems * until 3.22 and PetscOptionItems after. */
 #if PETSC_VERSION_LT(3, 23, 0)
 typedef PetscOptionItems *GpukitOptionItems;

@@ -5,7 +5,7 @@
 #   bash tests/gpu/pack.sh [--blas]
 #
 # Copies lib/libpetsc.so* (stripped of its static symbol table), lib/petsc/conf, lib/pkgconfig and include/ into
-# gpucarry/petsc-cuda; share/ (examples, 65 MB) stays behind. gpucarry/extra-libs gets libnvtx3interop (named at
+# gpucarry/petsc-cuda; share/ (examples, 65 MB) stays behind, except the stock tutorials the GPU benchmarks build. gpucarry/extra-libs gets libnvtx3interop (named at
 # link time by the prefix's petscvariables), and with --blas also Debian's BLAS, LAPACK, libgfortran and
 # libquadmath, for a GPU machine that lacks them (tests/gpu/run adds them only when ldd says something is missing).
 # PETSC_DIR picks another prefix, GPUKIT_CARRY another destination. Fails above 60 MB.
@@ -35,6 +35,11 @@ done
 cp -a "$src/lib/petsc/conf" "$dst/petsc-cuda/lib/petsc/"
 cp -a "$src/lib/pkgconfig" "$dst/petsc-cuda/lib/"
 cp -a "$src/include" "$dst/petsc-cuda/"
+# stock tutorials the GPU benchmarks compile against this PETSc (bench/cavity.sh: snes ex19)
+for ex in snes/tutorials/ex19.c; do
+  mkdir -p "$dst/petsc-cuda/share/petsc/examples/src/$(dirname "$ex")"
+  cp "$src/share/petsc/examples/src/$ex" "$dst/petsc-cuda/share/petsc/examples/src/$ex"
+done
 
 # libnvtx3interop from the CUDA directory the prefix was built with
 cudadir=$(sed -n 's/^CUDA_INCLUDE = -I\(.*\)\/include *$/\1/p' "$vars")

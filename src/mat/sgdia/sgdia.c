@@ -254,6 +254,7 @@ PetscErrorCode MatSetValues_SGDIA(Mat A, PetscInt nr, const PetscInt rows[], Pet
   const PetscInt *range = A->rmap->range, rstart = A->rmap->rstart, rend = A->rmap->rend, dof = sg->dof, m = sg->m;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_TRUE));
   for (PetscInt i = 0; i < nr; i++) {
     PetscInt row = rows[i], gr[3], gl, p, r;
     if (row < 0) continue;
@@ -284,6 +285,27 @@ PetscErrorCode MatSetValues_SGDIA(Mat A, PetscInt nr, const PetscInt rows[], Pet
       else sg->v[(s * dof + c) * m + p * dof + r] = v;
     }
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The position in v of entry (row, col), row owned by this rank; -1 when the entry lies outside the stencil and
+   such entries are dropped (else the error of MatSetValues()). Used by the COO assembly of MATSGDIACUDA. */
+PetscErrorCode SGDIAEntrySlot_Private(Mat A, PetscInt row, PetscInt col, PetscCount *slot)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+  PetscInt   dof = sg->dof, p, r, c, s, gr[3], gc[3], gl;
+
+  PetscFunctionBegin;
+  PetscCheck(row >= A->rmap->rstart && row < A->rmap->rend, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row %" PetscInt_FMT " is not owned by this rank", row);
+  PetscCheck(col >= 0 && col < A->cmap->N, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Column %" PetscInt_FMT " is not in [0, %" PetscInt_FMT ")", col, A->cmap->N);
+  p = (row - A->rmap->rstart) / dof;
+  r = (row - A->rmap->rstart) % dof;
+  SGDIAPointInfo(sg, p, gr, &gl);
+  SGDIAIndexToGrid(sg, A->rmap->range, col, gc, &c);
+  s     = SGDIAStencilPoint(sg, gr, gc);
+  *slot = -1;
+  if (s < 0) PetscCall(SGDIAOutsideStencil(A, row, col, gr, r, gc, c));
+  else *slot = (PetscCount)(s * dof + c) * sg->m + p * dof + r;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -334,6 +356,7 @@ static PetscErrorCode MatZeroEntries_SGDIA(Mat A)
   Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_TRUE));
   PetscCall(PetscArrayzero(sg->v, sg->nv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -512,6 +535,7 @@ static PetscErrorCode MatMultAdd_SGDIA(Mat A, Vec x, Vec y, Vec z)
   PetscScalar       *za;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_Mult, A, x, z, 0));
   if (y && y != z) PetscCall(VecCopy(y, z));
   PetscCall(VecGetArrayRead(x, &xa));
@@ -553,6 +577,7 @@ static PetscErrorCode MatMultTransposeAdd_SGDIA(Mat A, Vec x, Vec y, Vec z)
   Vec                w      = z;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_MultTr, A, x, z, 0));
   if (y == z || (y && x == z)) PetscCall(VecDuplicate(z, &w)); /* keep y and x intact */
   if (ghosts) {
@@ -611,6 +636,7 @@ static PetscErrorCode MatGetDiagonal_SGDIA(Mat A, Vec d)
   PetscScalar *da;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   PetscCall(VecGetArrayWrite(d, &da));
   for (PetscInt i = 0; i < sg->m; i++) da[i] = sg->v[(sg->center * sg->dof + i % sg->dof) * sg->m + i];
   PetscCall(VecRestoreArrayWrite(d, &da));
@@ -622,6 +648,7 @@ static PetscErrorCode MatScale_SGDIA(Mat A, PetscScalar a)
   Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_TRUE));
   for (PetscCount i = 0; i < sg->nv; i++) sg->v[i] *= a;
   PetscCall(PetscLogFlops(sg->nv));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -632,6 +659,7 @@ static PetscErrorCode MatShift_SGDIA(Mat A, PetscScalar a)
   Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_TRUE));
   for (PetscInt i = 0; i < sg->m; i++) sg->v[(sg->center * sg->dof + i % sg->dof) * sg->m + i] += a;
   PetscCall(PetscLogFlops(sg->m));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -643,6 +671,7 @@ static PetscErrorCode MatDiagonalSet_SGDIA(Mat A, Vec D, InsertMode mode)
   const PetscScalar *da;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_TRUE));
   PetscCall(VecGetArrayRead(D, &da));
   for (PetscInt i = 0; i < sg->m; i++) {
     PetscScalar *e = &sg->v[(sg->center * sg->dof + i % sg->dof) * sg->m + i];
@@ -659,6 +688,7 @@ static PetscErrorCode MatDiagonalScale_SGDIA(Mat A, Vec l, Vec r)
   const PetscScalar *la, *ra;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_TRUE));
   if (l) {
     PetscCall(VecGetArrayRead(l, &la));
     for (PetscInt j = 0; j < sg->k * dof; j++)
@@ -718,6 +748,7 @@ static PetscErrorCode MatGetRow_SGDIA(Mat A, PetscInt row, PetscInt *n, PetscInt
   PetscInt   nn;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   PetscCheck(row >= A->rmap->rstart && row < A->rmap->rend, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "MatGetRow() on MATSGDIA takes locally owned rows [%" PetscInt_FMT ", %" PetscInt_FMT "), got %" PetscInt_FMT, A->rmap->rstart, A->rmap->rend, row);
   if (!sg->rowcols) PetscCall(PetscMalloc2(sg->k * sg->dof, &sg->rowcols, sg->k * sg->dof, &sg->rowvals));
   PetscCall(SGDIAGetRowLocal(A, row - A->rmap->rstart, &nn, sg->rowcols, sg->rowvals));
@@ -771,6 +802,7 @@ static PetscErrorCode MatZeroRows_SGDIA(Mat A, PetscInt n, const PetscInt rows[]
   PetscInt nl, *lrows;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_TRUE));
   PetscCall(SGDIASendToOwners_Private(A, n, rows, &nl, &lrows));
   PetscCall(SGDIAZeroLocalRows(A, nl, lrows, diag, x, b));
   PetscCall(PetscFree(lrows));
@@ -787,6 +819,7 @@ static PetscErrorCode MatZeroRowsColumns_SGDIA(Mat A, PetscInt n, const PetscInt
   const PetscScalar *mla, *xla = NULL;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_TRUE));
   PetscCall(SGDIASendToOwners_Private(A, n, rows, &nl, &lrows));
   /* mark the zeroed rows, which are also the zeroed columns, and see them on the neighbours */
   PetscCall(DMGetGlobalVector(sg->da, &mask));
@@ -885,10 +918,12 @@ static PetscErrorCode MatAXPY_SGDIA(Mat Y, PetscScalar a, Mat X, MatStructure st
   PetscBool  isg;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(Y, PETSC_TRUE));
   (void)str;
   PetscCall(MatIsSGDIA(X, &isg));
   if (isg && SGDIASameLayout(Y, X)) {
     Mat_SGDIA *x = (Mat_SGDIA *)X->data;
+    PetscCall(SGDIAHostAccess(X, PETSC_FALSE));
     for (PetscCount i = 0; i < y->nv; i++) y->v[i] += a * x->v[i];
     PetscCall(PetscLogFlops(2.0 * y->nv));
     PetscCall(PetscObjectStateIncrease((PetscObject)Y)); /* MatAXPY() does not, and device copies go by the state */
@@ -905,10 +940,12 @@ static PetscErrorCode MatCopy_SGDIA(Mat A, Mat B, MatStructure str)
   PetscBool  isg;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   (void)str;
   PetscCall(MatIsSGDIA(B, &isg));
   if (isg && SGDIASameLayout(A, B)) {
     Mat_SGDIA *b = (Mat_SGDIA *)B->data;
+    PetscCall(SGDIAHostAccess(B, PETSC_TRUE));
     PetscCall(PetscArraycpy(b->v, a->v, a->nv));
     PetscCall(PetscObjectStateIncrease((PetscObject)B));
   } else {
@@ -924,6 +961,7 @@ static PetscErrorCode MatDuplicate_SGDIA(Mat A, MatDuplicateOption op, Mat *B)
   Mat_SGDIA *a = (Mat_SGDIA *)A->data;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   PetscCall(MatCreate(PetscObjectComm((PetscObject)A), B));
   PetscCall(MatSetSizes(*B, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
   PetscCall(MatSetType(*B, ((PetscObject)A)->type_name));
@@ -943,10 +981,12 @@ static PetscErrorCode MatEqual_SGDIA(Mat A, Mat B, PetscBool *flg)
   PetscBool isg;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   PetscCall(MatIsSGDIA(B, &isg));
   if (isg && SGDIASameLayout(A, B)) {
     Mat_SGDIA *a = (Mat_SGDIA *)A->data, *b = (Mat_SGDIA *)B->data;
     PetscBool  eq;
+    PetscCall(SGDIAHostAccess(B, PETSC_FALSE));
     PetscCall(PetscArraycmp(a->v, b->v, a->nv, &eq));
     PetscCall(MPIU_Allreduce(&eq, flg, 1, GPUKIT_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
   } else {
@@ -967,6 +1007,7 @@ static PetscErrorCode MatNorm_SGDIA(Mat A, NormType type, PetscReal *nrm)
   PetscReal  loc  = 0.0;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   if (type == NORM_FROBENIUS) {
     for (PetscCount i = 0; i < sg->nv; i++) loc += PetscRealPart(sg->v[i] * PetscConj(sg->v[i]));
     PetscCall(MPIU_Allreduce(&loc, nrm, 1, MPIU_REAL, MPIU_SUM, comm));
@@ -1051,6 +1092,7 @@ PetscErrorCode MatConvert_SGDIA_AIJ(Mat A, MatType type, MatReuse reuse, Mat *ne
   PetscScalar *vals;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_ToAIJ, A, 0, 0, 0));
   PetscCall(PetscMalloc2(sg->k * sg->dof, &cols, sg->k * sg->dof, &vals));
   if (reuse == MAT_REUSE_MATRIX) {
@@ -1181,6 +1223,7 @@ static PetscErrorCode MatInvertBlockDiagonal_SGDIA(Mat A, const PetscScalar **va
   PetscInt    *piv;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_InvBlkDiag, A, 0, 0, 0));
   if (!sg->ibdiag) PetscCall(PetscMalloc1(sg->np * n2, &sg->ibdiag));
   PetscCall(PetscMalloc2(2 * n2, &a, dof, &piv));
@@ -1267,8 +1310,10 @@ static PetscErrorCode MatView_SGDIA(Mat A, PetscViewer viewer)
       PetscCall(PetscViewerFlush(viewer));
       PetscCall(PetscViewerASCIIPopSynchronized(viewer));
     }
+    if (sg->viewinfo) PetscCall((*sg->viewinfo)(A, viewer));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   if (sg->dmview) { /* DMCreateMatrix() on several ranks views in the DMDA's natural ordering */
     PetscCall((*sg->dmview)(A, viewer));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -1306,6 +1351,7 @@ static PetscErrorCode MatSetFromOptions_SGDIA(Mat A, GpukitOptionItems PetscOpti
 static PetscErrorCode MatSGDIAGetArray_SGDIA(Mat A, PetscScalar **v)
 {
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_TRUE));
   *v = ((Mat_SGDIA *)A->data)->v;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1566,3 +1612,158 @@ PetscErrorCode MatSGDIAGetStencil(Mat A, PetscInt *dof, PetscInt *k, const Petsc
   PetscUseMethod(A, "MatSGDIAGetStencil_C", (Mat, PetscInt *, PetscInt *, const PetscInt **), (A, dof, k, delta));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* the device array functions: composed by MATSGDIACUDA; any other type gets an error that says so */
+static PetscErrorCode SGDIACUDAArray_Private(Mat A, const char name[], const char fname[], void *v)
+{
+  PetscErrorCode (*f)(Mat, void *) = NULL;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  GpukitAssertPointer(v, 2);
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, name, &f));
+  PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "%s() needs a MATSGDIACUDA matrix (-dm_mat_type sgdiacuda), not one of type %s", fname, ((PetscObject)A)->type_name);
+  PetscCall((*f)(A, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatSGDIAGetArrayCUDA - Gives the device array of a `MATSGDIACUDA` matrix, for reading and writing, with the
+  layout of `MatSGDIAGetArray()`
+
+  Not Collective
+
+  Input Parameter:
+. A - the `MATSGDIACUDA` matrix, set up
+
+  Output Parameter:
+. v - device pointer to the k*dof*m values (m local rows; see `MatSGDIAGetStencil()` and docs/sgdia.md)
+
+  Level: advanced
+
+  Notes:
+  The device copy is brought up to date first (a copy from the host only if the host values are newer).
+  Work on the array on the stream of the current `PetscDeviceContext`, or synchronise before the restore.
+  Call `MatSGDIARestoreArrayCUDA()` when done: the device copy then holds the only valid values and the
+  object state increases. Slots whose neighbour lies outside a non-periodic domain must stay zero.
+
+.seealso: `MATSGDIACUDA`, `MatSGDIARestoreArrayCUDA()`, `MatSGDIAGetArrayReadCUDA()`, `MatSGDIAGetArrayWriteCUDA()`, `MatSGDIAGetArray()`
+@*/
+PetscErrorCode MatSGDIAGetArrayCUDA(Mat A, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAArray_Private(A, "MatSGDIAGetArrayCUDA_C", "MatSGDIAGetArrayCUDA", (void *)v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatSGDIARestoreArrayCUDA - Returns the array from `MatSGDIAGetArrayCUDA()`
+
+  Not Collective
+
+  Input Parameters:
++ A - the `MATSGDIACUDA` matrix
+- v - the array, set to NULL
+
+  Level: advanced
+
+.seealso: `MATSGDIACUDA`, `MatSGDIAGetArrayCUDA()`
+@*/
+PetscErrorCode MatSGDIARestoreArrayCUDA(Mat A, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAArray_Private(A, "MatSGDIARestoreArrayCUDA_C", "MatSGDIARestoreArrayCUDA", (void *)v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatSGDIAGetArrayReadCUDA - Gives the device array of a `MATSGDIACUDA` matrix, for reading only
+
+  Not Collective
+
+  Input Parameter:
+. A - the `MATSGDIACUDA` matrix, set up
+
+  Output Parameter:
+. v - device pointer to the values (layout of `MatSGDIAGetArray()`)
+
+  Level: advanced
+
+.seealso: `MATSGDIACUDA`, `MatSGDIARestoreArrayReadCUDA()`, `MatSGDIAGetArrayCUDA()`
+@*/
+PetscErrorCode MatSGDIAGetArrayReadCUDA(Mat A, const PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAArray_Private(A, "MatSGDIAGetArrayReadCUDA_C", "MatSGDIAGetArrayReadCUDA", (void *)v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatSGDIARestoreArrayReadCUDA - Returns the array from `MatSGDIAGetArrayReadCUDA()`
+
+  Not Collective
+
+  Input Parameters:
++ A - the `MATSGDIACUDA` matrix
+- v - the array, set to NULL
+
+  Level: advanced
+
+.seealso: `MATSGDIACUDA`, `MatSGDIAGetArrayReadCUDA()`
+@*/
+PetscErrorCode MatSGDIARestoreArrayReadCUDA(Mat A, const PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAArray_Private(A, "MatSGDIARestoreArrayReadCUDA_C", "MatSGDIARestoreArrayReadCUDA", (void *)v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatSGDIAGetArrayWriteCUDA - Gives the device array of a `MATSGDIACUDA` matrix, to be overwritten: the way
+  device code assembles the matrix without the host
+
+  Not Collective
+
+  Input Parameter:
+. A - the `MATSGDIACUDA` matrix, set up
+
+  Output Parameter:
+. v - device pointer to the k*dof*m values (layout of `MatSGDIAGetArray()`)
+
+  Level: advanced
+
+  Notes:
+  Nothing is copied from the host: set every in-stencil value. The slots whose neighbour lies outside a
+  non-periodic domain are zero in the array you get and must stay zero. Call `MatSGDIARestoreArrayWriteCUDA()`
+  when done; no `MatAssemblyBegin()`/`MatAssemblyEnd()` is needed.
+
+.seealso: `MATSGDIACUDA`, `MatSGDIARestoreArrayWriteCUDA()`, `MatSGDIAGetStencil()`, `MatSetValuesCOO()`
+@*/
+PetscErrorCode MatSGDIAGetArrayWriteCUDA(Mat A, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAArray_Private(A, "MatSGDIAGetArrayWriteCUDA_C", "MatSGDIAGetArrayWriteCUDA", (void *)v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatSGDIARestoreArrayWriteCUDA - Returns the array from `MatSGDIAGetArrayWriteCUDA()`; the device copy then
+  holds the only valid values
+
+  Not Collective
+
+  Input Parameters:
++ A - the `MATSGDIACUDA` matrix
+- v - the array, set to NULL
+
+  Level: advanced
+
+.seealso: `MATSGDIACUDA`, `MatSGDIAGetArrayWriteCUDA()`
+@*/
+PetscErrorCode MatSGDIARestoreArrayWriteCUDA(Mat A, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAArray_Private(A, "MatSGDIARestoreArrayWriteCUDA_C", "MatSGDIARestoreArrayWriteCUDA", (void *)v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+

@@ -15,6 +15,7 @@ PetscErrorCode SGDIAGetAIJ_Private(Mat A, PetscBool inodes, Mat *aij)
   PetscObjectState st, *cst = inodes ? &sg->aijstate : &sg->aijnoinodestate;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
   PetscCall(PetscObjectStateGet((PetscObject)A, &st));
   if (!*copy || st != *cst) {
     PetscCall(PetscInfo(A, "%s the AIJ copy (%s inodes) of the MATSGDIA matrix used by %s\n", *copy ? "Refreshing" : "Making", inodes ? "with" : "without", inodes ? "SOR, block Jacobi and sub-matrices" : "factorizations"));

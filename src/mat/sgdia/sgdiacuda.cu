@@ -1,35 +1,57 @@
 /*
-   MATSEQSGDIACUDA and MATMPISGDIACUDA: MATSGDIA with a device copy of its values, and MatMult(), MatMultAdd()
-   and MatGetDiagonal() on an NVIDIA GPU (kernels in sgdiakernels.cu). Built only against a PETSc with CUDA;
-   it replaces the registration in sgdiacudareg.c.
+   MATSEQSGDIACUDA and MATMPISGDIACUDA: MATSGDIA with its values on an NVIDIA GPU. Built only against a PETSc with
+   CUDA; it replaces the registration in sgdiacudareg.c. Kernels: sgdiakernels.cu (products, diagonal) and
+   sgdiaopskernels.cu (everything else).
 
    Each type is its host type (MatCreate_SeqSGDIA(), MatCreate_MPISGDIA()) plus one in-place convert,
    SGDIAConvertToCUDA_Private(): it hangs a Mat_SGDIACUDA on Mat_SGDIA's spptr, keeps the host ops table (for
-   MatBindToCPU() and the way back to MATSGDIA), makes VECCUDA the vector type and sets the device ops. Every
-   other operation is the host one, on the host array, which stays the master copy: the device copy records
-   the object state of the matrix when it was made, and is made again once that state has changed (assembly,
-   MatScale(), MatShift(), MatZeroRows(), MatSGDIARestoreArray(), ... all increase it).
+   MatBindToCPU() and the way back to MATSGDIA), makes VECCUDA the vector type and sets the device ops.
+
+   Two copies of the values, and A->offloadmask says which are valid, as for PETSc's own GPU types:
+   - host code (MatSetValues(), MatGetRow(), MatView(), conversions, ...) calls SGDIAHostAccess() first, which
+     lands in SGDIACUDAHostAccess() here: it copies the values back when only the device has them (GPU), and
+     a writer leaves the host copy as the only valid one (CPU);
+   - device code calls SGDIACUDACopyToGPU() first, which copies to the device when only the host has them, and a
+     device writer leaves the device copy as the only valid one (GPU);
+   so a Newton loop that assembles on the host uploads once per assembly, and one that assembles on the device
+   (MatSetValuesCOO(), MatSGDIAGetArrayWriteCUDA()) never moves the matrix at all.
 */
 #include <petscdevice_cuda.h>
+#include <petscsf.h>
+#include <algorithm>
+#include <vector>
 #include "sgdiaimpl.h"
 #include "sgdiakernels.h"
+#include "sgdiaopskernels.h"
 
 #if defined(GPUKIT_SGDIACUDA_AVAILABLE)
 
 #define GPUKIT_SGDIA_CUDA_BLOCK_SIZE 256 /* default threads per block */
 
+static const char *const SGDIACUDAVariants[] = {"row", "row2", "lines4", "SGDIACUDAVariant", "", NULL};
+
 typedef struct {
-  PetscScalar     *v;                           /* device copy of Mat_SGDIA's v */
-  PetscCount       nv;                          /* its length */
-  long long       *off;                         /* 2k: stencil offsets in grid points, in the owned box (first k), then in the ghosted box */
-  int             *delta;                       /* 3k: stencil offsets (dx, dy, dz) */
-  PetscInt         k;                           /* stencil points that off and delta have room for */
-  PetscBool        valid;                       /* is there a device copy */
-  PetscObjectState state;                       /* the state of the matrix when the device copy was made */
-  Vec              xl;                          /* device ghosted local vector, when the DMDA's local vectors are not VECSEQCUDA */
-  PetscInt         block;                       /* threads per block of the kernels */
-  PetscBool        told_host, told_vec, told_dof; /* PetscInfo() said it once */
-  struct _MatOps   hostops;                     /* the host type's ops */
+  PetscScalar   *v;     /* device copy of Mat_SGDIA's v */
+  PetscCount     nv;    /* its length */
+  long long     *off;   /* 2k: stencil offsets in grid points, in the owned box (first k), then in the ghosted box */
+  int           *delta; /* 3k: stencil offsets (dx, dy, dz) */
+  PetscInt       k;     /* stencil points that off and delta hold */
+  Vec            xl, yl; /* device ghosted local vectors, when the DMDA's local vectors are not VECSEQCUDA */
+  PetscScalar   *ibdiag; /* device: inverted diagonal blocks */
+
+  /* kernel knobs; autotune times every (variant, block) at the first product and keeps the fastest */
+  PetscInt       block, variant;
+  PetscBool      autotune, tuned;
+  PetscReal      tune_ms, tune_default_ms; /* time of the chosen candidate and of the default (row, 256) */
+
+  /* COO assembly: unique slots, and for each the entries (jmap/perm, local entries first, then received) */
+  PetscCount     coo_n, coo_nrecv, coo_nu;
+  long long     *coo_slot, *coo_jmap, *coo_perm; /* device */
+  PetscSF        coo_sf;                         /* local entries for other ranks' rows -> their owners */
+  PetscScalar   *coo_recv, *coo_vbuf;            /* device: received values; a device copy of host coo_v */
+
+  PetscBool      told_host, told_vec, told_dof;
+  struct _MatOps hostops; /* the host type's ops */
 } Mat_SGDIACUDA;
 
 /* ------------------------------------------------------------------------------------------------------
@@ -59,10 +81,39 @@ static PetscErrorCode SGDIACUDAIsCUDAVec_Private(Vec v, PetscBool *flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* are all the given vectors (NULL ones skipped) CUDA vectors; if not, say once that the host code runs */
+static PetscErrorCode SGDIACUDAVecsOnDevice_Private(Mat A, const char op[], PetscInt n, const Vec vecs[], PetscBool *ok)
+{
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
+
+  PetscFunctionBegin;
+  *ok = PETSC_TRUE;
+  for (PetscInt i = 0; i < n && *ok; i++) {
+    PetscBool iscuda;
+    if (!vecs[i]) continue;
+    PetscCall(SGDIACUDAIsCUDAVec_Private(vecs[i], &iscuda));
+    if (!iscuda) {
+      *ok = PETSC_FALSE;
+      if (!cu->told_vec) {
+        PetscCall(PetscInfo(A, "%s with a vector of type %s: running the host code; use VECCUDA vectors (MatCreateVecs(), -dm_vec_type cuda) to stay on the GPU\n", op, ((PetscObject)vecs[i])->type_name));
+        cu->told_vec = PETSC_TRUE;
+      }
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode SGDIACUDAIsMPI_Private(Mat A, PetscBool *ismpi)
 {
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, ismpi, MATMPISGDIA, MATMPISGDIACUDA, ""));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SGDIACUDAIsCUDAMat_Private(Mat A, PetscBool *flg)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, flg, MATSEQSGDIACUDA, MATMPISGDIACUDA, ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -74,86 +125,162 @@ static PetscBool SGDIACUDANeedsGhosts(const Mat_SGDIA *sg)
   return PETSC_FALSE;
 }
 
-/* Make the device copy of the values and stencil offsets, unless the one there is of the current state. */
-static PetscErrorCode MatSGDIACUDACopyToGPU(Mat A)
+static PetscErrorCode SGDIACUDACheckSetUp_Private(Mat A)
 {
-  Mat_SGDIA       *sg = (Mat_SGDIA *)A->data;
-  Mat_SGDIACUDA   *cu = (Mat_SGDIACUDA *)sg->spptr;
-  const PetscInt   k  = sg->k;
-  PetscObjectState state;
-  cudaStream_t     stream;
-  long long       *off;
-  int             *delta;
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  if (cu->valid && cu->state == state) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCheck(sg->da && k > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "MATSGDIACUDA matrix is not set up: create it with DMCreateMatrix() on a DMDA (-dm_mat_type sgdiacuda), or call MatSetDM() and MatSetUp()");
-  if (!cu->told_host) {
-    PetscCall(PetscInfo(A, "%s: MatMult, MatMultAdd and MatGetDiagonal run on the GPU; every other operation runs the host implementation on the host copy of the values (CUDA vectors are synced through VecGetArray)\n", ((PetscObject)A)->type_name));
-    cu->told_host = PETSC_TRUE;
-  }
-  A->offloadmask = PETSC_OFFLOAD_CPU;
-  PetscCall(SGDIACUDAGetStream_Private(&stream));
-  PetscCall(PetscLogEventBegin(MAT_SGDIA_CopyToGPU, A, 0, 0, 0));
-  if (cu->nv != sg->nv) {
+  PetscCheck(sg->da && sg->k > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "MATSGDIACUDA matrix is not set up: create it with DMCreateMatrix() on a DMDA (-dm_mat_type sgdiacuda), or call MatSetDM() and MatSetUp()");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Device storage of the right size and the stencil offsets on the device; a new value array is zeroed, so the
+   slots outside the domain are zero there as on the host. Copies no values. */
+static PetscErrorCode SGDIACUDAAllocate_Private(Mat A, cudaStream_t stream)
+{
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
+  const PetscInt k  = sg->k;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDACheckSetUp_Private(A));
+  if (cu->nv != sg->nv || !cu->v) {
     if (cu->v) PetscCallCUDA(cudaFree(cu->v));
     cu->v = NULL;
-    if (sg->nv) PetscCallCUDA(cudaMalloc((void **)&cu->v, (size_t)sg->nv * sizeof(PetscScalar)));
+    if (sg->nv) {
+      PetscCallCUDA(cudaMalloc((void **)&cu->v, (size_t)sg->nv * sizeof(PetscScalar)));
+      PetscCallCUDA(cudaMemsetAsync(cu->v, 0, (size_t)sg->nv * sizeof(PetscScalar), stream));
+    }
     cu->nv = sg->nv;
+    if (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) A->offloadmask = PETSC_OFFLOAD_CPU;
   }
   if (cu->k != k) {
+    long long *off;
+    int       *delta;
     if (cu->off) PetscCallCUDA(cudaFree(cu->off));
     if (cu->delta) PetscCallCUDA(cudaFree(cu->delta));
     PetscCallCUDA(cudaMalloc((void **)&cu->off, 2 * (size_t)k * sizeof(long long)));
     PetscCallCUDA(cudaMalloc((void **)&cu->delta, 3 * (size_t)k * sizeof(int)));
+    PetscCall(PetscMalloc2(2 * k, &off, 3 * k, &delta));
+    for (PetscInt s = 0; s < k; s++) {
+      off[s]     = (long long)sg->ooff[s];
+      off[k + s] = (long long)sg->goff[s];
+      for (PetscInt d = 0; d < 3; d++) delta[3 * s + d] = (int)sg->delta[3 * s + d];
+    }
+    PetscCallCUDA(cudaMemcpyAsync(cu->off, off, 2 * (size_t)k * sizeof(long long), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaMemcpyAsync(cu->delta, delta, 3 * (size_t)k * sizeof(int), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaStreamSynchronize(stream));
+    PetscCall(PetscFree2(off, delta));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)k * (2 * sizeof(long long) + 3 * sizeof(int))));
     cu->k = k;
   }
-  PetscCall(PetscMalloc2(2 * k, &off, 3 * k, &delta));
-  for (PetscInt s = 0; s < k; s++) {
-    off[s]     = (long long)sg->ooff[s];
-    off[k + s] = (long long)sg->goff[s];
-    for (PetscInt d = 0; d < 3; d++) delta[3 * s + d] = (int)sg->delta[3 * s + d];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Make the device copy valid: copy the values up when only the host has them. */
+static PetscErrorCode SGDIACUDACopyToGPU(Mat A)
+{
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
+  cudaStream_t   stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(SGDIACUDAAllocate_Private(A, stream));
+  if (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!cu->told_host) {
+    PetscCall(PetscInfo(A, "%s: products, diagonal, scaling, shifts, AXPY, copies, zeroing of rows, block-diagonal inverse and COO assembly run on the GPU; other operations run the host code on the host copy (see docs/sgdia.md)\n", ((PetscObject)A)->type_name));
+    cu->told_host = PETSC_TRUE;
   }
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_CopyToGPU, A, 0, 0, 0));
   if (sg->nv) PetscCallCUDA(cudaMemcpyAsync(cu->v, sg->v, (size_t)sg->nv * sizeof(PetscScalar), cudaMemcpyHostToDevice, stream));
-  PetscCallCUDA(cudaMemcpyAsync(cu->off, off, 2 * (size_t)k * sizeof(long long), cudaMemcpyHostToDevice, stream));
-  PetscCallCUDA(cudaMemcpyAsync(cu->delta, delta, 3 * (size_t)k * sizeof(int), cudaMemcpyHostToDevice, stream));
-  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host arrays may change as soon as we return */
-  PetscCall(PetscFree2(off, delta));
-  PetscCall(PetscLogCpuToGpu((PetscLogDouble)sg->nv * sizeof(PetscScalar) + (PetscLogDouble)k * (2 * sizeof(long long) + 3 * sizeof(int))));
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host array may change as soon as we return */
+  PetscCall(PetscLogCpuToGpu((PetscLogDouble)sg->nv * sizeof(PetscScalar)));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_CopyToGPU, A, 0, 0, 0));
-  cu->state      = state;
-  cu->valid      = PETSC_TRUE;
   A->offloadmask = PETSC_OFFLOAD_BOTH;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* a VECSEQCUDA over the ghosted box: the DMDA's own local vector if it is one, else one of ours */
-static PetscErrorCode SGDIACUDAGetLocalVec_Private(Mat A, Vec *xl)
+/* Make the host copy valid: copy the values down when only the device has them. */
+static PetscErrorCode SGDIACUDACopyFromGPU(Mat A)
 {
   Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
   Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
-  PetscInt       n  = sg->gxm[0] * sg->gxm[1] * sg->gxm[2] * sg->dof, nl;
-  PetscBool      iscuda;
+  cudaStream_t   stream;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)sg->xl, VECSEQCUDA, &iscuda));
-  if (iscuda) {
-    *xl = sg->xl;
-    PetscFunctionReturn(PETSC_SUCCESS);
+  if (A->offloadmask != PETSC_OFFLOAD_GPU) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_CopyFromGPU, A, 0, 0, 0));
+  if (sg->nv) PetscCallCUDA(cudaMemcpyAsync(sg->v, cu->v, (size_t)sg->nv * sizeof(PetscScalar), cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  PetscCall(PetscLogGpuToCpu((PetscLogDouble)sg->nv * sizeof(PetscScalar)));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_CopyFromGPU, A, 0, 0, 0));
+  A->offloadmask = PETSC_OFFLOAD_BOTH;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Mat_SGDIA's hostaccess hook */
+static PetscErrorCode SGDIACUDAHostAccess(Mat A, PetscBool write)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDACopyFromGPU(A));
+  if (write) A->offloadmask = PETSC_OFFLOAD_CPU;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device array for a device op that changes the values: with keep, the current values (copied up when
+   needed); without, storage whose values will all be overwritten. The caller then calls SGDIACUDAWritten(). */
+static PetscErrorCode SGDIACUDADeviceWrite_Private(Mat A, PetscBool keep, PetscScalar **v, cudaStream_t *stream)
+{
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAGetStream_Private(stream));
+  if (keep) PetscCall(SGDIACUDACopyToGPU(A));
+  else PetscCall(SGDIACUDAAllocate_Private(A, *stream));
+  *v = cu->v;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SGDIACUDAWritten(Mat A)
+{
+  PetscFunctionBegin;
+  A->offloadmask = PETSC_OFFLOAD_GPU;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* VECSEQCUDA vectors over the ghosted box: the DMDA's own local vectors if they are, else ours */
+static PetscErrorCode SGDIACUDAGetLocalVecs_Private(Mat A, Vec *xl, Vec *yl)
+{
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscInt       n  = sg->gxm[0] * sg->gxm[1] * sg->gxm[2] * sg->dof;
+  PetscBool      iscuda;
+  Vec           *mine[2] = {&cu->xl, &cu->yl}, dms[2] = {sg->xl, sg->yl}, *out[2] = {xl, yl};
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < 2; i++) {
+    if (!out[i]) continue;
+    PetscCall(PetscObjectTypeCompare((PetscObject)dms[i], VECSEQCUDA, &iscuda));
+    if (iscuda) {
+      *out[i] = dms[i];
+      continue;
+    }
+    if (*mine[i]) {
+      PetscInt nl;
+      PetscCall(VecGetLocalSize(*mine[i], &nl));
+      if (nl != n) PetscCall(VecDestroy(mine[i]));
+    }
+    if (!*mine[i]) {
+      PetscCall(PetscInfo(A, "The DMDA's local vectors are of type %s, not VECSEQCUDA: MATSGDIACUDA gathers ghosts into a VECSEQCUDA of its own (-dm_vec_type cuda avoids it)\n", ((PetscObject)dms[i])->type_name));
+      PetscCall(VecCreate(PETSC_COMM_SELF, mine[i]));
+      PetscCall(VecSetSizes(*mine[i], n, n));
+      PetscCall(VecSetBlockSize(*mine[i], sg->dof));
+      PetscCall(VecSetType(*mine[i], VECSEQCUDA));
+    }
+    *out[i] = *mine[i];
   }
-  if (cu->xl) {
-    PetscCall(VecGetLocalSize(cu->xl, &nl));
-    if (nl != n) PetscCall(VecDestroy(&cu->xl));
-  }
-  if (!cu->xl) {
-    PetscCall(PetscInfo(A, "The DMDA's local vectors are of type %s, not VECSEQCUDA: MatMult gathers the ghosts into a VECSEQCUDA of its own (-dm_vec_type cuda avoids it)\n", ((PetscObject)sg->xl)->type_name));
-    PetscCall(VecCreate(PETSC_COMM_SELF, &cu->xl));
-    PetscCall(VecSetSizes(cu->xl, n, n));
-    PetscCall(VecSetBlockSize(cu->xl, sg->dof));
-    PetscCall(VecSetType(cu->xl, VECSEQCUDA));
-  }
-  *xl = cu->xl;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -180,34 +307,86 @@ static PetscErrorCode SGDIACUDASetArgs_Private(Mat A, PetscBool ghosted, GpukitS
   a->v     = cu->v;
   a->delta = cu->delta;
   a->off   = cu->off + (ghosted ? sg->k : 0);
+  {
+    int dh[3 * 27];
+    a->nlines = 0;
+    if (sg->k <= 27) {
+      for (PetscInt i = 0; i < 3 * sg->k; i++) dh[i] = (int)sg->delta[i];
+      GpukitSGDIAMultSetLines(a, dh);
+    }
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* ------------------------------------------------------------------------------------------------------
-   Device ops
+   Products
    ------------------------------------------------------------------------------------------------------ */
+
+static PetscBool SGDIACUDAAligned(const void *p)
+{
+  return ((uintptr_t)p % 16) == 0 ? PETSC_TRUE : PETSC_FALSE;
+}
+
+/* Time every (variant, block) candidate on this product and keep the fastest (-mat_sgdia_autotune) */
+static PetscErrorCode SGDIACUDAAutotune_Private(Mat A, const GpukitSGDIAMultArgs *args, const PetscScalar *xa, cudaStream_t stream)
+{
+  Mat_SGDIA     *sg       = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu       = (Mat_SGDIACUDA *)sg->spptr;
+  const int      blocks[] = {64, 128, 256, 512, 1024}, reps = 5;
+  cudaEvent_t    e0, e1;
+  float          best = -1.0f;
+  PetscScalar   *za;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_Autotune, A, 0, 0, 0));
+  PetscCallCUDA(cudaMalloc((void **)&za, (size_t)PetscMax(args->m, 1) * sizeof(PetscScalar))); /* the output vector may be an input */
+  PetscCallCUDA(cudaEventCreate(&e0));
+  PetscCallCUDA(cudaEventCreate(&e1));
+  for (int var = 0; var < GPUKIT_SGDIA_CUDA_VARIANTS; var++) {
+    if (!GpukitSGDIAMultVariantValid(args, var)) continue;
+    for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
+      float ms;
+      PetscCallCUDA(GpukitSGDIAMultCUDA(args, xa, NULL, za, blocks[b], var, stream)); /* warm-up */
+      PetscCallCUDA(cudaEventRecord(e0, stream));
+      for (int r = 0; r < reps; r++) PetscCallCUDA(GpukitSGDIAMultCUDA(args, xa, NULL, za, blocks[b], var, stream));
+      PetscCallCUDA(cudaEventRecord(e1, stream));
+      PetscCallCUDA(cudaEventSynchronize(e1));
+      PetscCallCUDA(cudaEventElapsedTime(&ms, e0, e1));
+      ms /= reps;
+      if (var == 0 && blocks[b] == GPUKIT_SGDIA_CUDA_BLOCK_SIZE) cu->tune_default_ms = ms;
+      if (best < 0 || ms < best) {
+        best        = ms;
+        cu->variant = var;
+        cu->block   = blocks[b];
+      }
+    }
+  }
+  PetscCallCUDA(cudaEventDestroy(e0));
+  PetscCallCUDA(cudaEventDestroy(e1));
+  PetscCallCUDA(cudaFree(za));
+  cu->tune_ms = best;
+  cu->tuned   = PETSC_TRUE;
+  PetscCall(PetscInfo(A, "autotune: variant %s, %" PetscInt_FMT " threads per block, %g ms per product (default row/256: %g ms)\n", SGDIACUDAVariants[cu->variant], cu->block, (double)best, (double)cu->tune_default_ms));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_Autotune, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* z = A x, or z = y + A x when y is not NULL (y may be z) */
 static PetscErrorCode MatMultAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y, Vec z)
 {
   Mat_SGDIA          *sg = (Mat_SGDIA *)A->data;
   Mat_SGDIACUDA      *cu = (Mat_SGDIACUDA *)sg->spptr;
-  PetscBool           cux, cuy = PETSC_TRUE, cuz, ghosted;
-  Vec                 xin = x;
+  PetscBool           ok, ghosted;
+  Vec                 xin = x, vecs[3] = {x, y, z};
   const PetscScalar  *xa, *ya = NULL;
   PetscScalar        *za;
   GpukitSGDIAMultArgs args;
   cudaStream_t        stream;
+  int                 variant;
 
   PetscFunctionBegin;
-  PetscCall(SGDIACUDAIsCUDAVec_Private(x, &cux));
-  PetscCall(SGDIACUDAIsCUDAVec_Private(z, &cuz));
-  if (y) PetscCall(SGDIACUDAIsCUDAVec_Private(y, &cuy));
-  if (!cux || !cuy || !cuz) { /* host vectors: the host kernel reads them where they are */
-    if (!cu->told_vec) {
-      PetscCall(PetscInfo(A, "%s with a vector of type %s: running the host kernel; use VECCUDA vectors (MatCreateVecs(), -dm_vec_type cuda) to stay on the GPU\n", y ? "MatMultAdd" : "MatMult", ((PetscObject)(!cux ? x : !cuz ? z : y))->type_name));
-      cu->told_vec = PETSC_TRUE;
-    }
+  PetscCall(SGDIACUDAVecsOnDevice_Private(A, y ? "MatMultAdd" : "MatMult", 3, vecs, &ok));
+  if (!ok) {
     if (y) PetscCall((*cu->hostops.multadd)(A, x, y, z));
     else PetscCall((*cu->hostops.mult)(A, x, z));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -216,12 +395,12 @@ static PetscErrorCode MatMultAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y, Vec z)
     PetscCall(PetscInfo(A, "dof %" PetscInt_FMT " has no kernel of its own (1..%d do): MatMult runs the generic kernel\n", sg->dof, GPUKIT_SGDIA_CUDA_MAX_DOF));
     cu->told_dof = PETSC_TRUE;
   }
-  PetscCall(MatSGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDACopyToGPU(A));
   PetscCall(SGDIACUDAGetStream_Private(&stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_MultCUDA, A, x, z, 0));
   ghosted = SGDIACUDANeedsGhosts(sg);
-  if (ghosted) {
-    PetscCall(SGDIACUDAGetLocalVec_Private(A, &xin));
+  if (ghosted) { /* PETSc's scatter, on device buffers */
+    PetscCall(SGDIACUDAGetLocalVecs_Private(A, &xin, NULL));
     PetscCall(DMGlobalToLocalBegin(sg->da, x, INSERT_VALUES, xin));
     PetscCall(DMGlobalToLocalEnd(sg->da, x, INSERT_VALUES, xin));
   }
@@ -235,8 +414,11 @@ static PetscErrorCode MatMultAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y, Vec z)
     PetscCall(VecCUDAGetArrayRead(y, &ya));
     PetscCall(VecCUDAGetArrayWrite(z, &za));
   }
+  if (cu->autotune && !cu->tuned) PetscCall(SGDIACUDAAutotune_Private(A, &args, xa, stream));
+  variant = (int)cu->variant;
+  if (!GpukitSGDIAMultVariantValid(&args, variant) || !SGDIACUDAAligned(za) || (ya && !SGDIACUDAAligned(ya))) variant = 0;
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCallCUDA(GpukitSGDIAMultCUDA(&args, xa, ya, za, (int)cu->block, stream));
+  PetscCallCUDA(GpukitSGDIAMultCUDA(&args, xa, ya, za, (int)cu->block, variant, stream));
   PetscCall(PetscLogGpuTimeEnd());
   if (!y) PetscCall(VecCUDARestoreArrayWrite(z, &za));
   else if (y == z) PetscCall(VecCUDARestoreArray(z, &za));
@@ -264,25 +446,101 @@ static PetscErrorCode MatMultAdd_SGDIACUDA(Mat A, Vec x, Vec y, Vec z)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* z = A^T x, or z = y + A^T x: gathered per output entry over the ghosted box, then added to the owners */
+static PetscErrorCode MatMultTransposeAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y, Vec z)
+{
+  Mat_SGDIA          *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA      *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscBool           ok, ghosted;
+  Vec                 vecs[3] = {x, y, z}, yl;
+  const PetscScalar  *xa, *ya = NULL;
+  PetscScalar        *za;
+  GpukitSGDIAMultArgs args;
+  cudaStream_t        stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAVecsOnDevice_Private(A, y ? "MatMultTransposeAdd" : "MatMultTranspose", 3, vecs, &ok));
+  if (!ok) {
+    if (y) PetscCall((*cu->hostops.multtransposeadd)(A, x, y, z));
+    else PetscCall((*cu->hostops.multtranspose)(A, x, z));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_MultTrCUDA, A, x, z, 0));
+  ghosted = SGDIACUDANeedsGhosts(sg);
+  PetscCall(SGDIACUDASetArgs_Private(A, ghosted, &args));
+  PetscCall(VecCUDAGetArrayRead(x, &xa));
+  if (ghosted) {
+    PetscCall(SGDIACUDAGetLocalVecs_Private(A, NULL, &yl));
+    PetscCall(VecCUDAGetArrayWrite(yl, &za));
+    PetscCall(PetscLogGpuTimeBegin());
+    PetscCallCUDA(GpukitSGDIAMultTransposeCUDA(&args, xa, NULL, za, (int)cu->block, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(VecCUDARestoreArrayWrite(yl, &za));
+    PetscCall(VecCUDARestoreArrayRead(x, &xa));
+    if (!y) PetscCall(VecSet(z, 0.0));
+    else if (y != z) PetscCall(VecCopy(y, z));
+    PetscCall(DMLocalToGlobalBegin(sg->da, yl, ADD_VALUES, z));
+    PetscCall(DMLocalToGlobalEnd(sg->da, yl, ADD_VALUES, z));
+  } else {
+    if (!y) PetscCall(VecCUDAGetArrayWrite(z, &za));
+    else if (y == z) {
+      PetscCall(VecCUDAGetArray(z, &za));
+      ya = za;
+    } else {
+      PetscCall(VecCUDAGetArrayRead(y, &ya));
+      PetscCall(VecCUDAGetArrayWrite(z, &za));
+    }
+    PetscCall(PetscLogGpuTimeBegin());
+    PetscCallCUDA(GpukitSGDIAMultTransposeCUDA(&args, xa, ya, za, (int)cu->block, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    if (!y) PetscCall(VecCUDARestoreArrayWrite(z, &za));
+    else if (y == z) PetscCall(VecCUDARestoreArray(z, &za));
+    else {
+      PetscCall(VecCUDARestoreArrayRead(y, &ya));
+      PetscCall(VecCUDARestoreArrayWrite(z, &za));
+    }
+    PetscCall(VecCUDARestoreArrayRead(x, &xa));
+  }
+  PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)sg->nv));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_MultTrCUDA, A, x, z, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTranspose_SGDIACUDA(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultTransposeAdd_SGDIACUDA_Private(A, x, NULL, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTransposeAdd_SGDIACUDA(Mat A, Vec x, Vec y, Vec z)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultTransposeAdd_SGDIACUDA_Private(A, x, y, z));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Diagonal, scaling, AXPY, copies
+   ------------------------------------------------------------------------------------------------------ */
+
 static PetscErrorCode MatGetDiagonal_SGDIACUDA(Mat A, Vec d)
 {
   Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
   Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
-  PetscBool      cud;
+  PetscBool      ok;
   PetscScalar   *da;
   cudaStream_t   stream;
 
   PetscFunctionBegin;
-  PetscCall(SGDIACUDAIsCUDAVec_Private(d, &cud));
-  if (!cud) {
-    if (!cu->told_vec) {
-      PetscCall(PetscInfo(A, "MatGetDiagonal into a vector of type %s: running the host code; use VECCUDA vectors (MatCreateVecs(), -dm_vec_type cuda) to stay on the GPU\n", ((PetscObject)d)->type_name));
-      cu->told_vec = PETSC_TRUE;
-    }
+  PetscCall(SGDIACUDAVecsOnDevice_Private(A, "MatGetDiagonal", 1, &d, &ok));
+  if (!ok) {
     PetscCall((*cu->hostops.getdiagonal)(A, d));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatSGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDACopyToGPU(A));
   PetscCall(SGDIACUDAGetStream_Private(&stream));
   PetscCall(VecCUDAGetArrayWrite(d, &da));
   PetscCall(PetscLogGpuTimeBegin());
@@ -292,15 +550,689 @@ static PetscErrorCode MatGetDiagonal_SGDIACUDA(Mat A, Vec d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* bound to the CPU: the host ops (MatBindToCPU() has set A->boundtocpu) */
-static PetscErrorCode MatBindToCPU_SGDIACUDA(Mat A, PetscBool flg)
+static PetscErrorCode MatScale_SGDIACUDA(Mat A, PetscScalar a)
+{
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscScalar   *v;
+  cudaStream_t   stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_TRUE, &v, &stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitSGDIAScaleCUDA((long long)sg->nv, a, v, (int)cu->block, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(PetscLogGpuFlops((PetscLogDouble)sg->nv));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
+  PetscCall(SGDIACUDAWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatShift_SGDIACUDA(Mat A, PetscScalar a)
+{
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscScalar   *v;
+  cudaStream_t   stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_TRUE, &v, &stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitSGDIAShiftCUDA((long long)sg->m, (int)sg->dof, (int)sg->center, a, v, (int)cu->block, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(PetscLogGpuFlops((PetscLogDouble)sg->m));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
+  PetscCall(SGDIACUDAWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDiagonalSet_SGDIACUDA(Mat A, Vec D, InsertMode mode)
+{
+  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA     *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscScalar       *v;
+  const PetscScalar *da;
+  PetscBool          ok;
+  cudaStream_t       stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAVecsOnDevice_Private(A, "MatDiagonalSet", 1, &D, &ok));
+  if (!ok) {
+    PetscCall((*cu->hostops.diagonalset)(A, D, mode));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_TRUE, &v, &stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
+  PetscCall(VecCUDAGetArrayRead(D, &da));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitSGDIADiagonalSetCUDA((long long)sg->m, (int)sg->dof, (int)sg->center, da, mode == ADD_VALUES ? 1 : 0, v, (int)cu->block, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(VecCUDARestoreArrayRead(D, &da));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
+  PetscCall(SGDIACUDAWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDiagonalScale_SGDIACUDA(Mat A, Vec l, Vec r)
+{
+  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA     *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscScalar       *v;
+  const PetscScalar *la, *ra;
+  PetscBool          ok;
+  Vec                vecs[2] = {l, r}, rl;
+  cudaStream_t       stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAVecsOnDevice_Private(A, "MatDiagonalScale", 2, vecs, &ok));
+  if (!ok) {
+    PetscCall((*cu->hostops.diagonalscale)(A, l, r));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_TRUE, &v, &stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
+  if (l) {
+    PetscCall(VecCUDAGetArrayRead(l, &la));
+    PetscCall(PetscLogGpuTimeBegin());
+    PetscCallCUDA(GpukitSGDIADiagonalScaleLeftCUDA((long long)sg->m, (int)(sg->k * sg->dof), la, v, (int)cu->block, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(VecCUDARestoreArrayRead(l, &la));
+  }
+  if (r) {
+    GpukitSGDIAMultArgs args;
+    PetscCall(SGDIACUDAGetLocalVecs_Private(A, &rl, NULL));
+    PetscCall(DMGlobalToLocalBegin(sg->da, r, INSERT_VALUES, rl));
+    PetscCall(DMGlobalToLocalEnd(sg->da, r, INSERT_VALUES, rl));
+    PetscCall(SGDIACUDASetArgs_Private(A, PETSC_TRUE, &args));
+    PetscCall(VecCUDAGetArrayRead(rl, &ra));
+    PetscCall(PetscLogGpuTimeBegin());
+    PetscCallCUDA(GpukitSGDIADiagonalScaleRightCUDA(&args, ra, v, (int)cu->block, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(VecCUDARestoreArrayRead(rl, &ra));
+  }
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
+  PetscCall(SGDIACUDAWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroEntries_SGDIACUDA(Mat A)
+{
+  Mat_SGDIA   *sg = (Mat_SGDIA *)A->data;
+  PetscScalar *v;
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_FALSE, &v, &stream));
+  if (sg->nv) PetscCallCUDA(cudaMemsetAsync(v, 0, (size_t)sg->nv * sizeof(PetscScalar), stream));
+  PetscCall(SGDIACUDAWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscBool SGDIACUDASameLayout(const Mat_SGDIA *a, const Mat_SGDIA *b)
+{
+  if (a->nv != b->nv || a->dof != b->dof || a->k != b->k || a->m != b->m || a->sw != b->sw || a->stype != b->stype) return PETSC_FALSE;
+  for (PetscInt d = 0; d < 3; d++)
+    if (a->M[d] != b->M[d] || a->xs[d] != b->xs[d] || a->xm[d] != b->xm[d] || a->bd[d] != b->bd[d]) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
+static PetscErrorCode MatAXPY_SGDIACUDA(Mat Y, PetscScalar a, Mat X, MatStructure str)
+{
+  Mat_SGDIA     *sy = (Mat_SGDIA *)Y->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sy->spptr;
+  PetscBool      xcuda;
+  PetscScalar   *v;
+  cudaStream_t   stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAIsCUDAMat_Private(X, &xcuda));
+  if (!xcuda || !SGDIACUDASameLayout(sy, (Mat_SGDIA *)X->data)) {
+    PetscCall(PetscInfo(Y, "MatAXPY with X of type %s: host code\n", ((PetscObject)X)->type_name));
+    PetscCall((*cu->hostops.axpy)(Y, a, X, str));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SGDIACUDACopyToGPU(X));
+  PetscCall(SGDIACUDADeviceWrite_Private(Y, PETSC_TRUE, &v, &stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_OpsCUDA, Y, X, 0, 0));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitSGDIAAXPYCUDA((long long)sy->nv, a, ((Mat_SGDIACUDA *)((Mat_SGDIA *)X->data)->spptr)->v, v, (int)cu->block, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)sy->nv));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, Y, X, 0, 0));
+  PetscCall(SGDIACUDAWritten(Y));
+  PetscCall(PetscObjectStateIncrease((PetscObject)Y)); /* MatAXPY() does not */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* device to device when both are MATSGDIACUDA of one layout */
+static PetscErrorCode MatCopy_SGDIACUDA(Mat A, Mat B, MatStructure str)
+{
+  Mat_SGDIA     *sa = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sa->spptr;
+  PetscBool      bcuda;
+  PetscScalar   *v;
+  cudaStream_t   stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAIsCUDAMat_Private(B, &bcuda));
+  if (!bcuda || !SGDIACUDASameLayout(sa, (Mat_SGDIA *)B->data)) {
+    PetscCall((*cu->hostops.copy)(A, B, str));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDADeviceWrite_Private(B, PETSC_FALSE, &v, &stream));
+  if (sa->nv) PetscCallCUDA(cudaMemcpyAsync(v, cu->v, (size_t)sa->nv * sizeof(PetscScalar), cudaMemcpyDeviceToDevice, stream));
+  PetscCall(SGDIACUDAWritten(B));
+  PetscCall(PetscObjectStateIncrease((PetscObject)B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDuplicate_SGDIACUDA(Mat A, MatDuplicateOption op, Mat *B)
+{
+  Mat_SGDIA     *sa = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *ca = (Mat_SGDIACUDA *)sa->spptr, *cb;
+
+  PetscFunctionBegin;
+  PetscCall((*ca->hostops.duplicate)(A, MAT_DO_NOT_COPY_VALUES, B)); /* a MATSGDIACUDA of the same layout, zero */
+  cb           = (Mat_SGDIACUDA *)((Mat_SGDIA *)(*B)->data)->spptr;
+  cb->block    = ca->block;
+  cb->variant  = ca->variant;
+  cb->autotune = ca->autotune;
+  cb->tuned    = ca->tuned;
+  cb->tune_ms  = ca->tune_ms;
+  if (op == MAT_COPY_VALUES) PetscCall(MatCopy_SGDIACUDA(A, *B, SAME_NONZERO_PATTERN));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* two small kernels of the glue: marks of the zeroed rows, and the point-block diagonal in COO order */
+__global__ static void SGDIAMarkRowsKernel(long long n, const long long *__restrict__ rows, double *mark)
+{
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) mark[rows[i]] = 1.0;
+}
+
+static cudaError_t GpukitSGDIAMarkRowsCUDA(long long n, const long long *rows, double *mark, int block, cudaStream_t stream)
+{
+  if (n <= 0) return cudaSuccess;
+  SGDIAMarkRowsKernel<<<(unsigned)((n + block - 1) / block), block, 0, stream>>>(n, rows, mark);
+  return cudaGetLastError();
+}
+
+/* d[(p*dof + r)*dof + c] = block of point p, entry (r, c) */
+__global__ static void SGDIAGatherBlockDiagonalKernel(long long n, int dof, int center, long long m, const double *__restrict__ v, double *d)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= n) return;
+  const long long p = e / (dof * dof);
+  const int       r = (int)((e / dof) % dof), c = (int)(e % dof);
+  d[e]              = v[((long long)center * dof + c) * m + p * dof + r];
+}
+
+static cudaError_t GpukitSGDIAGatherBlockDiagonalCUDA(long long np, int dof, int center, long long m, const double *v, double *d, int block, cudaStream_t stream)
+{
+  const long long n = np * dof * dof;
+  if (n <= 0) return cudaSuccess;
+  SGDIAGatherBlockDiagonalKernel<<<(unsigned)((n + block - 1) / block), block, 0, stream>>>(n, dof, center, m, v, d);
+  return cudaGetLastError();
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Dirichlet rows
+   ------------------------------------------------------------------------------------------------------ */
+
+/* the owned rows among rows[] (named on any rank), on the device */
+static PetscErrorCode SGDIACUDALocalRows_Private(Mat A, PetscInt n, const PetscInt rows[], PetscInt *nl, long long **dlrows, cudaStream_t stream)
+{
+  PetscInt  *lrows;
+  long long *h;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIASendToOwners_Private(A, n, rows, nl, &lrows));
+  *dlrows = NULL;
+  if (*nl) {
+    PetscCall(PetscMalloc1(*nl, &h));
+    for (PetscInt i = 0; i < *nl; i++) h[i] = (long long)lrows[i];
+    PetscCallCUDA(cudaMalloc((void **)dlrows, (size_t)*nl * sizeof(long long)));
+    PetscCallCUDA(cudaMemcpyAsync(*dlrows, h, (size_t)*nl * sizeof(long long), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaStreamSynchronize(stream));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)*nl * sizeof(long long)));
+    PetscCall(PetscFree(h));
+  }
+  PetscCall(PetscFree(lrows));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SGDIACUDAZeroRows_Private(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b, PetscBool columns)
+{
+  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA     *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscBool          ok = PETSC_TRUE, iscuda;
+  Vec                vecs[2] = {x, b};
+  PetscInt           nl;
+  long long         *dl;
+  PetscScalar       *v, *ba = NULL;
+  const PetscScalar *xa = NULL;
+  cudaStream_t       stream;
+
+  PetscFunctionBegin;
+  if (x && b) PetscCall(SGDIACUDAVecsOnDevice_Private(A, columns ? "MatZeroRowsColumns" : "MatZeroRows", 2, vecs, &ok));
+  if (ok && columns) { /* the column marks travel in the DMDA's vectors */
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)sg->xl, &iscuda, VECSEQCUDA, ""));
+    if (!iscuda) {
+      ok = PETSC_FALSE;
+      PetscCall(PetscInfo(A, "MatZeroRowsColumns on a DMDA whose vectors are of type %s: host code (-dm_vec_type cuda keeps it on the GPU)\n", ((PetscObject)sg->xl)->type_name));
+    }
+  }
+  if (!ok) {
+    if (columns) PetscCall((*cu->hostops.zerorowscolumns)(A, n, rows, diag, x, b));
+    else PetscCall((*cu->hostops.zerorows)(A, n, rows, diag, x, b));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_TRUE, &v, &stream));
+  PetscCall(SGDIACUDALocalRows_Private(A, n, rows, &nl, &dl, stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
+  if (columns) {
+    GpukitSGDIAMultArgs args;
+    Vec                 mask, maskl, xl = NULL;
+    const PetscScalar  *ma, *xla = NULL;
+    PetscScalar        *mw;
+    PetscCall(DMGetGlobalVector(sg->da, &mask));
+    PetscCall(DMGetLocalVector(sg->da, &maskl));
+    PetscCall(VecSet(mask, 0.0));
+    PetscCall(VecCUDAGetArray(mask, &mw));
+    PetscCallCUDA(GpukitSGDIAMarkRowsCUDA((long long)nl, dl, mw, (int)cu->block, stream));
+    PetscCall(VecCUDARestoreArray(mask, &mw));
+    PetscCall(DMGlobalToLocalBegin(sg->da, mask, INSERT_VALUES, maskl));
+    PetscCall(DMGlobalToLocalEnd(sg->da, mask, INSERT_VALUES, maskl));
+    if (x && b) {
+      PetscCall(DMGetLocalVector(sg->da, &xl));
+      PetscCall(DMGlobalToLocalBegin(sg->da, x, INSERT_VALUES, xl));
+      PetscCall(DMGlobalToLocalEnd(sg->da, x, INSERT_VALUES, xl));
+      PetscCall(VecCUDAGetArrayRead(xl, &xla));
+      PetscCall(VecCUDAGetArray(b, &ba));
+    }
+    PetscCall(SGDIACUDASetArgs_Private(A, PETSC_TRUE, &args));
+    PetscCall(VecCUDAGetArrayRead(maskl, &ma));
+    PetscCall(PetscLogGpuTimeBegin());
+    PetscCallCUDA(GpukitSGDIAZeroColumnsCUDA(&args, ma, xla, ba, v, (int)cu->block, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(VecCUDARestoreArrayRead(maskl, &ma));
+    if (x && b) {
+      PetscCall(VecCUDARestoreArray(b, &ba));
+      PetscCall(VecCUDARestoreArrayRead(xl, &xla));
+      PetscCall(DMRestoreLocalVector(sg->da, &xl));
+      xla = NULL;
+      ba  = NULL;
+    }
+    PetscCall(DMRestoreLocalVector(sg->da, &maskl));
+    PetscCall(DMRestoreGlobalVector(sg->da, &mask));
+  }
+  if (x && b) {
+    PetscCall(VecCUDAGetArrayRead(x, &xa));
+    PetscCall(VecCUDAGetArray(b, &ba));
+  }
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitSGDIAZeroRowsCUDA((long long)nl, dl, (long long)sg->m, (int)sg->dof, (int)sg->k, (int)sg->center, diag, v, xa, ba, (int)cu->block, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  if (x && b) {
+    PetscCall(VecCUDARestoreArrayRead(x, &xa));
+    PetscCall(VecCUDARestoreArray(b, &ba));
+  }
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
+  if (dl) PetscCallCUDA(cudaFree(dl));
+  PetscCall(SGDIACUDAWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroRows_SGDIACUDA(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAZeroRows_Private(A, n, rows, diag, x, b, PETSC_FALSE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroRowsColumns_SGDIACUDA(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDAZeroRows_Private(A, n, rows, diag, x, b, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Block diagonal (PCPBJACOBI)
+   ------------------------------------------------------------------------------------------------------ */
+
+/* inverted on the device; the API returns host memory, so the result is copied down once per call */
+static PetscErrorCode MatInvertBlockDiagonal_SGDIACUDA(Mat A, const PetscScalar **values)
+{
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
+  const size_t   n  = (size_t)sg->np * sg->dof * sg->dof;
+  long long      bad, *dbad;
+  cudaStream_t   stream;
+
+  PetscFunctionBegin;
+  if (sg->dof > GPUKIT_SGDIA_CUDA_MAX_DOF) {
+    PetscCall(PetscInfo(A, "MatInvertBlockDiagonal with dof %" PetscInt_FMT " > %d: host code\n", sg->dof, GPUKIT_SGDIA_CUDA_MAX_DOF));
+    PetscCall((*cu->hostops.invertblockdiagonal)(A, values));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_InvBlkDiagCUDA, A, 0, 0, 0));
+  if (!cu->ibdiag && n) PetscCallCUDA(cudaMalloc((void **)&cu->ibdiag, n * sizeof(PetscScalar)));
+  if (!sg->ibdiag) PetscCall(PetscMalloc1(n, &sg->ibdiag));
+  PetscCallCUDA(cudaMalloc((void **)&dbad, sizeof(long long)));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitSGDIAInvertBlockDiagonalCUDA((long long)sg->np, (int)sg->dof, (int)sg->center, (long long)sg->m, cu->v, cu->ibdiag, dbad, (int)cu->block, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCallCUDA(cudaMemcpyAsync(&bad, dbad, sizeof(long long), cudaMemcpyDeviceToHost, stream));
+  if (n) PetscCallCUDA(cudaMemcpyAsync(sg->ibdiag, cu->ibdiag, n * sizeof(PetscScalar), cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  PetscCallCUDA(cudaFree(dbad));
+  PetscCall(PetscLogGpuToCpu((PetscLogDouble)n * sizeof(PetscScalar) + sizeof(long long)));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_InvBlkDiagCUDA, A, 0, 0, 0));
+  if (bad >= 0) {
+    PetscInt g[3], gl;
+    SGDIAPointInfo(sg, (PetscInt)bad, g, &gl);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MAT_LU_ZRPVT, "The %" PetscInt_FMT "x%" PetscInt_FMT " diagonal block of grid point (%" PetscInt_FMT ",%" PetscInt_FMT ",%" PetscInt_FMT ") is singular; PCPBJACOBI cannot invert it", sg->dof, sg->dof, g[0], g[1], g[2]);
+  }
+  *values = sg->ibdiag;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if PETSC_VERSION_GE(3, 26, 0)
+/* The point-block diagonal as an AIJCUSPARSE matrix built on the device: PCPBJACOBI then applies its inverse
+   with its own CUDA kernel (it recognises AIJCUSPARSE only). The caller owns the matrix. */
+static PetscErrorCode MatGetBlockDiagonal_SGDIACUDA(Mat A, Mat *D)
+{
+  Mat_SGDIA     *sg  = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu  = (Mat_SGDIACUDA *)sg->spptr;
+  const PetscInt dof = sg->dof, n = sg->np * dof * dof, rstart = A->rmap->rstart;
+  PetscInt      *ii, *jj;
+  PetscScalar   *dv;
+  cudaStream_t   stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), D));
+  PetscCall(MatSetSizes(*D, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+  PetscCall(MatSetBlockSize(*D, dof));
+  PetscCall(MatSetType(*D, MATAIJCUSPARSE));
+  PetscCall(PetscMalloc2(n, &ii, n, &jj));
+  for (PetscInt p = 0, e = 0; p < sg->np; p++) /* entry e = (p, r, c), c fastest */
+    for (PetscInt r = 0; r < dof; r++)
+      for (PetscInt c = 0; c < dof; c++, e++) {
+        ii[e] = rstart + p * dof + r;
+        jj[e] = rstart + p * dof + c;
+      }
+  PetscCall(MatSetPreallocationCOO(*D, n, ii, jj));
+  PetscCall(PetscFree2(ii, jj));
+  PetscCallCUDA(cudaMalloc((void **)&dv, (size_t)PetscMax(n, 1) * sizeof(PetscScalar)));
+  PetscCallCUDA(GpukitSGDIAGatherBlockDiagonalCUDA((long long)sg->np, (int)dof, (int)sg->center, (long long)sg->m, cu->v, dv, (int)cu->block, stream));
+  PetscCall(MatSetValuesCOO(*D, dv, INSERT_VALUES));
+  PetscCallCUDA(cudaFree(dv));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
+/* ------------------------------------------------------------------------------------------------------
+   COO assembly: MatSetPreallocationCOO() once, then MatSetValuesCOO() with host or device values
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode SGDIACUDACOOFree_Private(Mat_SGDIACUDA *cu)
+{
+  PetscFunctionBegin;
+  if (cu->coo_slot) PetscCallCUDA(cudaFree(cu->coo_slot));
+  if (cu->coo_jmap) PetscCallCUDA(cudaFree(cu->coo_jmap));
+  if (cu->coo_perm) PetscCallCUDA(cudaFree(cu->coo_perm));
+  if (cu->coo_recv) PetscCallCUDA(cudaFree(cu->coo_recv));
+  if (cu->coo_vbuf) PetscCallCUDA(cudaFree(cu->coo_vbuf));
+  cu->coo_slot = cu->coo_jmap = cu->coo_perm = NULL;
+  cu->coo_recv = cu->coo_vbuf = NULL;
+  cu->coo_n = cu->coo_nrecv = cu->coo_nu = 0;
+  PetscCall(PetscSFDestroy(&cu->coo_sf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <typename T>
+static PetscErrorCode SGDIACUDAUpload_Private(T **d, const T *h, size_t n, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaMalloc((void **)d, PetscMax(n, (size_t)1) * sizeof(T)));
+  if (n) PetscCallCUDA(cudaMemcpyAsync(*d, h, n * sizeof(T), cudaMemcpyHostToDevice, stream));
+  PetscCall(PetscLogCpuToGpu((PetscLogDouble)n * sizeof(T)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetPreallocationCOO_SGDIACUDA(Mat A, PetscCount n, PetscInt coo_i[], PetscInt coo_j[])
+{
+  Mat_SGDIA                                   *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA                               *cu = (Mat_SGDIACUDA *)sg->spptr;
+  MPI_Comm                                     comm;
+  PetscMPIInt                                  size, rank;
+  std::vector<std::pair<PetscCount, long long>> ent; /* (slot, index into [local values | received values]) */
+  std::vector<PetscInt>                        leaves;
+  std::vector<PetscSFNode>                     remotes;
+  cudaStream_t                                 stream;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetComm((PetscObject)A, &comm));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(SGDIACUDACheckSetUp_Private(A));
+  PetscCall(SGDIACUDACOOFree_Private(cu));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_COO, A, 0, 0, 0));
+  cu->coo_n = n;
+  /* local entries; other ranks' rows are sent to their owners */
+  std::vector<std::vector<PetscInt>> out(size);  /* (i, j) pairs per destination rank */
+  std::vector<std::vector<PetscCount>> outidx(size);
+  for (PetscCount e = 0; e < n; e++) {
+    PetscInt   i = coo_i[e], j = coo_j[e];
+    PetscCount slot;
+    if (i < 0 || j < 0) continue;
+    PetscCheck(i < A->rmap->N && j < A->cmap->N, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "COO entry %" PetscCount_FMT " is (%" PetscInt_FMT ", %" PetscInt_FMT "), outside the %" PetscInt_FMT " x %" PetscInt_FMT " matrix", e, i, j, A->rmap->N, A->cmap->N);
+    if (i >= A->rmap->rstart && i < A->rmap->rend) {
+      PetscCall(SGDIAEntrySlot_Private(A, i, j, &slot));
+      if (slot >= 0) ent.push_back(std::make_pair(slot, (long long)e));
+    } else {
+      PetscMPIInt owner;
+      PetscCheck(!sg->ignore_offproc, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "COO entry %" PetscCount_FMT " is in row %" PetscInt_FMT " of another rank, and MAT_IGNORE_OFF_PROC_ENTRIES is set; leave such entries out (negative indices)", e, i);
+      PetscCall(PetscLayoutFindOwner(A->rmap, i, &owner));
+      out[owner].push_back(i);
+      out[owner].push_back(j);
+      outidx[owner].push_back(e);
+    }
+  }
+  if (size > 1) { /* counts, then where each sender's entries land in the owner's receive buffer, then (i, j) */
+    std::vector<PetscMPIInt> scount(size), rcount(size), sdispl(size), rdispl(size), rstartof(size), mystart(size);
+    std::vector<PetscInt>    rbuf, sbuf;
+    PetscMPIInt              nr = 0, ns = 0;
+    for (PetscMPIInt r = 0; r < size; r++) PetscCall(PetscMPIIntCast((PetscCount)outidx[r].size(), &scount[r]));
+    PetscCallMPI(MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm));
+    for (PetscMPIInt r = 0; r < size; r++) {
+      rstartof[r] = nr; /* entries from rank r start here in my receive buffer */
+      nr += rcount[r];
+    }
+    PetscCallMPI(MPI_Alltoall(rstartof.data(), 1, MPI_INT, mystart.data(), 1, MPI_INT, comm));
+    cu->coo_nrecv = nr;
+    for (PetscMPIInt r = 0; r < size; r++)
+      for (size_t t = 0; t < outidx[r].size(); t++) {
+        PetscSFNode node;
+        node.rank  = r;
+        node.index = mystart[r] + (PetscInt)t;
+        remotes.push_back(node);
+        leaves.push_back((PetscInt)outidx[r][t]);
+      }
+    for (PetscMPIInt r = 0; r < size; r++) {
+      sdispl[r] = ns;
+      ns += 2 * scount[r];
+      scount[r] *= 2;
+      rdispl[r] = 2 * rstartof[r];
+      rcount[r] *= 2;
+      sbuf.insert(sbuf.end(), out[r].begin(), out[r].end());
+    }
+    rbuf.resize(2 * (size_t)nr + 1);
+    sbuf.push_back(0);
+    PetscCallMPI(MPI_Alltoallv(sbuf.data(), scount.data(), sdispl.data(), MPIU_INT, rbuf.data(), rcount.data(), rdispl.data(), MPIU_INT, comm));
+    for (PetscMPIInt t = 0; t < nr; t++) {
+      PetscCount slot;
+      PetscCall(SGDIAEntrySlot_Private(A, rbuf[2 * t], rbuf[2 * t + 1], &slot));
+      if (slot >= 0) ent.push_back(std::make_pair(slot, (long long)n + t));
+    }
+    PetscCall(PetscSFCreate(comm, &cu->coo_sf));
+    PetscCall(PetscSFSetGraph(cu->coo_sf, (PetscInt)nr, (PetscInt)leaves.size(), leaves.data(), PETSC_COPY_VALUES, remotes.data(), PETSC_COPY_VALUES));
+    PetscCall(PetscSFSetUp(cu->coo_sf));
+  }
+  /* group by slot; within a slot keep the entry order, so the sums do not depend on the run */
+  std::stable_sort(ent.begin(), ent.end(), [](const std::pair<PetscCount, long long> &a, const std::pair<PetscCount, long long> &b) { return a.first < b.first; });
+  {
+    std::vector<long long> slot, jmap(1, 0), perm(ent.size());
+    for (size_t t = 0; t < ent.size(); t++) {
+      if (t == 0 || ent[t].first != ent[t - 1].first) {
+        slot.push_back((long long)ent[t].first);
+        if (t) jmap.push_back((long long)t);
+      }
+      perm[t] = ent[t].second;
+    }
+    if (!ent.empty()) jmap.push_back((long long)ent.size());
+    cu->coo_nu = (PetscCount)slot.size();
+    PetscCall(SGDIACUDAGetStream_Private(&stream));
+    PetscCall(SGDIACUDAUpload_Private(&cu->coo_slot, slot.data(), slot.size(), stream));
+    PetscCall(SGDIACUDAUpload_Private(&cu->coo_jmap, jmap.data(), jmap.size(), stream));
+    PetscCall(SGDIACUDAUpload_Private(&cu->coo_perm, perm.data(), perm.size(), stream));
+    PetscCallCUDA(cudaMalloc((void **)&cu->coo_recv, (size_t)PetscMax(cu->coo_nrecv, 1) * sizeof(PetscScalar)));
+    PetscCallCUDA(cudaStreamSynchronize(stream));
+  }
+  PetscCall(PetscInfo(A, "COO: %" PetscCount_FMT " entries, %" PetscCount_FMT " from other ranks, onto %" PetscCount_FMT " stored values\n", n, cu->coo_nrecv, cu->coo_nu));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_COO, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetValuesCOO_SGDIACUDA(Mat A, const PetscScalar coo_v[], InsertMode imode)
+{
+  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA     *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscMemType       mtype;
+  const PetscScalar *dv = coo_v;
+  PetscScalar       *v;
+  cudaStream_t       stream;
+
+  PetscFunctionBegin;
+  PetscCheck(imode == INSERT_VALUES || imode == ADD_VALUES, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "MatSetValuesCOO() takes INSERT_VALUES or ADD_VALUES");
+  PetscCall(SGDIACUDADeviceWrite_Private(A, imode == ADD_VALUES ? PETSC_TRUE : PETSC_FALSE, &v, &stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_COO, A, 0, 0, 0));
+  PetscCall(PetscGetMemType(coo_v, &mtype));
+  if (cu->coo_n && !PetscMemTypeDevice(mtype)) { /* host values: one upload */
+    if (!cu->coo_vbuf) PetscCallCUDA(cudaMalloc((void **)&cu->coo_vbuf, (size_t)cu->coo_n * sizeof(PetscScalar)));
+    PetscCallCUDA(cudaMemcpyAsync(cu->coo_vbuf, coo_v, (size_t)cu->coo_n * sizeof(PetscScalar), cudaMemcpyHostToDevice, stream));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)cu->coo_n * sizeof(PetscScalar)));
+    dv = cu->coo_vbuf;
+  }
+  if (cu->coo_sf) { /* values for other ranks' rows, device to device through PETSc's SF */
+    PetscCall(PetscSFReduceWithMemTypeBegin(cu->coo_sf, MPIU_SCALAR, PETSC_MEMTYPE_CUDA, dv, PETSC_MEMTYPE_CUDA, cu->coo_recv, MPI_REPLACE));
+    PetscCall(PetscSFReduceEnd(cu->coo_sf, MPIU_SCALAR, dv, cu->coo_recv, MPI_REPLACE));
+  }
+  if (imode == INSERT_VALUES && sg->nv) PetscCallCUDA(cudaMemsetAsync(v, 0, (size_t)sg->nv * sizeof(PetscScalar), stream));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitSGDIASetValuesCOOCUDA((long long)cu->coo_nu, cu->coo_slot, cu->coo_jmap, cu->coo_perm, (long long)cu->coo_n, dv, cu->coo_recv, imode == ADD_VALUES ? 1 : 0, v, (int)cu->block, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  if (dv == cu->coo_vbuf) PetscCallCUDA(cudaStreamSynchronize(stream)); /* coo_v may change when we return */
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_COO, A, 0, 0, 0));
+  PetscCall(SGDIACUDAWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Device arrays (MatSGDIAGetArrayCUDA() and friends)
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode MatSGDIAGetArrayCUDA_SGDIACUDA(Mat A, PetscScalar **v)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_TRUE, v, &stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSGDIAGetArrayWriteCUDA_SGDIACUDA(Mat A, PetscScalar **v)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_FALSE, v, &stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSGDIARestoreArrayCUDA_SGDIACUDA(Mat A, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  *v = NULL;
+  PetscCall(SGDIACUDAWritten(A));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSGDIAGetArrayReadCUDA_SGDIACUDA(Mat A, const PetscScalar **v)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDACopyToGPU(A));
+  *v = ((Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr)->v;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSGDIARestoreArrayReadCUDA_SGDIACUDA(Mat A, const PetscScalar **v)
+{
+  PetscFunctionBegin;
+  (void)A;
+  *v = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Options, view, binding
+   ------------------------------------------------------------------------------------------------------ */
+
+/* the device ops; MatBindToCPU(A, PETSC_TRUE) puts the host ones back */
+static PetscErrorCode SGDIACUDASetDeviceOps_Private(Mat A, PetscBool host)
 {
   Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
 
+#define GPUKIT_SGDIACUDA_OP(op, fn) A->ops->op = host ? cu->hostops.op : fn
   PetscFunctionBegin;
-  A->ops->mult        = flg ? cu->hostops.mult : MatMult_SGDIACUDA;
-  A->ops->multadd     = flg ? cu->hostops.multadd : MatMultAdd_SGDIACUDA;
-  A->ops->getdiagonal = flg ? cu->hostops.getdiagonal : MatGetDiagonal_SGDIACUDA;
+  GPUKIT_SGDIACUDA_OP(mult, MatMult_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(multadd, MatMultAdd_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(multtranspose, MatMultTranspose_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(multtransposeadd, MatMultTransposeAdd_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(getdiagonal, MatGetDiagonal_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(scale, MatScale_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(shift, MatShift_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(diagonalset, MatDiagonalSet_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(diagonalscale, MatDiagonalScale_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(zeroentries, MatZeroEntries_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(axpy, MatAXPY_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(copy, MatCopy_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(duplicate, MatDuplicate_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(zerorows, MatZeroRows_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(zerorowscolumns, MatZeroRowsColumns_SGDIACUDA);
+  GPUKIT_SGDIACUDA_OP(invertblockdiagonal, MatInvertBlockDiagonal_SGDIACUDA);
+#if PETSC_VERSION_GE(3, 26, 0)
+  GPUKIT_SGDIACUDA_OP(getblockdiagonal, MatGetBlockDiagonal_SGDIACUDA);
+#endif
+#undef GPUKIT_SGDIACUDA_OP
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", host ? NULL : MatSetPreallocationCOO_SGDIACUDA));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", host ? NULL : MatSetValuesCOO_SGDIACUDA));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatBindToCPU_SGDIACUDA(Mat A, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDASetDeviceOps_Private(A, flg));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -316,16 +1248,39 @@ static PetscErrorCode MatSGDIACUDASetBlockSize_Private(Mat A, PetscInt block)
 
 static PetscErrorCode MatSetFromOptions_SGDIACUDA(Mat A, GpukitOptionItems PetscOptionsObject)
 {
-  Mat_SGDIACUDA *cu    = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
-  PetscInt       block = cu->block;
-  PetscBool      set;
+  Mat_SGDIACUDA *cu      = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
+  PetscInt       block   = cu->block, variant = cu->variant;
+  PetscBool      set, tune = cu->autotune;
 
   PetscFunctionBegin;
   PetscCall((*cu->hostops.setfromoptions)(A, PetscOptionsObject));
   PetscOptionsHeadBegin(PetscOptionsObject, "MATSGDIACUDA options");
   PetscCall(PetscOptionsInt("-mat_sgdia_cuda_block_size", "Threads per block of the MATSGDIACUDA kernels (a multiple of 32 in 32..1024)", "MATSGDIACUDA", block, &block, &set));
   if (set) PetscCall(MatSGDIACUDASetBlockSize_Private(A, block));
+  PetscCall(PetscOptionsEList("-mat_sgdia_cuda_variant", "Product kernel: row (a thread per row), row2 (two rows per thread, 16-byte loads), lines4 (dof 1, width 1: four points of an x-line per thread)", "MATSGDIACUDA", SGDIACUDAVariants, GPUKIT_SGDIA_CUDA_VARIANTS, SGDIACUDAVariants[variant], &variant, &set));
+  if (set) cu->variant = variant;
+  PetscCall(PetscOptionsBool("-mat_sgdia_autotune", "Time every kernel variant and block size at the first product and keep the fastest", "MATSGDIACUDA", tune, &tune, &set));
+  if (set) {
+    cu->autotune = tune;
+    cu->tuned    = PETSC_FALSE;
+  }
   PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Mat_SGDIA's viewinfo hook: the lines MatView() with ::ascii_info adds for the device */
+static PetscErrorCode SGDIACUDAViewInfo(Mat A, PetscViewer viewer)
+{
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
+
+  PetscFunctionBegin;
+  {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  GPU product kernel: variant %s, %" PetscInt_FMT " threads per block", SGDIACUDAVariants[cu->variant], cu->block));
+    if (cu->autotune && cu->tuned) PetscCall(PetscViewerASCIIPrintf(viewer, " (autotuned on rank 0: %.4f ms per product; default row/256: %.4f ms)\n", (double)cu->tune_ms, (double)cu->tune_default_ms));
+    else if (cu->autotune) PetscCall(PetscViewerASCIIPrintf(viewer, " (autotune at the first product)\n"));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  values valid on: %s\n", A->offloadmask == PETSC_OFFLOAD_GPU ? "GPU" : A->offloadmask == PETSC_OFFLOAD_BOTH ? "GPU and host" : A->offloadmask == PETSC_OFFLOAD_CPU ? "host" : "host (no device copy yet)"));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -336,8 +1291,9 @@ static PetscErrorCode MatSetFromOptions_SGDIACUDA(Mat A, GpukitOptionItems Petsc
 static PetscErrorCode MatConvert_SGDIA_SGDIACUDA(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatConvert_SGDIACUDA_SGDIA(Mat, MatType, MatReuse, Mat *);
 
-/* MatConvert() finds these: sgdia -> sgdiacuda on the new (CUDA) matrix, sgdiacuda -> sgdia on the CUDA matrix */
-static PetscErrorCode SGDIACUDAComposeConverts_Private(Mat A, PetscBool set)
+/* MatConvert() finds the converts: sgdia -> sgdiacuda on the new (CUDA) matrix, sgdiacuda -> sgdia on the CUDA
+   matrix; and the device array functions */
+static PetscErrorCode SGDIACUDAComposeFunctions_Private(Mat A, PetscBool set)
 {
   PetscBool ismpi;
 
@@ -345,6 +1301,16 @@ static PetscErrorCode SGDIACUDAComposeConverts_Private(Mat A, PetscBool set)
   PetscCall(SGDIACUDAIsMPI_Private(A, &ismpi));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, ismpi ? "MatConvert_mpisgdia_mpisgdiacuda_C" : "MatConvert_seqsgdia_seqsgdiacuda_C", set ? MatConvert_SGDIA_SGDIACUDA : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, ismpi ? "MatConvert_mpisgdiacuda_mpisgdia_C" : "MatConvert_seqsgdiacuda_seqsgdia_C", set ? MatConvert_SGDIACUDA_SGDIA : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetArrayCUDA_C", set ? MatSGDIAGetArrayCUDA_SGDIACUDA : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIARestoreArrayCUDA_C", set ? MatSGDIARestoreArrayCUDA_SGDIACUDA : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetArrayWriteCUDA_C", set ? MatSGDIAGetArrayWriteCUDA_SGDIACUDA : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIARestoreArrayWriteCUDA_C", set ? MatSGDIARestoreArrayCUDA_SGDIACUDA : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetArrayReadCUDA_C", set ? MatSGDIAGetArrayReadCUDA_SGDIACUDA : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIARestoreArrayReadCUDA_C", set ? MatSGDIARestoreArrayReadCUDA_SGDIACUDA : NULL));
+  if (!set) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", NULL));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", NULL));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -356,7 +1322,10 @@ static PetscErrorCode SGDIACUDAFree_Private(Mat_SGDIACUDA **cu)
   if ((*cu)->v) PetscCallCUDA(cudaFree((*cu)->v));
   if ((*cu)->off) PetscCallCUDA(cudaFree((*cu)->off));
   if ((*cu)->delta) PetscCallCUDA(cudaFree((*cu)->delta));
+  if ((*cu)->ibdiag) PetscCallCUDA(cudaFree((*cu)->ibdiag));
+  PetscCall(SGDIACUDACOOFree_Private(*cu));
   PetscCall(VecDestroy(&(*cu)->xl));
+  PetscCall(VecDestroy(&(*cu)->yl));
   PetscCall(PetscFree(*cu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -368,9 +1337,11 @@ static PetscErrorCode MatDestroy_SGDIACUDA(Mat A)
   PetscErrorCode (*hostdestroy)(Mat) = cu->hostops.destroy;
 
   PetscFunctionBegin;
-  PetscCall(SGDIACUDAComposeConverts_Private(A, PETSC_FALSE));
+  PetscCall(SGDIACUDAComposeFunctions_Private(A, PETSC_FALSE));
   PetscCall(SGDIACUDAFree_Private(&cu));
-  sg->spptr = NULL;
+  sg->spptr      = NULL;
+  sg->hostaccess = NULL;
+  sg->viewinfo   = NULL;
   PetscCall((*hostdestroy)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -389,17 +1360,17 @@ static PetscErrorCode SGDIAConvertToCUDA_Private(Mat A)
   cu->block = GPUKIT_SGDIA_CUDA_BLOCK_SIZE;
   PetscCall(PetscMemcpy(&cu->hostops, A->ops, sizeof(struct _MatOps)));
   sg->spptr              = cu;
-  A->ops->mult           = MatMult_SGDIACUDA;
-  A->ops->multadd        = MatMultAdd_SGDIACUDA;
-  A->ops->getdiagonal    = MatGetDiagonal_SGDIACUDA;
+  sg->hostaccess         = SGDIACUDAHostAccess;
   A->ops->bindtocpu      = MatBindToCPU_SGDIACUDA;
   A->ops->setfromoptions = MatSetFromOptions_SGDIACUDA;
+  sg->viewinfo           = SGDIACUDAViewInfo;
   A->ops->destroy        = MatDestroy_SGDIACUDA;
+  PetscCall(SGDIACUDASetDeviceOps_Private(A, PETSC_FALSE));
   PetscCall(MatSetVecType(A, VECCUDA));
   A->boundtocpu  = PETSC_FALSE;
   A->offloadmask = PETSC_OFFLOAD_UNALLOCATED;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, ismpi ? MATMPISGDIACUDA : MATSEQSGDIACUDA));
-  PetscCall(SGDIACUDAComposeConverts_Private(A, PETSC_TRUE));
+  PetscCall(SGDIACUDAComposeFunctions_Private(A, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -413,7 +1384,10 @@ static PetscErrorCode SGDIAConvertToHost_Private(Mat A)
   PetscFunctionBegin;
   if (!cu) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SGDIACUDAIsMPI_Private(A, &ismpi));
-  PetscCall(SGDIACUDAComposeConverts_Private(A, PETSC_FALSE));
+  PetscCall(SGDIACUDACopyFromGPU(A));
+  sg->hostaccess = NULL;
+  sg->viewinfo   = NULL;
+  PetscCall(SGDIACUDAComposeFunctions_Private(A, PETSC_FALSE));
   PetscCall(PetscMemcpy(A->ops, &cu->hostops, sizeof(struct _MatOps)));
   PetscCall(SGDIACUDAFree_Private(&cu));
   sg->spptr = NULL;
@@ -457,20 +1431,27 @@ static PetscErrorCode MatConvert_SGDIACUDA_SGDIA(Mat A, MatType type, MatReuse r
 }
 
 /*MC
-   MATSEQSGDIACUDA - "seqsgdiacuda" - `MATSEQSGDIA` with a device copy of its values: `MatMult()`, `MatMultAdd()`
-   and `MatGetDiagonal()` run on an NVIDIA GPU, every other operation on the host copy.
+   MATSEQSGDIACUDA - "seqsgdiacuda" - `MATSEQSGDIA` with its values on an NVIDIA GPU: products (also transposed),
+   diagonal, scaling, shifts, AXPY, copies, zeroing of rows and columns, block-diagonal inverse and COO assembly
+   run on the device; other operations run the host code on the host copy.
 
    Options Database Keys:
 +  -mat_type seqsgdiacuda - the type (or -dm_mat_type sgdiacuda with `DMCreateMatrix()`)
--  -mat_sgdia_cuda_block_size <256> - threads per block of the kernels, a multiple of 32 in 32..1024
+.  -mat_sgdia_cuda_block_size <256> - threads per block of the kernels, a multiple of 32 in 32..1024
+.  -mat_sgdia_cuda_variant <row,row2,lines4> - product kernel: a thread per row, two rows per thread with 16-byte
+     loads, or (dof 1, stencil width 1) four points of an x-line per thread sharing their loads of x; a variant
+     that cannot run on the matrix falls back to row
+-  -mat_sgdia_autotune - time every variant and block size at the first product and keep the fastest (MatView shows it)
 
    Level: beginner
 
    Notes:
-   The host array is the master copy; it is copied to the device (event SGDIACopyToGPU) at the first device
-   operation after any change of values. Use `VECCUDA` vectors (`MatCreateVecs()`, -dm_vec_type cuda); with
-   host vectors the products run on the host (see -info). `MatBindToCPU()` runs everything on the host.
-   `MatConvert()` goes both ways between `MATSEQSGDIA` and `MATSEQSGDIACUDA`.
+   The values live on the host, the device or both (the offload mask): host assembly is copied up once at the
+   first device operation (event SGDIACopyToGPU), host reads after device changes copy down once (SGDIACopyFromGPU).
+   Device code can assemble without the host through `MatSGDIAGetArrayWriteCUDA()` or `MatSetPreallocationCOO()` +
+   `MatSetValuesCOO()`. Use `VECCUDA` vectors (`MatCreateVecs()`, -dm_vec_type cuda); with host vectors the
+   operations run on the host (see -info). `MatBindToCPU()` runs everything on the host. `MatConvert()` goes
+   both ways between `MATSEQSGDIA` and `MATSEQSGDIACUDA`.
 
 .seealso: `MATSGDIACUDA`, `MATMPISGDIACUDA`, `MATSGDIA`
 M*/

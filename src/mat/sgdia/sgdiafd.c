@@ -68,6 +68,7 @@ PetscErrorCode MatSGDIAFDColoringApply_Private(Mat J, MatFDColoring c, Vec x1, v
   PetscInt           nl;
 
   PetscFunctionBegin;
+  PetscCall(SGDIAHostAccess(J, PETSC_TRUE));
   PetscCheck(sg->colorl, PetscObjectComm((PetscObject)J), PETSC_ERR_ARG_WRONGSTATE, "Call MatFDColoringSetUp() first");
   PetscCall(PetscLogEventBegin(MAT_SGDIA_FDColor, J, 0, 0, 0));
   if (!c->fset) PetscCall((*f)(sctx, x1, w1, c->fctx));

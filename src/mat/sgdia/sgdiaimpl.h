@@ -75,7 +75,23 @@ typedef struct {
 
   /* spptr-like slot for the CUDA twin */
   void            *spptr;
+
+  /* the CUDA twin's hook, called before host code touches v: brings the device values back when the device
+     copy is newer, and with write marks the host copy as the only valid one (see SGDIAHostAccess()) */
+  PetscErrorCode (*hostaccess)(Mat, PetscBool);
+  /* the CUDA twin's lines for MatView() with ::ascii_info */
+  PetscErrorCode (*viewinfo)(Mat, PetscViewer);
 } Mat_SGDIA;
+
+/* Every host function that reads (write = PETSC_FALSE) or changes (PETSC_TRUE) the values calls this first */
+static inline PetscErrorCode SGDIAHostAccess(Mat A, PetscBool write)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
+  PetscFunctionBegin;
+  if (sg->hostaccess) PetscCall((*sg->hostaccess)(A, write));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 PETSC_INTERN PetscErrorCode MatCreate_SeqSGDIA(Mat);
 PETSC_INTERN PetscErrorCode MatCreate_MPISGDIA(Mat);
@@ -86,6 +102,7 @@ PETSC_INTERN PetscErrorCode SGDIASetUpFromDM_Private(Mat, DM);
 PETSC_INTERN PetscErrorCode SGDIAGetAIJ_Private(Mat, PetscBool, Mat *);
 PETSC_INTERN PetscErrorCode SGDIAStashExchange_Private(Mat);
 PETSC_INTERN PetscErrorCode SGDIASendToOwners_Private(Mat, PetscInt, const PetscInt[], PetscInt *, PetscInt **);
+PETSC_INTERN PetscErrorCode SGDIAEntrySlot_Private(Mat, PetscInt, PetscInt, PetscCount *);
 PETSC_INTERN PetscErrorCode MatSetValues_SGDIA(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[], const PetscScalar[], InsertMode);
 PETSC_INTERN PetscErrorCode MatConvert_SGDIA_AIJ(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatSGDIAFDColoringCreate_Private(Mat, ISColoring, MatFDColoring);

@@ -13,37 +13,52 @@ namespace
 {
 
 /* Row index arithmetic in IT (int when the rows allow it: the divisions are much cheaper), array offsets in
-   64 bits. DOF 0 is the generic kernel, which reads the dof from the arguments. */
-template <typename IT, int DOF, bool ADD>
-__global__ void __launch_bounds__(1024) SGDIAMultKernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
+   64 bits. DOF 0 is the generic code, which reads the dof from the arguments. */
+
+/* the grid point of owned point p, its offset in the x box, and whether its whole stencil lies in the domain */
+template <typename IT>
+__device__ __forceinline__ void SGDIAPoint(const GpukitSGDIAMultArgs &a, IT p, int g[3], long long *xb, bool *inside)
 {
-  const int dof = DOF > 0 ? DOF : a.dof;
-  const IT  i   = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
+  const IT  t  = p / a.xm[0];
+  const int l2 = (int)(t / a.xm[1]);
 
-  if (i >= (IT)a.m) return;
-  const IT        p      = i / dof;
-  const IT        t      = p / a.xm[0];
-  const int       l2     = (int)(t / a.xm[1]);
-  const int       g[3]   = {a.xs[0] + (int)(p - t * a.xm[0]), a.xs[1] + (int)(t - (IT)l2 * a.xm[1]), a.xs[2] + l2};
-  const long long xb     = (long long)(g[0] - a.lo[0]) + (long long)a.n[0] * ((long long)(g[1] - a.lo[1]) + (long long)a.n[1] * (long long)(g[2] - a.lo[2]));
-  const long long stride = (long long)dof * a.m; /* from stencil point s to s+1 in v */
-  const double   *vs     = a.v + i;
-  double          sum    = ADD ? y0[i] : 0.0;
-  bool            inside = true; /* the whole stencil lies in the domain: no checks per neighbour */
-
+  g[0]    = a.xs[0] + (int)(p - t * a.xm[0]);
+  g[1]    = a.xs[1] + (int)(t - (IT)l2 * a.xm[1]);
+  g[2]    = a.xs[2] + l2;
+  *xb     = (long long)(g[0] - a.lo[0]) + (long long)a.n[0] * ((long long)(g[1] - a.lo[1]) + (long long)a.n[1] * (long long)(g[2] - a.lo[2]));
+  *inside = true;
 #pragma unroll
   for (int d = 0; d < 3; d++)
-    if (!a.periodic[d] && (g[d] - a.sw[d] < 0 || g[d] + a.sw[d] >= a.M[d])) inside = false;
-  for (int s = 0; s < a.k; s++, vs += stride) {
-    if (!inside) { /* SGDIANeighbourInDomain() */
-      bool in = true;
+    if (!a.periodic[d] && (g[d] - a.sw[d] < 0 || g[d] + a.sw[d] >= a.M[d])) *inside = false;
+}
+
+/* SGDIANeighbourInDomain(): does stencil point s of grid point g stay in the domain */
+__device__ __forceinline__ bool SGDIANeighbourIn(const GpukitSGDIAMultArgs &a, const int g[3], int s)
+{
+  bool in = true;
 #pragma unroll
-      for (int d = 0; d < 3; d++) {
-        const int q = g[d] + __ldg(a.delta + 3 * s + d);
-        if (!a.periodic[d] && (q < 0 || q >= a.M[d])) in = false;
-      }
-      if (!in) continue;
-    }
+  for (int d = 0; d < 3; d++) {
+    const int q = g[d] + __ldg(a.delta + 3 * s + d);
+    if (!a.periodic[d] && (q < 0 || q >= a.M[d])) in = false;
+  }
+  return in;
+}
+
+/* row i of A x */
+template <typename IT, int DOF>
+__device__ __forceinline__ double SGDIARow(const GpukitSGDIAMultArgs &a, const double *__restrict__ x, IT i)
+{
+  const int       dof    = DOF > 0 ? DOF : a.dof;
+  const long long stride = (long long)dof * a.m; /* from stencil point s to s+1 in v */
+  const double   *vs     = a.v + i;
+  double          sum    = 0.0;
+  int             g[3];
+  long long       xb;
+  bool            inside; /* the whole stencil lies in the domain: no checks per neighbour */
+
+  SGDIAPoint<IT>(a, i / dof, g, &xb, &inside);
+  for (int s = 0; s < a.k; s++, vs += stride) {
+    if (!inside && !SGDIANeighbourIn(a, g, s)) continue;
     const double *xp = x + (xb + __ldg(a.off + s)) * dof;
     if constexpr (DOF > 0) {
 #pragma unroll
@@ -52,7 +67,120 @@ __global__ void __launch_bounds__(1024) SGDIAMultKernel(const GpukitSGDIAMultArg
       for (int c = 0; c < dof; c++) sum += __ldg(vs + c * a.m) * __ldg(xp + c);
     }
   }
-  y[i] = sum;
+  return sum;
+}
+
+/* variant 0: one thread per row; consecutive threads take consecutive rows, so the reads of v are coalesced */
+template <typename IT, int DOF, bool ADD>
+__global__ void __launch_bounds__(1024) SGDIAMultKernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
+{
+  const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
+
+  if (i >= (IT)a.m) return;
+  const double sum = SGDIARow<IT, DOF>(a, x, i);
+  y[i]             = ADD ? y0[i] + sum : sum;
+}
+
+/* variant 1: two consecutive rows per thread, v read in 16-byte loads (needs an even number of rows m); with an
+   even dof both rows belong to one grid point and share every load of x */
+template <typename IT, int DOF, bool ADD>
+__global__ void __launch_bounds__(1024) SGDIAMult2Kernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
+{
+  const int dof = DOF > 0 ? DOF : a.dof;
+  const IT  i   = 2 * ((IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x);
+
+  if (i >= (IT)a.m) return;
+  int       g0[3], g1[3];
+  long long xb0, xb1;
+  bool      in0, in1;
+  SGDIAPoint<IT>(a, i / dof, g0, &xb0, &in0);
+  SGDIAPoint<IT>(a, (i + 1) / dof, g1, &xb1, &in1);
+  double2 sum = make_double2(0.0, 0.0);
+  if (in0 && in1) {
+    const long long stride = (long long)dof * a.m;
+    const double   *vs     = a.v + i;
+    for (int s = 0; s < a.k; s++, vs += stride) {
+      const long long o   = __ldg(a.off + s);
+      const double   *xp0 = x + (xb0 + o) * dof, *xp1 = x + (xb1 + o) * dof;
+      if constexpr (DOF > 0) {
+#pragma unroll
+        for (int c = 0; c < DOF; c++) {
+          const double2 w  = __ldg((const double2 *)(vs + c * a.m));
+          const double  x0 = __ldg(xp0 + c), x1 = DOF % 2 == 0 ? x0 : __ldg(xp1 + c);
+          sum.x += w.x * x0;
+          sum.y += w.y * x1;
+        }
+      } else {
+        for (int c = 0; c < dof; c++) {
+          const double2 w = __ldg((const double2 *)(vs + c * a.m));
+          sum.x += w.x * __ldg(xp0 + c);
+          sum.y += w.y * __ldg(xp1 + c);
+        }
+      }
+    }
+  } else { /* near a non-periodic boundary */
+    sum.x = SGDIARow<IT, DOF>(a, x, i);
+    sum.y = SGDIARow<IT, DOF>(a, x, i + 1);
+  }
+  if (ADD) {
+    const double2 b = *(const double2 *)(y0 + i);
+    sum.x += b.x;
+    sum.y += b.y;
+  }
+  *(double2 *)(y + i) = sum;
+}
+
+/* variant 2 (dof 1, width 1): four consecutive points of one x-line per thread. For each x-line of the stencil
+   (one dy, dz) the thread loads the six x values its four points need once and uses them for every dx; v and y
+   move in 16-byte loads. Groups that straddle a line end or touch a non-periodic boundary take the row code. */
+template <typename IT, bool ADD>
+__global__ void __launch_bounds__(1024) SGDIAMultLinesKernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
+{
+  constexpr int R = 4;
+  const IT      i = R * ((IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x);
+
+  if (i >= (IT)a.m) return;
+  int       g[3];
+  long long xb;
+  bool      inside;
+  SGDIAPoint<IT>(a, i, g, &xb, &inside);
+  const bool fast = inside && i + R <= (IT)a.m && (g[0] - a.xs[0]) + R <= a.xm[0] && (a.periodic[0] || g[0] + R - 1 + a.sw[0] < a.M[0]);
+  if (!fast) {
+    for (int t = 0; t < R && i + t < (IT)a.m; t++) {
+      const double r = SGDIARow<IT, 1>(a, x, i + t);
+      y[i + t]       = ADD ? y0[i + t] + r : r;
+    }
+    return;
+  }
+  double sum[R] = {0.0, 0.0, 0.0, 0.0};
+  for (int l = 0; l < a.nlines; l++) {
+    const int  sm = a.line_s[l][0], s0 = a.line_s[l][1], sp = a.line_s[l][2];
+    const int  sr = s0 >= 0 ? s0 : (sm >= 0 ? sm : sp), dr = s0 >= 0 ? 0 : (sm >= 0 ? -1 : 1);
+    const long long base = xb + __ldg(a.off + sr) - dr; /* x index of the dx = 0 neighbour of point i */
+    double     w[R + 2];
+#pragma unroll
+    for (int j = 0; j < R + 2; j++) w[j] = ((j == 0 && sm < 0) || (j == R + 1 && sp < 0)) ? 0.0 : __ldg(x + base - 1 + j);
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+      const int s = d == 0 ? sm : (d == 1 ? s0 : sp);
+      if (s < 0) continue;
+      const double2 v01 = __ldg((const double2 *)(a.v + (long long)s * a.m + i));
+      const double2 v23 = __ldg((const double2 *)(a.v + (long long)s * a.m + i + 2));
+      sum[0] += v01.x * w[d];
+      sum[1] += v01.y * w[d + 1];
+      sum[2] += v23.x * w[d + 2];
+      sum[3] += v23.y * w[d + 3];
+    }
+  }
+  if (ADD) {
+    const double2 b01 = *(const double2 *)(y0 + i), b23 = *(const double2 *)(y0 + i + 2);
+    sum[0] += b01.x;
+    sum[1] += b01.y;
+    sum[2] += b23.x;
+    sum[3] += b23.y;
+  }
+  *(double2 *)(y + i)     = make_double2(sum[0], sum[1]);
+  *(double2 *)(y + i + 2) = make_double2(sum[2], sum[3]);
 }
 
 template <typename IT>
@@ -65,17 +193,23 @@ __global__ void __launch_bounds__(1024) SGDIADiagonalKernel(IT m, int dof, int c
 }
 
 template <typename IT, bool ADD>
-void SGDIAMultLaunch(const GpukitSGDIAMultArgs &a, const double *x, const double *y0, double *y, unsigned grid, int block, cudaStream_t stream)
+void SGDIAMultLaunch(const GpukitSGDIAMultArgs &a, const double *x, const double *y0, double *y, unsigned grid, int block, int variant, cudaStream_t stream)
 {
+  if (variant == 2) {
+    SGDIAMultLinesKernel<IT, ADD><<<grid, block, 0, stream>>>(a, x, y0, y);
+    return;
+  }
   switch (a.dof) {
 #define GPUKIT_SGDIA_MULT_CASE(D) \
   case D: \
-    SGDIAMultKernel<IT, D, ADD><<<grid, block, 0, stream>>>(a, x, y0, y); \
+    if (variant == 1) SGDIAMult2Kernel<IT, D, ADD><<<grid, block, 0, stream>>>(a, x, y0, y); \
+    else SGDIAMultKernel<IT, D, ADD><<<grid, block, 0, stream>>>(a, x, y0, y); \
     break;
     GPUKIT_SGDIA_CUDA_DOFS(GPUKIT_SGDIA_MULT_CASE)
 #undef GPUKIT_SGDIA_MULT_CASE
   default: /* any other dof */
-    SGDIAMultKernel<IT, 0, ADD><<<grid, block, 0, stream>>>(a, x, y0, y);
+    if (variant == 1) SGDIAMult2Kernel<IT, 0, ADD><<<grid, block, 0, stream>>>(a, x, y0, y);
+    else SGDIAMultKernel<IT, 0, ADD><<<grid, block, 0, stream>>>(a, x, y0, y);
   }
 }
 
@@ -99,25 +233,65 @@ bool SGDIASmallIndex(long long m, int block)
 
 } // namespace
 
-cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, const double *y0, double *y, int block, cudaStream_t stream)
+cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, const double *y0, double *y, int block, int variant, cudaStream_t stream)
 {
   unsigned grid;
 
-  if (!a || a->m < 0 || a->dof < 1 || !SGDIABlockValid(block)) return cudaErrorInvalidValue;
+  if (!a || a->m < 0 || a->dof < 1 || !SGDIABlockValid(block) || variant < 0 || variant >= GPUKIT_SGDIA_CUDA_VARIANTS) return cudaErrorInvalidValue;
   if (a->m == 0) return cudaSuccess;
   if (a->k < 1 || a->m % a->dof || !a->v || !a->delta || !a->off || !x || !y) return cudaErrorInvalidValue;
+  if (variant > 0 && !GpukitSGDIAMultVariantValid(a, variant)) return cudaErrorInvalidValue;
   for (int d = 0; d < 3; d++)
     if (a->xm[d] < 1 || a->n[d] < 1 || a->M[d] < 1 || a->sw[d] < 0) return cudaErrorInvalidValue;
-  grid = SGDIAGrid(a->m, block);
+  grid = SGDIAGrid(variant == 1 ? a->m / 2 : variant == 2 ? (a->m + 3) / 4 : a->m, block);
   if (!grid) return cudaErrorInvalidConfiguration;
   if (SGDIASmallIndex(a->m, block)) {
-    if (y0) SGDIAMultLaunch<int, true>(*a, x, y0, y, grid, block, stream);
-    else SGDIAMultLaunch<int, false>(*a, x, y0, y, grid, block, stream);
+    if (y0) SGDIAMultLaunch<int, true>(*a, x, y0, y, grid, block, variant, stream);
+    else SGDIAMultLaunch<int, false>(*a, x, y0, y, grid, block, variant, stream);
   } else {
-    if (y0) SGDIAMultLaunch<long long, true>(*a, x, y0, y, grid, block, stream);
-    else SGDIAMultLaunch<long long, false>(*a, x, y0, y, grid, block, stream);
+    if (y0) SGDIAMultLaunch<long long, true>(*a, x, y0, y, grid, block, variant, stream);
+    else SGDIAMultLaunch<long long, false>(*a, x, y0, y, grid, block, variant, stream);
   }
   return cudaGetLastError();
+}
+
+int GpukitSGDIAMultVariantValid(const GpukitSGDIAMultArgs *a, int variant)
+{
+  if (variant == 0) return 1;
+  if (variant == 1) return a->m % 2 == 0;
+  if (variant == 2) {
+    if (a->dof != 1 || a->m % 2 || a->nlines < 1 || a->nlines > 9) return 0;
+    for (int d = 0; d < 3; d++)
+      if (a->sw[d] > 1) return 0;
+    return 1;
+  }
+  return 0;
+}
+
+void GpukitSGDIAMultSetLines(GpukitSGDIAMultArgs *a, const int *delta)
+{
+  a->nlines = 0;
+  for (int s = 0; s < a->k; s++) {
+    const int dx = delta[3 * s], dy = delta[3 * s + 1], dz = delta[3 * s + 2];
+    int       l;
+    if (dx < -1 || dx > 1) {
+      a->nlines = 0;
+      return;
+    }
+    for (l = 0; l < a->nlines; l++) {
+      const int r = a->line_s[l][0] >= 0 ? a->line_s[l][0] : (a->line_s[l][1] >= 0 ? a->line_s[l][1] : a->line_s[l][2]);
+      if (delta[3 * r + 1] == dy && delta[3 * r + 2] == dz) break;
+    }
+    if (l == a->nlines) {
+      if (a->nlines == 9) {
+        a->nlines = 0;
+        return;
+      }
+      a->line_s[l][0] = a->line_s[l][1] = a->line_s[l][2] = -1;
+      a->nlines++;
+    }
+    a->line_s[l][dx + 1] = s;
+  }
 }
 
 cudaError_t GpukitSGDIAGetDiagonalCUDA(long long m, int dof, int center, const double *v, double *d, int block, cudaStream_t stream)
