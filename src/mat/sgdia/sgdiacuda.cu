@@ -28,7 +28,7 @@
 
 #define GPUKIT_SGDIA_CUDA_BLOCK_SIZE 256 /* default threads per block */
 
-static const char *const SGDIACUDAVariants[] = {"row", "row2", "lines4", "SGDIACUDAVariant", "", NULL};
+static const char *const SGDIACUDAVariants[] = {"row", "row2", "SGDIACUDAVariant", "", NULL};
 
 typedef struct {
   PetscScalar   *v;     /* device copy of Mat_SGDIA's v */
@@ -307,14 +307,6 @@ static PetscErrorCode SGDIACUDASetArgs_Private(Mat A, PetscBool ghosted, GpukitS
   a->v     = cu->v;
   a->delta = cu->delta;
   a->off   = cu->off + (ghosted ? sg->k : 0);
-  {
-    int dh[3 * 27];
-    a->nlines = 0;
-    if (sg->k <= 27) {
-      for (PetscInt i = 0; i < 3 * sg->k; i++) dh[i] = (int)sg->delta[i];
-      GpukitSGDIAMultSetLines(a, dh);
-    }
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1257,7 +1249,7 @@ static PetscErrorCode MatSetFromOptions_SGDIACUDA(Mat A, GpukitOptionItems Petsc
   PetscOptionsHeadBegin(PetscOptionsObject, "MATSGDIACUDA options");
   PetscCall(PetscOptionsInt("-mat_sgdia_cuda_block_size", "Threads per block of the MATSGDIACUDA kernels (a multiple of 32 in 32..1024)", "MATSGDIACUDA", block, &block, &set));
   if (set) PetscCall(MatSGDIACUDASetBlockSize_Private(A, block));
-  PetscCall(PetscOptionsEList("-mat_sgdia_cuda_variant", "Product kernel: row (a thread per row), row2 (two rows per thread, 16-byte loads), lines4 (dof 1, width 1: four points of an x-line per thread)", "MATSGDIACUDA", SGDIACUDAVariants, GPUKIT_SGDIA_CUDA_VARIANTS, SGDIACUDAVariants[variant], &variant, &set));
+  PetscCall(PetscOptionsEList("-mat_sgdia_cuda_variant", "Product kernel: row (a thread per row) or row2 (two rows per thread, 16-byte loads)", "MATSGDIACUDA", SGDIACUDAVariants, GPUKIT_SGDIA_CUDA_VARIANTS, SGDIACUDAVariants[variant], &variant, &set));
   if (set) cu->variant = variant;
   PetscCall(PetscOptionsBool("-mat_sgdia_autotune", "Time every kernel variant and block size at the first product and keep the fastest", "MATSGDIACUDA", tune, &tune, &set));
   if (set) {
@@ -1438,9 +1430,8 @@ static PetscErrorCode MatConvert_SGDIACUDA_SGDIA(Mat A, MatType type, MatReuse r
    Options Database Keys:
 +  -mat_type seqsgdiacuda - the type (or -dm_mat_type sgdiacuda with `DMCreateMatrix()`)
 .  -mat_sgdia_cuda_block_size <256> - threads per block of the kernels, a multiple of 32 in 32..1024
-.  -mat_sgdia_cuda_variant <row,row2,lines4> - product kernel: a thread per row, two rows per thread with 16-byte
-     loads, or (dof 1, stencil width 1) four points of an x-line per thread sharing their loads of x; a variant
-     that cannot run on the matrix falls back to row
+.  -mat_sgdia_cuda_variant <row,row2> - product kernel: a thread per row, or two rows per thread with 16-byte
+     loads (an odd number of local rows falls back to row)
 -  -mat_sgdia_autotune - time every variant and block size at the first product and keep the fastest (MatView shows it)
 
    Level: beginner

@@ -130,59 +130,6 @@ __global__ void __launch_bounds__(1024) SGDIAMult2Kernel(const GpukitSGDIAMultAr
   *(double2 *)(y + i) = sum;
 }
 
-/* variant 2 (dof 1, width 1): four consecutive points of one x-line per thread. For each x-line of the stencil
-   (one dy, dz) the thread loads the six x values its four points need once and uses them for every dx; v and y
-   move in 16-byte loads. Groups that straddle a line end or touch a non-periodic boundary take the row code. */
-template <typename IT, bool ADD>
-__global__ void __launch_bounds__(1024) SGDIAMultLinesKernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
-{
-  constexpr int R = 4;
-  const IT      i = R * ((IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x);
-
-  if (i >= (IT)a.m) return;
-  int       g[3];
-  long long xb;
-  bool      inside;
-  SGDIAPoint<IT>(a, i, g, &xb, &inside);
-  const bool fast = inside && i + R <= (IT)a.m && (g[0] - a.xs[0]) + R <= a.xm[0] && (a.periodic[0] || g[0] + R - 1 + a.sw[0] < a.M[0]);
-  if (!fast) {
-    for (int t = 0; t < R && i + t < (IT)a.m; t++) {
-      const double r = SGDIARow<IT, 1>(a, x, i + t);
-      y[i + t]       = ADD ? y0[i + t] + r : r;
-    }
-    return;
-  }
-  double sum[R] = {0.0, 0.0, 0.0, 0.0};
-  for (int l = 0; l < a.nlines; l++) {
-    const int  sm = a.line_s[l][0], s0 = a.line_s[l][1], sp = a.line_s[l][2];
-    const int  sr = s0 >= 0 ? s0 : (sm >= 0 ? sm : sp), dr = s0 >= 0 ? 0 : (sm >= 0 ? -1 : 1);
-    const long long base = xb + __ldg(a.off + sr) - dr; /* x index of the dx = 0 neighbour of point i */
-    double     w[R + 2];
-#pragma unroll
-    for (int j = 0; j < R + 2; j++) w[j] = ((j == 0 && sm < 0) || (j == R + 1 && sp < 0)) ? 0.0 : __ldg(x + base - 1 + j);
-#pragma unroll
-    for (int d = 0; d < 3; d++) {
-      const int s = d == 0 ? sm : (d == 1 ? s0 : sp);
-      if (s < 0) continue;
-      const double2 v01 = __ldg((const double2 *)(a.v + (long long)s * a.m + i));
-      const double2 v23 = __ldg((const double2 *)(a.v + (long long)s * a.m + i + 2));
-      sum[0] += v01.x * w[d];
-      sum[1] += v01.y * w[d + 1];
-      sum[2] += v23.x * w[d + 2];
-      sum[3] += v23.y * w[d + 3];
-    }
-  }
-  if (ADD) {
-    const double2 b01 = *(const double2 *)(y0 + i), b23 = *(const double2 *)(y0 + i + 2);
-    sum[0] += b01.x;
-    sum[1] += b01.y;
-    sum[2] += b23.x;
-    sum[3] += b23.y;
-  }
-  *(double2 *)(y + i)     = make_double2(sum[0], sum[1]);
-  *(double2 *)(y + i + 2) = make_double2(sum[2], sum[3]);
-}
-
 template <typename IT>
 __global__ void __launch_bounds__(1024) SGDIADiagonalKernel(IT m, int dof, int center, const double *__restrict__ v, double *__restrict__ d)
 {
@@ -195,10 +142,6 @@ __global__ void __launch_bounds__(1024) SGDIADiagonalKernel(IT m, int dof, int c
 template <typename IT, bool ADD>
 void SGDIAMultLaunch(const GpukitSGDIAMultArgs &a, const double *x, const double *y0, double *y, unsigned grid, int block, int variant, cudaStream_t stream)
 {
-  if (variant == 2) {
-    SGDIAMultLinesKernel<IT, ADD><<<grid, block, 0, stream>>>(a, x, y0, y);
-    return;
-  }
   switch (a.dof) {
 #define GPUKIT_SGDIA_MULT_CASE(D) \
   case D: \
@@ -243,7 +186,7 @@ cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, c
   if (variant > 0 && !GpukitSGDIAMultVariantValid(a, variant)) return cudaErrorInvalidValue;
   for (int d = 0; d < 3; d++)
     if (a->xm[d] < 1 || a->n[d] < 1 || a->M[d] < 1 || a->sw[d] < 0) return cudaErrorInvalidValue;
-  grid = SGDIAGrid(variant == 1 ? a->m / 2 : variant == 2 ? (a->m + 3) / 4 : a->m, block);
+  grid = SGDIAGrid(variant == 1 ? a->m / 2 : a->m, block);
   if (!grid) return cudaErrorInvalidConfiguration;
   if (SGDIASmallIndex(a->m, block)) {
     if (y0) SGDIAMultLaunch<int, true>(*a, x, y0, y, grid, block, variant, stream);
@@ -259,51 +202,5 @@ int GpukitSGDIAMultVariantValid(const GpukitSGDIAMultArgs *a, int variant)
 {
   if (variant == 0) return 1;
   if (variant == 1) return a->m % 2 == 0;
-  if (variant == 2) {
-    if (a->dof != 1 || a->m % 2 || a->nlines < 1 || a->nlines > 9) return 0;
-    for (int d = 0; d < 3; d++)
-      if (a->sw[d] > 1) return 0;
-    return 1;
-  }
   return 0;
-}
-
-void GpukitSGDIAMultSetLines(GpukitSGDIAMultArgs *a, const int *delta)
-{
-  a->nlines = 0;
-  for (int s = 0; s < a->k; s++) {
-    const int dx = delta[3 * s], dy = delta[3 * s + 1], dz = delta[3 * s + 2];
-    int       l;
-    if (dx < -1 || dx > 1) {
-      a->nlines = 0;
-      return;
-    }
-    for (l = 0; l < a->nlines; l++) {
-      const int r = a->line_s[l][0] >= 0 ? a->line_s[l][0] : (a->line_s[l][1] >= 0 ? a->line_s[l][1] : a->line_s[l][2]);
-      if (delta[3 * r + 1] == dy && delta[3 * r + 2] == dz) break;
-    }
-    if (l == a->nlines) {
-      if (a->nlines == 9) {
-        a->nlines = 0;
-        return;
-      }
-      a->line_s[l][0] = a->line_s[l][1] = a->line_s[l][2] = -1;
-      a->nlines++;
-    }
-    a->line_s[l][dx + 1] = s;
-  }
-}
-
-cudaError_t GpukitSGDIAGetDiagonalCUDA(long long m, int dof, int center, const double *v, double *d, int block, cudaStream_t stream)
-{
-  unsigned grid;
-
-  if (m < 0 || dof < 1 || center < 0 || !SGDIABlockValid(block)) return cudaErrorInvalidValue;
-  if (m == 0) return cudaSuccess;
-  if (m % dof || !v || !d) return cudaErrorInvalidValue;
-  grid = SGDIAGrid(m, block);
-  if (!grid) return cudaErrorInvalidConfiguration;
-  if (SGDIASmallIndex(m, block)) SGDIADiagonalKernel<int><<<grid, block, 0, stream>>>((int)m, dof, center, v, d);
-  else SGDIADiagonalKernel<long long><<<grid, block, 0, stream>>>(m, dof, center, v, d);
-  return cudaGetLastError();
 }

@@ -31,16 +31,12 @@ typedef struct {
   const double    *v;            /* device: k*dof*m values */
   const int       *delta;        /* device: 3*k stencil offsets (dx, dy, dz) */
   const long long *off;          /* device: k offsets of the stencil points in the x box, in grid points */
-  /* x-lines of the stencil, for variant 2 (dof 1, width 1): line l holds the stencil points with one (dy, dz);
-     line_s[l][dx + 1] is the stencil point with that dx, or -1. Filled by GpukitSGDIAMultSetLines(). */
-  int              nlines;
-  int              line_s[9][3];
 } GpukitSGDIAMultArgs;
 
 /* kernel variants of the product: 0 one thread per row; 1 two consecutive rows per thread with 16-byte loads of
-   v and y (needs an even number of local rows); 2 (dof 1, stencil width 1) four consecutive points of an x-line
-   per thread, each x value of a stencil line loaded once for the four (needs an even number of local rows) */
-#define GPUKIT_SGDIA_CUDA_VARIANTS 3
+   v and y (needs an even number of local rows). (A variant with four points of an x-line per thread sharing its
+   x loads ran 1.8x slower on an H200: see docs/performance.md.) */
+#define GPUKIT_SGDIA_CUDA_VARIANTS 2
 
 /* y = A x, or y = y0 + A x when y0 is not NULL (y0 may be y). x covers the box a->lo, a->n with dof values per
    point; neighbours outside a non-periodic domain are skipped, so x needs no values there. block: threads per
@@ -48,12 +44,8 @@ typedef struct {
    aligned for variant 1 (cudaMalloc'ed arrays are). */
 cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, const double *y0, double *y, int block, int variant, cudaStream_t stream);
 
-/* 1 when the variant can run on these arguments (after GpukitSGDIAMultSetLines() for variant 2) */
+/* 1 when the variant can run on these arguments */
 int GpukitSGDIAMultVariantValid(const GpukitSGDIAMultArgs *a, int variant);
-
-/* fill a->nlines and a->line_s from the host copy of the stencil offsets (3 per point, dx dy dz); nlines = 0 when
-   the stencil is not of width 1 or has more than 9 lines */
-void GpukitSGDIAMultSetLines(GpukitSGDIAMultArgs *a, const int *delta_host);
 
 /* d[i] = A(i,i) for the m local rows: v is the device array of values, center the index of the stencil point (0,0,0) */
 cudaError_t GpukitSGDIAGetDiagonalCUDA(long long m, int dof, int center, const double *v, double *d, int block, cudaStream_t stream);
