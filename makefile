@@ -110,9 +110,15 @@ $(OBJDIR)/tests/%: tests/%.c $(COMMON_SRC) $(wildcard tests/common/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(GK_CC) $(PROG_CFLAGS) $< $(COMMON_SRC) -o $@ $(PROG_LIBS)
 
-$(OBJDIR)/examples/%: examples/%.c $(LIB)
+$(OBJDIR)/examples/%: examples/%.c $(wildcard examples/*.h) $(LIB)
 	@mkdir -p $(dir $@)
-	$(GK_CC) $(PROG_CFLAGS) $< -o $@ $(PROG_LIBS)
+	$(GK_CC) $(PROG_CFLAGS) $< $(filter %.cu.o,$^) -o $@ $(PROG_LIBS)
+
+# an example's CUDA part, examples/<name>cuda.cu, is compiled with $(NVCC) and linked into examples/<name> when
+# PETSc has CUDA (without CUDA the example compiles its GPU path out)
+ifeq ($(HAVE_CUDA),1)
+$(foreach cu,$(wildcard examples/*cuda.cu),$(eval $(OBJDIR)/$(cu:cuda.cu=): $(OBJDIR)/$(cu).o)$(eval $(OBJDIR)/$(cu).o: $(wildcard examples/*.h)))
+endif
 
 $(OBJDIR)/bench/%: bench/%.c $(COMMON_SRC) $(LIB)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,583 @@
+static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES ex19) with an analytic Jacobian, for any -dm_mat_type.\n"
+                           "Velocity-vorticity form with temperature on a 2-D DMDA (4 dof, 5-point star), lid-driven and/or buoyant.\n"
+                           "Options:\n"
+                           "  -lidvelocity <v>   dimensionless lid velocity (default 1/(mx*my), as ex19)\n"
+                           "  -grashof <g>       Grashof number (default 1)\n"
+                           "  -prandtl <p>       Prandtl number (default 1, at least 0)\n"
+                           "  -jacobian_assembly stencil|array   host Jacobian through MatSetValuesStencil (default), or written\n"
+                           "                     straight into the matrix: the MATSGDIA array, or COO (MatSetValuesCOO) for other types\n"
+                           "  -use_gpu           residual and Jacobian by CUDA kernels on device arrays (needs -dm_vec_type cuda and\n"
+                           "                     -dm_mat_type sgdiacuda or aijcusparse)\n"
+                           "  -coarse_mat_type <type>   with -pc_type mg: matrix type of the coarsest level (e.g. aijcusparse, so that\n"
+                           "                     its LU solves run on the GPU)\n"
+                           "  -check_converged <bool>   exit with an error if SNES did not converge (default true)\n"
+                           "and every PETSc option (-da_refine, -da_grid_x, -dm_mat_type, -snes_*, -ksp_*, -pc_*, ...).\n"
+                           "The last line is a summary: grid, Newton and KSP iterations, final residual norm, SNESSolve time.\n";
+
+/*
+   The driven cavity of PETSc's SNES ex19 (same equations, boundary conditions, options and defaults, so results
+   compare one to one), with what ex19 lacks: an analytic Jacobian, and a GPU path.
+
+   Equations (unit square, uniform grid mx x my, h = 1/(m-1)):
+       - Lap U - dOmega/dy                                = 0
+       - Lap V + dOmega/dx                                = 0
+       - Lap Omega + div(U Omega, V Omega) - Gr dT/dx     = 0
+       - Lap T + Pr div(U T, V T)                         = 0
+   5-point differences, upwinded convection, central source terms, every equation multiplied by hx*hy. No-slip
+   walls with the lid (y = 1) moving at lidvelocity (U = lidvelocity); Omega from its definition on the walls; T = 0 on the left,
+   T = (Gr > 0) on the right, dT/dy = 0 at the bottom and top. The point formulas are in cavity.h, shared by the
+   host code here and the CUDA kernels in cavitycuda.cu.
+
+   Jacobian:
+     - host, -jacobian_assembly stencil (default): MatSetValuesStencil, 4 rows x (in-domain star points x 4)
+       per grid point, so any matrix type works (aij, baij, sgdia, aijcusparse, sgdiacuda, ...);
+     - host, -jacobian_assembly array: the values written in MATSGDIA's array layout, straight into the matrix
+       (MatSGDIAGetArray) for sgdia types, or as COO values (MatSetPreallocationCOO once per matrix, then
+       MatSetValuesCOO) for any other type: the host twin of the GPU path;
+     - -use_gpu: the same layout written by a CUDA kernel into MatSGDIAGetArrayWriteCUDA() (sgdiacuda) or into
+       a device array given to MatSetValuesCOO() (aijcusparse); the residual by a kernel on the DMDA's device
+       local vector. No host round trip per Newton step.
+   With -pc_type mg every level is rediscretised: PCMG coarsens the DMDA and the Jacobian above runs on each
+   level (on the GPU with -use_gpu). DMDA makes the interpolation MATAIJ (host) for any -dm_mat_type whose name
+   does not start with "aij" (sgdia, sgdiacuda); with device vectors this program converts it to
+   MATAIJCUSPARSE once, after the first PCSetUp (a KSP pre-solve hook, CavityInterpolationToGPU()).
+*/
+#include <petscgpukit.h>
+#include <petscsnes.h>
+#include <petscdmda.h>
+#include <petsctime.h>
+#include "cavity.h"
+
+PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU;
+
+typedef enum {
+  CAVITY_ASSEMBLY_STENCIL,
+  CAVITY_ASSEMBLY_ARRAY
+} CavityAssembly;
+static const char *const CavityAssemblies[] = {"stencil", "array", "CavityAssembly", "CAVITY_ASSEMBLY_", NULL};
+
+typedef struct {
+  CavityParams   p;
+  CavityAssembly assembly;
+  PetscBool      use_gpu;
+  PetscBool      check_converged;
+  char           coarse_mattype[256]; /* "" unless -coarse_mat_type */
+  PetscInt       mglevels;            /* PCMG levels, for the coarsen hook */
+} AppCtx;
+
+PetscErrorCode CavityGetGrid(DM dm, const CavityParams *p, CavityGrid *g)
+{
+  DMDALocalInfo info;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetLocalInfo(dm, &info));
+  g->mx      = info.mx;
+  g->my      = info.my;
+  g->xs      = info.xs;
+  g->ys      = info.ys;
+  g->xm      = info.xm;
+  g->ym      = info.ym;
+  g->gxs     = info.gxs;
+  g->gys     = info.gys;
+  g->gxm     = info.gxm;
+  g->gym     = info.gym;
+  g->dhx     = (PetscReal)(info.mx - 1);
+  g->dhy     = (PetscReal)(info.my - 1);
+  g->hx      = 1.0 / g->dhx;
+  g->hy      = 1.0 / g->dhy;
+  g->hxdhy   = g->hx * g->dhy;
+  g->hydhx   = g->hy * g->dhx;
+  g->lid     = p->lid;
+  g->grashof = p->grashof;
+  g->prandtl = p->prandtl;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* motionless fluid, T linear in x (as ex19) */
+static PetscErrorCode FormInitialGuess(const AppCtx *user, DM da, Vec X)
+{
+  PetscInt      mx, xs, ys, xm, ym;
+  CavityField **x;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetInfo(da, NULL, &mx, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  PetscCall(DMDAGetCorners(da, &xs, &ys, NULL, &xm, &ym, NULL));
+  PetscCall(DMDAVecGetArrayWrite(da, X, &x));
+  for (PetscInt j = ys; j < ys + ym; j++) {
+    for (PetscInt i = xs; i < xs + xm; i++) {
+      x[j][i].u     = 0.0;
+      x[j][i].v     = 0.0;
+      x[j][i].omega = 0.0;
+      x[j][i].temp  = (PetscReal)(user->p.grashof > 0) * i / (PetscReal)(mx - 1);
+    }
+  }
+  PetscCall(DMDAVecRestoreArrayWrite(da, X, &x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* host residual (DMDASNESSetFunctionLocal): x and f are DMDAVecGetArray() arrays, x ghosted */
+static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, void *xx, void *ff, void *ctx)
+{
+  AppCtx            *user = (AppCtx *)ctx;
+  CavityField      **x = (CavityField **)xx, **f = (CavityField **)ff;
+  const CavityField *xl = &x[info->gys][info->gxs];
+  CavityGrid         g;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscLogEventBegin(CAVITY_Residual, 0, 0, 0, 0));
+  PetscCall(CavityGetGrid(info->da, &user->p, &g));
+  for (PetscInt j = g.ys; j < g.ys + g.ym; j++) {
+    for (PetscInt i = g.xs; i < g.xs + g.xm; i++) {
+      const CavityField *nb[CAVITY_NPOINTS];
+
+      CavityNeighbours(&g, xl, i, j, nb);
+      CavityResidualPoint(&g, i, j, nb, &f[j][i]);
+    }
+  }
+  PetscCall(PetscLogFlops(84.0 * info->xm * info->ym));
+  PetscCall(PetscLogEventEnd(CAVITY_Residual, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode IsSGDIA(Mat B, PetscBool *flg)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)B, flg, MATSEQSGDIA, MATMPISGDIA, MATSEQSGDIACUDA, MATMPISGDIACUDA, ""));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode CavitySGDIALayout(Mat B, const CavityGrid *g, CavityLayout *L)
+{
+  PetscInt        dof, k;
+  const PetscInt *delta;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatSGDIAGetStencil(B, &dof, &k, &delta));
+  PetscCheck(dof == CAVITY_DOF, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONG, "The cavity has %d unknowns per grid point, the MATSGDIA matrix %" PetscInt_FMT, CAVITY_DOF, dof);
+  PetscCheck(k <= CAVITY_MAX_K, PetscObjectComm((PetscObject)B), PETSC_ERR_SUP, "The MATSGDIA matrix has %" PetscInt_FMT " stencil points; the cavity writes stencils of width 1 (at most %d points): create the DMDA with stencil width 1", k, CAVITY_MAX_K);
+  L->g = *g;
+  L->k = k;
+  for (PetscInt s = 0; s < k; s++) {
+    const PetscInt dx = delta[3 * s], dy = delta[3 * s + 1], dz = delta[3 * s + 2];
+
+    L->slot[s] = -1;
+    if (dz != 0) continue;
+    if (dx == 0 && dy == -1) L->slot[s] = CAVITY_S;
+    else if (dx == -1 && dy == 0) L->slot[s] = CAVITY_W;
+    else if (dx == 0 && dy == 0) L->slot[s] = CAVITY_C;
+    else if (dx == 1 && dy == 0) L->slot[s] = CAVITY_E;
+    else if (dx == 0 && dy == 1) L->slot[s] = CAVITY_N;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode CavityGetCOO(DM dm, Mat B, PetscBool device, Vec *vals)
+{
+  DMDALocalInfo info;
+  PetscInt     *ci, *cj, m, n;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectQuery((PetscObject)B, "CavityCOOValues", (PetscObject *)vals));
+  if (*vals) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DMDAGetLocalInfo(dm, &info));
+  m = CAVITY_DOF * info.xm * info.ym;
+  n = CAVITY_NPOINTS * CAVITY_DOF * m;
+  PetscCall(PetscMalloc2(n, &ci, n, &cj));
+  /* entry (s*4 + c)*m + p*4 + r, in ghosted local indices (the DMDA's local-to-global mapping, which
+     DMCreateMatrix() gave the matrix); -1 where the neighbour is outside the domain (the entry is ignored) */
+  for (PetscInt s = 0; s < CAVITY_NPOINTS; s++) {
+    const PetscInt dx = s == CAVITY_W ? -1 : (s == CAVITY_E ? 1 : 0), dy = s == CAVITY_S ? -1 : (s == CAVITY_N ? 1 : 0);
+
+    for (PetscInt c = 0; c < CAVITY_DOF; c++) {
+      for (PetscInt p = 0; p < info.xm * info.ym; p++) {
+        const PetscInt i = info.xs + p % info.xm, j = info.ys + p / info.xm, in = i + dx, jn = j + dy;
+        const PetscBool inside = (PetscBool)(in >= 0 && in < info.mx && jn >= 0 && jn < info.my);
+
+        for (PetscInt r = 0; r < CAVITY_DOF; r++) {
+          const PetscInt e = (s * CAVITY_DOF + c) * m + p * CAVITY_DOF + r;
+
+          ci[e] = inside ? ((j - info.gys) * info.gxm + (i - info.gxs)) * CAVITY_DOF + r : -1;
+          cj[e] = inside ? ((jn - info.gys) * info.gxm + (in - info.gxs)) * CAVITY_DOF + c : -1;
+        }
+      }
+    }
+  }
+  PetscCall(PetscInfo(B, "Cavity: COO preallocation of %" PetscInt_FMT " entries (%s values)\n", n, device ? "device" : "host"));
+  PetscCall(MatSetPreallocationCOOLocal(B, n, ci, cj));
+  PetscCall(PetscFree2(ci, cj));
+  PetscCall(VecCreate(PETSC_COMM_SELF, vals));
+  PetscCall(VecSetSizes(*vals, n, n));
+  PetscCall(VecSetType(*vals, device ? "seqcuda" : VECSEQ));
+  PetscCall(PetscObjectCompose((PetscObject)B, "CavityCOOValues", (PetscObject)*vals));
+  PetscCall(VecDestroy(vals)); /* B holds it */
+  PetscCall(PetscObjectQuery((PetscObject)B, "CavityCOOValues", (PetscObject *)vals));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* host Jacobian, MatSetValuesStencil: 4 rows, the in-domain star points' 4 components as columns */
+static PetscErrorCode JacobianStencil(const CavityGrid *g, const CavityField *xl, Mat B)
+{
+  PetscFunctionBeginUser;
+  for (PetscInt j = g->ys; j < g->ys + g->ym; j++) {
+    for (PetscInt i = g->xs; i < g->xs + g->xm; i++) {
+      const CavityField *nb[CAVITY_NPOINTS];
+      PetscScalar        J[CAVITY_DOF][CAVITY_NPOINTS][CAVITY_DOF], vals[CAVITY_DOF * CAVITY_NPOINTS * CAVITY_DOF];
+      MatStencil         rows[CAVITY_DOF], cols[CAVITY_NPOINTS * CAVITY_DOF];
+      PetscInt           pts[CAVITY_NPOINTS], npts = 0, ncols;
+
+      CavityNeighbours(g, xl, i, j, nb);
+      for (PetscInt r = 0; r < CAVITY_DOF; r++) {
+        CavityJacobianRow(g, i, j, r, nb, J[r]);
+        rows[r].i = i;
+        rows[r].j = j;
+        rows[r].k = 0;
+        rows[r].c = r;
+      }
+      for (PetscInt s = 0; s < CAVITY_NPOINTS; s++) {
+        const PetscInt in = i + (s == CAVITY_W ? -1 : (s == CAVITY_E ? 1 : 0)), jn = j + (s == CAVITY_S ? -1 : (s == CAVITY_N ? 1 : 0));
+
+        if (in < 0 || in >= g->mx || jn < 0 || jn >= g->my) continue;
+        for (PetscInt c = 0; c < CAVITY_DOF; c++) {
+          cols[npts * CAVITY_DOF + c].i = in;
+          cols[npts * CAVITY_DOF + c].j = jn;
+          cols[npts * CAVITY_DOF + c].k = 0;
+          cols[npts * CAVITY_DOF + c].c = c;
+        }
+        pts[npts++] = s;
+      }
+      ncols = npts * CAVITY_DOF;
+      for (PetscInt r = 0; r < CAVITY_DOF; r++)
+        for (PetscInt q = 0; q < npts; q++)
+          for (PetscInt c = 0; c < CAVITY_DOF; c++) vals[r * ncols + q * CAVITY_DOF + c] = J[r][pts[q]][c];
+      PetscCall(MatSetValuesStencil(B, CAVITY_DOF, rows, ncols, cols, vals, INSERT_VALUES));
+    }
+  }
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* host Jacobian in the array layout: into the MATSGDIA array, or COO values */
+static PetscErrorCode JacobianArray(DM dm, const CavityGrid *g, const CavityField *xl, Mat B)
+{
+  CavityLayout L;
+  PetscBool    issg;
+  PetscScalar *v;
+  Vec          coo = NULL;
+  PetscInt     m = CAVITY_DOF * g->xm * g->ym;
+
+  PetscFunctionBeginUser;
+  PetscCall(IsSGDIA(B, &issg));
+  if (issg) {
+    PetscCall(CavitySGDIALayout(B, g, &L));
+    PetscCall(MatSGDIAGetArray(B, &v));
+  } else {
+    L.g = *g;
+    L.k = CAVITY_NPOINTS;
+    for (PetscInt s = 0; s < CAVITY_NPOINTS; s++) L.slot[s] = s;
+    PetscCall(CavityGetCOO(dm, B, PETSC_FALSE, &coo));
+    PetscCall(VecGetArrayWrite(coo, &v));
+  }
+  for (PetscInt row = 0; row < m; row++) CavityLayoutRow(&L, xl, row, v);
+  if (issg) {
+    PetscCall(MatSGDIARestoreArray(B, &v)); /* the matrix stays assembled; its values changed */
+  } else {
+    PetscCall(VecRestoreArrayWrite(coo, &v));
+    PetscCall(VecGetArrayRead(coo, (const PetscScalar **)&v));
+    PetscCall(MatSetValuesCOO(B, v, INSERT_VALUES));
+    PetscCall(VecRestoreArrayRead(coo, (const PetscScalar **)&v));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* host Jacobian (DMDASNESSetJacobianLocal) */
+static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, void *xx, Mat J, Mat B, void *ctx)
+{
+  AppCtx            *user = (AppCtx *)ctx;
+  CavityField      **x    = (CavityField **)xx;
+  const CavityField *xl   = &x[info->gys][info->gxs];
+  CavityGrid         g;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscLogEventBegin(CAVITY_Jacobian, B, 0, 0, 0));
+  PetscCall(CavityGetGrid(info->da, &user->p, &g));
+  if (user->assembly == CAVITY_ASSEMBLY_STENCIL) PetscCall(JacobianStencil(&g, xl, B));
+  else PetscCall(JacobianArray(info->da, &g, xl, B));
+  if (J != B) {
+    PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
+  }
+  PetscCall(PetscLogEventEnd(CAVITY_Jacobian, B, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* KSP pre-solve hook: after PCMG's first set-up, its host MATAIJ interpolations (DMDA's choice for mat types
+   not named aij*) become MATAIJCUSPARSE, so that restriction and interpolation run on the device */
+static PetscErrorCode CavityInterpolationToGPU(KSP ksp, Vec b, Vec x, void *ctx)
+{
+  PC        pc;
+  PetscBool ismg;
+  PetscInt  n;
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMG, &ismg));
+  if (!ismg) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCMGGetLevels(pc, &n));
+  for (PetscInt l = 1; l < n; l++) {
+    Mat       P, R, Pd;
+    PetscBool phost, rhost;
+    MatType   ptype;
+
+    PetscCall(PCMGGetInterpolation(pc, l, &P));
+    PetscCall(PCMGGetRestriction(pc, l, &R));
+    /* with dof > 1 DMDA wraps the scalar interpolation as MAIJ, which PETSc converts to an expanded AIJCUSPARSE */
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &phost, MATSEQAIJ, MATMPIAIJ, MATSEQMAIJ, MATMPIMAIJ, ""));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)R, &rhost, MATSEQAIJ, MATMPIAIJ, MATSEQMAIJ, MATMPIMAIJ, ""));
+    if (!phost && !rhost) continue;
+    PetscCall(PetscLogEventBegin(CAVITY_InterpToGPU, 0, 0, 0, 0));
+    PetscCall(MatGetType(P, &ptype));
+    PetscCall(PetscInfo(pc, "Cavity: MG level %" PetscInt_FMT ": interpolation%s of type %s converted to %s\n", l, R == P ? " (also the restriction)" : "", ptype, MATAIJCUSPARSE));
+    PetscCall(PetscObjectReference((PetscObject)R));
+    if (phost) {
+      PetscCall(MatConvert(P, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Pd));
+      PetscCall(PCMGSetInterpolation(pc, l, Pd));
+      if (R == P) PetscCall(PCMGSetRestriction(pc, l, Pd));
+      PetscCall(MatDestroy(&Pd));
+    }
+    if (rhost && R != P) {
+      PetscCall(MatConvert(R, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Pd));
+      PetscCall(PCMGSetRestriction(pc, l, Pd));
+      PetscCall(MatDestroy(&Pd));
+    }
+    PetscCall(MatDestroy(&R));
+    PetscCall(PetscLogEventEnd(CAVITY_InterpToGPU, 0, 0, 0, 0));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* DM coarsen hook for -coarse_mat_type: PCMG coarsens the DMDA level by level; the coarsest level's DM gets
+   the matrix type asked for, so DMCreateMatrix() makes its Jacobian of that type */
+static PetscErrorCode CavityCoarsenHook(DM fine, DM coarse, void *ctx)
+{
+  AppCtx  *user = (AppCtx *)ctx;
+  PetscInt level;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMCoarsenHookAdd(coarse, CavityCoarsenHook, NULL, ctx));
+  PetscCall(DMGetCoarsenLevel(coarse, &level));
+  if (level == user->mglevels - 1) {
+    PetscCall(PetscInfo(coarse, "Cavity: coarsest MG level (coarsened %" PetscInt_FMT " times) gets matrix type %s\n", level, user->coarse_mattype));
+    PetscCall(DMSetMatType(coarse, user->coarse_mattype));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if defined(CAVITY_HAVE_CUDA) && defined(PETSC_USE_LOG)
+  #define CAVITY_COUNT_COPIES 1
+  #define CAVITY_MAX_STEPS    64
+/* host<->device copies (PETSc's counters: every logged CpuToGpu/GpuToCpu copy of this rank) at the start of
+   SNESSolve, at each Newton iteration's monitor call (iteration 0 comes after the set-up and first residual), and at
+   the end */
+typedef struct {
+  PetscLogDouble start[2], at[CAVITY_MAX_STEPS][2], end[2];
+  PetscInt       last; /* last iteration recorded */
+} CavityCopies;
+
+static PetscErrorCode CavityCopiesMonitor(SNES snes, PetscInt it, PetscReal fnorm, void *ctx)
+{
+  CavityCopies *cp = (CavityCopies *)ctx;
+
+  PetscFunctionBeginUser;
+  if (it < CAVITY_MAX_STEPS) {
+    cp->at[it][0] = petsc_ctog_ct;
+    cp->at[it][1] = petsc_gtoc_ct;
+    cp->last      = it;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* one line: copies in SNESSolve, before the first Newton step, and in each Newton step (max over ranks) */
+static PetscErrorCode CavityCopiesReport(const CavityCopies *cp)
+{
+  PetscLogDouble loc[2 * (CAVITY_MAX_STEPS + 1)], glob[2 * (CAVITY_MAX_STEPS + 1)];
+  PetscInt       n = cp->last + 1; /* entries: before the first step, then steps 1..last */
+  char           buf[4096];
+  size_t         len;
+
+  PetscFunctionBeginUser;
+  for (PetscInt k = 0; k < 2; k++) {
+    loc[k]     = cp->end[k] - cp->start[k];
+    loc[2 + k] = cp->at[0][k] - cp->start[k];
+    for (PetscInt i = 1; i < n; i++) loc[2 * (i + 1) + k] = cp->at[i][k] - cp->at[i - 1][k];
+  }
+  PetscCallMPI(MPIU_Allreduce(loc, glob, (PetscMPIInt)(2 * (n + 1)), MPIU_PETSCLOGDOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+  PetscCall(PetscSNPrintf(buf, sizeof(buf), "cavity: host<->device copies in SNESSolve (CpuToGpu/GpuToCpu, max over ranks): total %.0f/%.0f, before the first Newton step %.0f/%.0f, Newton steps", glob[0], glob[1], glob[2], glob[3]));
+  for (PetscInt i = 1; i < n; i++) {
+    PetscCall(PetscStrlen(buf, &len));
+    PetscCall(PetscSNPrintf(buf + len, sizeof(buf) - len, "%s %.0f/%.0f", i > 1 ? "," : "", glob[2 * (i + 1)], glob[2 * (i + 1) + 1]));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", buf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
+static PetscErrorCode ProcessOptions(DM da, AppCtx *user)
+{
+  PetscInt       mx, my, dof, sw;
+  DMBoundaryType bx, by;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetInfo(da, NULL, &mx, &my, NULL, NULL, NULL, NULL, &dof, &sw, &bx, &by, NULL, NULL));
+  PetscCheck(mx >= 3 && my >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "The cavity needs at least 3 x 3 grid points (one interior point), got %" PetscInt_FMT " x %" PetscInt_FMT ": use a larger -da_grid_x/-da_grid_y or -da_refine", mx, my);
+  PetscCheck(bx == DM_BOUNDARY_NONE && by == DM_BOUNDARY_NONE, PETSC_COMM_WORLD, PETSC_ERR_SUP, "The cavity has walls on every side: the DMDA must not be periodic or ghosted (got %s x %s)", DMBoundaryTypes[bx], DMBoundaryTypes[by]);
+  PetscCheck(dof == CAVITY_DOF && sw == 1, PETSC_COMM_WORLD, PETSC_ERR_SUP, "The cavity needs 4 unknowns per point and stencil width 1, got %" PetscInt_FMT " and %" PetscInt_FMT, dof, sw);
+
+  user->p.lid             = 1.0 / (mx * my); /* as ex19 */
+  user->p.prandtl         = 1.0;
+  user->p.grashof         = 1.0;
+  user->assembly          = CAVITY_ASSEMBLY_STENCIL;
+  user->use_gpu           = PETSC_FALSE;
+  user->check_converged   = PETSC_TRUE;
+  user->coarse_mattype[0] = 0;
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Driven cavity options", NULL);
+  PetscCall(PetscOptionsReal("-lidvelocity", "Dimensionless velocity of the lid (default 1/(mx*my))", NULL, user->p.lid, &user->p.lid, NULL));
+  PetscCall(PetscOptionsReal("-grashof", "Grashof number: dimensionless temperature gradient", NULL, user->p.grashof, &user->p.grashof, NULL));
+  PetscCall(PetscOptionsReal("-prandtl", "Prandtl number: ratio of momentum to thermal diffusivity (at least 0)", NULL, user->p.prandtl, &user->p.prandtl, NULL));
+  PetscCall(PetscOptionsEnum("-jacobian_assembly", "How the host Jacobian reaches the matrix", NULL, CavityAssemblies, (PetscEnum)user->assembly, (PetscEnum *)&user->assembly, NULL));
+  PetscCall(PetscOptionsBool("-use_gpu", "Residual and Jacobian by CUDA kernels on device arrays", NULL, user->use_gpu, &user->use_gpu, NULL));
+  PetscCall(PetscOptionsString("-coarse_mat_type", "With -pc_type mg: matrix type of the coarsest level", NULL, user->coarse_mattype, user->coarse_mattype, sizeof(user->coarse_mattype), NULL));
+  PetscCall(PetscOptionsBool("-check_converged", "Exit with an error if SNES did not converge", NULL, user->check_converged, &user->check_converged, NULL));
+  PetscOptionsEnd();
+  PetscCheck(user->p.prandtl >= 0.0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-prandtl must be at least 0, got %g", (double)user->p.prandtl);
+  PetscCheck(!PetscIsInfOrNanReal(user->p.lid), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-lidvelocity must be a finite number, got %g", (double)user->p.lid);
+  PetscCheck(!PetscIsInfOrNanReal(user->p.grashof), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-grashof must be a finite number, got %g", (double)user->p.grashof);
+#if !defined(CAVITY_HAVE_CUDA)
+  PetscCheck(!user->use_gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-use_gpu: this build has no CUDA; build gpukit and this example against a PETSc configured with CUDA (make petsc-cuda) and real scalars");
+#endif
+  if (user->use_gpu) {
+    VecType   vtype;
+    MatType   mtype;
+    PetscBool cudavec, okmat;
+
+    PetscCall(DMGetVecType(da, &vtype));
+    PetscCall(DMGetMatType(da, &mtype));
+    PetscCall(PetscStrInList(vtype, "cuda,seqcuda,mpicuda", ',', &cudavec));
+    PetscCheck(cudavec, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-use_gpu computes on device arrays: add -dm_vec_type cuda (the vector type is %s)", vtype);
+    PetscCall(PetscStrInList(mtype, "sgdiacuda,seqsgdiacuda,mpisgdiacuda,aijcusparse,seqaijcusparse,mpiaijcusparse", ',', &okmat));
+    PetscCheck(okmat, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-use_gpu writes the Jacobian on the device into MATSGDIACUDA (-dm_mat_type sgdiacuda) or MATAIJCUSPARSE (-dm_mat_type aijcusparse), not %s", mtype);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  AppCtx              user;
+  DM                  da;
+  SNES                snes;
+  KSP                 ksp;
+  PC                  pc;
+  Vec                 x, F;
+  PetscInt            mx, my, its, lits;
+  PetscReal           fnorm;
+  PetscLogDouble      t0, t1;
+  SNESConvergedReason reason;
+  PetscClassId        classid;
+  MatType             mtype;
+  VecType             vtype;
+  PetscBool           cudavec = PETSC_FALSE, ismg;
+  PetscMPIInt         size;
+#if defined(CAVITY_COUNT_COPIES)
+  CavityCopies copies;
+#endif
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscGPUKitInitialize());
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscClassIdRegister("Cavity", &classid));
+  PetscCall(PetscLogEventRegister("CavityResidual", classid, &CAVITY_Residual));
+  PetscCall(PetscLogEventRegister("CavityJacobian", classid, &CAVITY_Jacobian));
+  PetscCall(PetscLogEventRegister("CavityResidCUDA", classid, &CAVITY_ResidualCUDA));
+  PetscCall(PetscLogEventRegister("CavityJacCUDA", classid, &CAVITY_JacobianCUDA));
+  PetscCall(PetscLogEventRegister("CavityInterpGPU", classid, &CAVITY_InterpToGPU));
+
+  /* the grid: 4 x 4 by default, -da_grid_x/y, -da_refine (as ex19) */
+  PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 4, 4, PETSC_DECIDE, PETSC_DECIDE, CAVITY_DOF, 1, NULL, NULL, &da));
+  PetscCall(DMSetFromOptions(da));
+  PetscCall(DMSetUp(da));
+  PetscCall(DMDASetFieldName(da, 0, "x_velocity"));
+  PetscCall(DMDASetFieldName(da, 1, "y_velocity"));
+  PetscCall(DMDASetFieldName(da, 2, "Omega"));
+  PetscCall(DMDASetFieldName(da, 3, "temperature"));
+  PetscCall(ProcessOptions(da, &user));
+  PetscCall(DMDAGetInfo(da, NULL, &mx, &my, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  PetscCall(DMSetApplicationContext(da, &user));
+  PetscCall(DMGetVecType(da, &vtype));
+  PetscCall(PetscStrInList(vtype, "cuda,seqcuda,mpicuda", ',', &cudavec));
+
+  PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));
+  PetscCall(SNESSetDM(snes, da));
+  if (user.use_gpu) {
+#if defined(CAVITY_HAVE_CUDA)
+    PetscCall(DMSNESSetFunction(da, CavityFormFunctionCUDA, &user.p));
+    PetscCall(DMSNESSetJacobian(da, CavityFormJacobianCUDA, &user.p));
+#endif
+  } else {
+    PetscCall(DMDASNESSetFunctionLocal(da, INSERT_VALUES, FormFunctionLocal, &user));
+    PetscCall(DMDASNESSetJacobianLocal(da, FormJacobianLocal, &user));
+  }
+  PetscCall(SNESSetFromOptions(snes));
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMG, &ismg));
+  if (cudavec) PetscCall(KSPSetPreSolve(ksp, CavityInterpolationToGPU, NULL));
+  if (user.coarse_mattype[0]) {
+    if (ismg) {
+      PetscCall(PCMGGetLevels(pc, &user.mglevels));
+      if (user.mglevels > 1) PetscCall(DMCoarsenHookAdd(da, CavityCoarsenHook, NULL, &user));
+    } else PetscCall(PetscInfo(snes, "Cavity: -coarse_mat_type ignored: the PC is not PCMG\n"));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "lid velocity = %g, prandtl # = %g, grashof # = %g\n", (double)user.p.lid, (double)user.p.prandtl, (double)user.p.grashof));
+
+  PetscCall(DMCreateGlobalVector(da, &x));
+  PetscCall(FormInitialGuess(&user, da, x));
+#if defined(CAVITY_COUNT_COPIES)
+  PetscCall(PetscMemzero(&copies, sizeof(copies)));
+  if (cudavec) PetscCall(SNESMonitorSet(snes, CavityCopiesMonitor, &copies, NULL));
+  copies.start[0] = petsc_ctog_ct;
+  copies.start[1] = petsc_gtoc_ct;
+#endif
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  PetscCall(PetscTime(&t0));
+  PetscCall(SNESSolve(snes, NULL, x));
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  PetscCall(PetscTime(&t1));
+#if defined(CAVITY_COUNT_COPIES)
+  copies.end[0] = petsc_ctog_ct;
+  copies.end[1] = petsc_gtoc_ct;
+  if (cudavec) PetscCall(CavityCopiesReport(&copies));
+#endif
+
+  PetscCall(SNESGetIterationNumber(snes, &its));
+  PetscCall(SNESGetLinearSolveIterations(snes, &lits));
+  PetscCall(SNESGetConvergedReason(snes, &reason));
+  PetscCall(SNESGetFunction(snes, &F, NULL, NULL));
+  PetscCall(VecNorm(F, NORM_2, &fnorm));
+  {
+    Mat J;
+
+    PetscCall(SNESGetJacobian(snes, NULL, &J, NULL, NULL));
+    if (J) PetscCall(MatGetType(J, &mtype));
+    else mtype = "none";
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "cavity: grid %" PetscInt_FMT "x%" PetscInt_FMT ", ranks %d, mat %s, vec %s, gpu %s, Newton its %" PetscInt_FMT ", KSP its %" PetscInt_FMT ", residual norm %.6e, SNESSolve %.4f s, %s\n", mx, my, size, mtype, vtype,
+                        user.use_gpu ? "yes" : "no", its, lits, (double)fnorm, (double)(t1 - t0), SNESConvergedReasons[reason]));
+  PetscCheck(!user.check_converged || reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "SNESSolve did not converge: %s after %" PetscInt_FMT " Newton iterations (residual norm %g); -check_converged 0 accepts this", SNESConvergedReasons[reason], its, (double)fnorm);
+
+  PetscCall(VecDestroy(&x));
+  PetscCall(SNESDestroy(&snes));
+  PetscCall(DMDestroy(&da));
+  PetscCall(PetscFinalize());
+  return 0;
+}

@@ -1,0 +1,240 @@
+/*
+   The driven cavity (examples/cavity.c): declarations shared by the host program and its CUDA part
+   (examples/cavitycuda.cu), and the point functions that both call, so that host and device compute the
+   same residual and Jacobian from one body.
+
+   Unknowns per grid point: (u, v, omega, T), interleaved (the DMDA's layout). Grid point (i, j) of a rank's
+   ghosted local array is xl[(j - gys) * gxm + (i - gxs)].
+   The 5-point star is numbered as MATSGDIA numbers its stencil points, (dz, dy, dx) lexicographic:
+     CAVITY_S (0,-1)   CAVITY_W (-1,0)   CAVITY_C (0,0)   CAVITY_E (1,0)   CAVITY_N (0,1)      (dx, dy)
+*/
+#pragma once
+
+#include <petscsnes.h>
+#include <petscdmda.h>
+#include <petscversion.h>
+
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
+/* the GPU path: a PETSc with CUDA, real scalars */
+#if defined(PETSC_HAVE_CUDA) && !defined(PETSC_USE_COMPLEX)
+  #define CAVITY_HAVE_CUDA 1
+#endif
+
+#if defined(__CUDACC__)
+  #define CAVITY_HD static inline __host__ __device__
+#else
+  #define CAVITY_HD static inline
+#endif
+
+typedef struct {
+  PetscScalar u, v, omega, temp;
+} CavityField;
+
+enum {
+  CAVITY_S = 0,
+  CAVITY_W = 1,
+  CAVITY_C = 2,
+  CAVITY_E = 3,
+  CAVITY_N = 4,
+  CAVITY_NPOINTS = 5
+};
+#define CAVITY_DOF   4
+#define CAVITY_MAX_K 9 /* stencil points of a matrix layout we write: a width-1 star (5) or box (9) */
+
+/* one rank's part of one grid level, and the physical parameters */
+typedef struct {
+  PetscInt  mx, my;             /* grid points of the level */
+  PetscInt  xs, ys, xm, ym;     /* owned box */
+  PetscInt  gxs, gys, gxm, gym; /* ghosted box */
+  PetscReal hx, hy, dhx, dhy, hxdhy, hydhx;
+  PetscReal lid, grashof, prandtl;
+} CavityGrid;
+
+/* an array layout of the Jacobian: entry (s*4 + c)*m + p*4 + r couples row component r of owned point p
+   (p = (j - ys)*xm + (i - xs)) with component c of its neighbour through layout point s; slot[s] is the star
+   point (CAVITY_S..CAVITY_N) of layout point s, or -1 for a point outside the star (a box corner: stays 0).
+   This is MATSGDIA's layout (docs/sgdia.md), and the order of the COO entries for other matrix types. */
+typedef struct {
+  CavityGrid g;
+  PetscInt   k;                  /* layout points */
+  PetscInt   slot[CAVITY_MAX_K]; /* star point of each layout point, or -1 */
+} CavityLayout;
+
+/* physical parameters, from the options */
+typedef struct {
+  PetscReal lid, grashof, prandtl;
+} CavityParams;
+
+/* log events, registered by examples/cavity.c */
+PETSC_EXTERN PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU;
+
+/* the grid of the DMDA dm (any MG level) with the parameters */
+PETSC_EXTERN PetscErrorCode CavityGetGrid(DM, const CavityParams *, CavityGrid *);
+/* B's COO preallocation in the order of CavityLayout with k = 5 (made once per matrix) and its value vector,
+   of type VECSEQCUDA when device is true (else VECSEQ); the vector belongs to B */
+PETSC_EXTERN PetscErrorCode CavityGetCOO(DM, Mat, PetscBool, Vec *);
+/* the layout of a MATSGDIA(CUDA) matrix: its stencil points mapped to the star; an error for another stencil */
+PETSC_EXTERN PetscErrorCode CavitySGDIALayout(Mat, const CavityGrid *, CavityLayout *);
+
+#if defined(CAVITY_HAVE_CUDA)
+/* the GPU path (examples/cavitycuda.cu): residual and Jacobian by CUDA kernels on device arrays */
+PETSC_EXTERN PetscErrorCode CavityFormFunctionCUDA(SNES, Vec, Vec, void *);
+PETSC_EXTERN PetscErrorCode CavityFormJacobianCUDA(SNES, Vec, Mat, Mat, void *);
+#endif
+
+/* ---- point functions: the same body on host and device -------------------------------------------------- */
+
+/* the five star points of grid point (i, j) in the ghosted local array xl; a neighbour outside the domain is
+   given as the point itself (no formula reads it: boundary rows use only neighbours inside) */
+CAVITY_HD void CavityNeighbours(const CavityGrid *g, const CavityField *xl, PetscInt i, PetscInt j, const CavityField *nb[CAVITY_NPOINTS])
+{
+  const CavityField *c = xl + (j - g->gys) * g->gxm + (i - g->gxs);
+
+  nb[CAVITY_S] = j > 0 ? c - g->gxm : c;
+  nb[CAVITY_W] = i > 0 ? c - 1 : c;
+  nb[CAVITY_C] = c;
+  nb[CAVITY_E] = i < g->mx - 1 ? c + 1 : c;
+  nb[CAVITY_N] = j < g->my - 1 ? c + g->gxm : c;
+}
+
+/* upwinding: v+ = (v + |v|)/2, v- = (v - |v|)/2 and their derivatives, taking sign(0) = +1 (the side a
+   forward finite difference sees) */
+CAVITY_HD void CavityUpwind(PetscScalar v, PetscScalar *vp, PetscScalar *vm, PetscReal *dvp, PetscReal *dvm)
+{
+  PetscBool pos = PetscRealPart(v) >= 0 ? PETSC_TRUE : PETSC_FALSE;
+
+  *vp  = pos ? v : 0.0;
+  *vm  = pos ? 0.0 : v;
+  *dvp = pos ? 1.0 : 0.0;
+  *dvm = pos ? 0.0 : 1.0;
+}
+
+/* The residual at grid point (i, j): SNES ex19's discretisation (velocity-vorticity form with temperature,
+   5-point differences, upwinded convection, multiplied through by hx*hy). On the edges, in this priority:
+   left (i = 0), right (i = mx-1), bottom (j = 0), top (j = my-1); so the corners take the side walls' rows. */
+CAVITY_HD void CavityResidualPoint(const CavityGrid *g, PetscInt i, PetscInt j, const CavityField *const nb[CAVITY_NPOINTS], CavityField *f)
+{
+  const CavityField *x = nb[CAVITY_C], *xw = nb[CAVITY_W], *xe = nb[CAVITY_E], *xs = nb[CAVITY_S], *xn = nb[CAVITY_N];
+
+  if (i == 0) {
+    f->u     = x->u;
+    f->v     = x->v;
+    f->omega = x->omega - (xe->v - x->v) * g->dhx;
+    f->temp  = x->temp;
+  } else if (i == g->mx - 1) {
+    f->u     = x->u;
+    f->v     = x->v;
+    f->omega = x->omega - (x->v - xw->v) * g->dhx;
+    f->temp  = x->temp - (PetscReal)(g->grashof > 0);
+  } else if (j == 0) {
+    f->u     = x->u;
+    f->v     = x->v;
+    f->omega = x->omega + (xn->u - x->u) * g->dhy;
+    f->temp  = x->temp - xn->temp;
+  } else if (j == g->my - 1) {
+    f->u     = x->u - g->lid;
+    f->v     = x->v;
+    f->omega = x->omega + (x->u - xs->u) * g->dhy;
+    f->temp  = x->temp - xs->temp;
+  } else {
+    PetscScalar vxp, vxm, vyp, vym, w;
+    PetscReal   d1, d2;
+
+    CavityUpwind(x->u, &vxp, &vxm, &d1, &d2);
+    CavityUpwind(x->v, &vyp, &vym, &d1, &d2);
+    f->u     = (2.0 * x->u - xw->u - xe->u) * g->hydhx + (2.0 * x->u - xs->u - xn->u) * g->hxdhy - 0.5 * (xn->omega - xs->omega) * g->hx;
+    f->v     = (2.0 * x->v - xw->v - xe->v) * g->hydhx + (2.0 * x->v - xs->v - xn->v) * g->hxdhy + 0.5 * (xe->omega - xw->omega) * g->hy;
+    w        = x->omega;
+    f->omega = (2.0 * w - xw->omega - xe->omega) * g->hydhx + (2.0 * w - xs->omega - xn->omega) * g->hxdhy + (vxp * (w - xw->omega) + vxm * (xe->omega - w)) * g->hy + (vyp * (w - xs->omega) + vym * (xn->omega - w)) * g->hx - 0.5 * g->grashof * (xe->temp - xw->temp) * g->hy;
+    w        = x->temp;
+    f->temp  = (2.0 * w - xw->temp - xe->temp) * g->hydhx + (2.0 * w - xs->temp - xn->temp) * g->hxdhy + g->prandtl * ((vxp * (w - xw->temp) + vxm * (xe->temp - w)) * g->hy + (vyp * (w - xs->temp) + vym * (xn->temp - w)) * g->hx);
+  }
+}
+
+/* Row r (0 u, 1 v, 2 omega, 3 T) of the Jacobian at grid point (i, j): J[s][c] = d f_r / d x_c at star point
+   s. Entries that couple to a neighbour outside the domain are 0. */
+CAVITY_HD void CavityJacobianRow(const CavityGrid *g, PetscInt i, PetscInt j, PetscInt r, const CavityField *const nb[CAVITY_NPOINTS], PetscScalar J[CAVITY_NPOINTS][CAVITY_DOF])
+{
+  const CavityField *x = nb[CAVITY_C], *xw = nb[CAVITY_W], *xe = nb[CAVITY_E], *xs = nb[CAVITY_S], *xn = nb[CAVITY_N];
+
+  for (PetscInt s = 0; s < CAVITY_NPOINTS; s++)
+    for (PetscInt c = 0; c < CAVITY_DOF; c++) J[s][c] = 0.0;
+  J[CAVITY_C][r] = 1.0; /* every boundary row; replaced below in the interior */
+  if (i == 0) {
+    if (r == 2) {
+      J[CAVITY_E][1] = -g->dhx;
+      J[CAVITY_C][1] = g->dhx;
+    }
+  } else if (i == g->mx - 1) {
+    if (r == 2) {
+      J[CAVITY_C][1] = -g->dhx;
+      J[CAVITY_W][1] = g->dhx;
+    }
+  } else if (j == 0) {
+    if (r == 2) {
+      J[CAVITY_N][0] = g->dhy;
+      J[CAVITY_C][0] = -g->dhy;
+    } else if (r == 3) J[CAVITY_N][3] = -1.0;
+  } else if (j == g->my - 1) {
+    if (r == 2) {
+      J[CAVITY_C][0] = g->dhy;
+      J[CAVITY_S][0] = -g->dhy;
+    } else if (r == 3) J[CAVITY_S][3] = -1.0;
+  } else {
+    const PetscReal diag = 2.0 * (g->hydhx + g->hxdhy);
+    PetscScalar     vxp, vxm, vyp, vym;
+    PetscReal       dvxp, dvxm, dvyp, dvym;
+
+    /* the Laplacian, in every component */
+    J[CAVITY_C][r] = diag;
+    J[CAVITY_W][r] = J[CAVITY_E][r] = -g->hydhx;
+    J[CAVITY_S][r] = J[CAVITY_N][r] = -g->hxdhy;
+    if (r == 0) { /* - omega_y / 2 * hx */
+      J[CAVITY_N][2] = -0.5 * g->hx;
+      J[CAVITY_S][2] = 0.5 * g->hx;
+    } else if (r == 1) { /* + omega_x / 2 * hy */
+      J[CAVITY_E][2] = 0.5 * g->hy;
+      J[CAVITY_W][2] = -0.5 * g->hy;
+    } else {
+      const PetscReal   a = r == 2 ? 1.0 : g->prandtl; /* the convection term's factor */
+      const PetscScalar q = r == 2 ? x->omega : x->temp, qw = r == 2 ? xw->omega : xw->temp, qe = r == 2 ? xe->omega : xe->temp;
+      const PetscScalar qs = r == 2 ? xs->omega : xs->temp, qn = r == 2 ? xn->omega : xn->temp;
+
+      CavityUpwind(x->u, &vxp, &vxm, &dvxp, &dvxm);
+      CavityUpwind(x->v, &vyp, &vym, &dvyp, &dvym);
+      /* a * [(vx+ (q - qw) + vx- (qe - q)) hy + (vy+ (q - qs) + vy- (qn - q)) hx] */
+      J[CAVITY_C][r] += a * ((vxp - vxm) * g->hy + (vyp - vym) * g->hx);
+      J[CAVITY_W][r] -= a * vxp * g->hy;
+      J[CAVITY_E][r] += a * vxm * g->hy;
+      J[CAVITY_S][r] -= a * vyp * g->hx;
+      J[CAVITY_N][r] += a * vym * g->hx;
+      J[CAVITY_C][0] = a * (dvxp * (q - qw) + dvxm * (qe - q)) * g->hy;
+      J[CAVITY_C][1] = a * (dvyp * (q - qs) + dvym * (qn - q)) * g->hx;
+      if (r == 2) { /* - grashof/2 * T_x * hy */
+        J[CAVITY_E][3] = -0.5 * g->grashof * g->hy;
+        J[CAVITY_W][3] = 0.5 * g->grashof * g->hy;
+      }
+    }
+  }
+}
+
+/* Row `row` (= p*4 + r) of the layout: writes its k*4 values, v[(s*4 + c)*m + row], m = 4*xm*ym.
+   xl is the ghosted local array. The host loop (examples/cavity.c) and the CUDA kernel call it per row. */
+CAVITY_HD void CavityLayoutRow(const CavityLayout *L, const CavityField *xl, PetscInt row, PetscScalar *v)
+{
+  const CavityGrid  *g = &L->g;
+  const PetscInt     m = CAVITY_DOF * g->xm * g->ym, p = row / CAVITY_DOF, r = row % CAVITY_DOF;
+  const PetscInt     i = g->xs + p % g->xm, j = g->ys + p / g->xm;
+  const CavityField *nb[CAVITY_NPOINTS];
+  PetscScalar        J[CAVITY_NPOINTS][CAVITY_DOF];
+
+  CavityNeighbours(g, xl, i, j, nb);
+  CavityJacobianRow(g, i, j, r, nb, J);
+  for (PetscInt s = 0; s < L->k; s++) {
+    const PetscInt t = L->slot[s];
+    for (PetscInt c = 0; c < CAVITY_DOF; c++) v[(s * CAVITY_DOF + c) * m + row] = t >= 0 ? J[t][c] : 0.0;
+  }
+}
