@@ -77,7 +77,7 @@ $(PETSC_STAMP):
 
 $(LIB): $(OBJS) | $(PETSC_STAMP)
 	@mkdir -p $(LIBDIR)
-	$(GK_CC) -shared -fPIC -Wl,-soname,libpetscgpukit.so -o $@ $(OBJS) $(GK_LIBS) $(if $(HAVE_CUDA),-lcudart)
+	$(GK_CC) -shared -fPIC -Wl,-soname,libpetscgpukit.so -Wl,--no-undefined -o $@ $(OBJS) $(GK_LIBS) $(if $(HAVE_CUDA),-lcudart)
 
 $(OBJDIR)/%.o: %.c $(HEADERS) | $(PETSC_STAMP)
 	@mkdir -p $(dir $@)
