@@ -28,7 +28,7 @@
 
 #define GPUKIT_SGDIA_CUDA_BLOCK_SIZE 256 /* default threads per block */
 
-static const char *const SGDIACUDAVariants[] = {"row", "row2", "rowu4", "SGDIACUDAVariant", "", NULL};
+static const char *const SGDIACUDAVariants[] = {"row", "row2", "SGDIACUDAVariant", "", NULL};
 
 typedef struct {
   PetscScalar   *v;     /* device copy of Mat_SGDIA's v */

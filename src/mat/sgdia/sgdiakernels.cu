@@ -45,7 +45,7 @@ __device__ __forceinline__ bool SGDIANeighbourIn(const GpukitSGDIAMultArgs &a, c
 }
 
 /* row i of A x */
-template <typename IT, int DOF, int UNROLL>
+template <typename IT, int DOF>
 __device__ __forceinline__ double SGDIARow(const GpukitSGDIAMultArgs &a, const double *__restrict__ x, IT i)
 {
   const int       dof    = DOF > 0 ? DOF : a.dof;
@@ -57,21 +57,8 @@ __device__ __forceinline__ double SGDIARow(const GpukitSGDIAMultArgs &a, const d
   bool            inside; /* the whole stencil lies in the domain: no checks per neighbour */
 
   SGDIAPoint<IT>(a, i / dof, g, &xb, &inside);
-  if (inside) { /* unrolled, so that several stencil points' loads are in flight at once */
-#pragma unroll UNROLL
-    for (int s = 0; s < a.k; s++) {
-      const double *xp = x + (xb + __ldg(a.off + s)) * dof, *vp = vs + s * stride;
-      if constexpr (DOF > 0) {
-#pragma unroll
-        for (int c = 0; c < DOF; c++) sum += __ldg(vp + c * a.m) * __ldg(xp + c);
-      } else {
-        for (int c = 0; c < dof; c++) sum += __ldg(vp + c * a.m) * __ldg(xp + c);
-      }
-    }
-    return sum;
-  }
   for (int s = 0; s < a.k; s++, vs += stride) {
-    if (!SGDIANeighbourIn(a, g, s)) continue;
+    if (!inside && !SGDIANeighbourIn(a, g, s)) continue;
     const double *xp = x + (xb + __ldg(a.off + s)) * dof;
     if constexpr (DOF > 0) {
 #pragma unroll
@@ -84,13 +71,13 @@ __device__ __forceinline__ double SGDIARow(const GpukitSGDIAMultArgs &a, const d
 }
 
 /* variant 0: one thread per row; consecutive threads take consecutive rows, so the reads of v are coalesced */
-template <typename IT, int DOF, bool ADD, int UNROLL>
+template <typename IT, int DOF, bool ADD>
 __global__ void __launch_bounds__(1024) SGDIAMultKernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
 {
   const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
 
   if (i >= (IT)a.m) return;
-  const double sum = SGDIARow<IT, DOF, UNROLL>(a, x, i);
+  const double sum = SGDIARow<IT, DOF>(a, x, i);
   y[i]             = ADD ? y0[i] + sum : sum;
 }
 
@@ -132,8 +119,8 @@ __global__ void __launch_bounds__(1024) SGDIAMult2Kernel(const GpukitSGDIAMultAr
       }
     }
   } else { /* near a non-periodic boundary */
-    sum.x = SGDIARow<IT, DOF, 1>(a, x, i);
-    sum.y = SGDIARow<IT, DOF, 1>(a, x, i + 1);
+    sum.x = SGDIARow<IT, DOF>(a, x, i);
+    sum.y = SGDIARow<IT, DOF>(a, x, i + 1);
   }
   if (ADD) {
     const double2 b = *(const double2 *)(y0 + i);
@@ -159,15 +146,13 @@ void SGDIAMultLaunch(const GpukitSGDIAMultArgs &a, const double *x, const double
 #define GPUKIT_SGDIA_MULT_CASE(D) \
   case D: \
     if (variant == 1) SGDIAMult2Kernel<IT, D, ADD><<<grid, block, 0, stream>>>(a, x, y0, y); \
-    else if (variant == 2) SGDIAMultKernel<IT, D, ADD, 4><<<grid, block, 0, stream>>>(a, x, y0, y); \
-    else SGDIAMultKernel<IT, D, ADD, 1><<<grid, block, 0, stream>>>(a, x, y0, y); \
+    else SGDIAMultKernel<IT, D, ADD><<<grid, block, 0, stream>>>(a, x, y0, y); \
     break;
     GPUKIT_SGDIA_CUDA_DOFS(GPUKIT_SGDIA_MULT_CASE)
 #undef GPUKIT_SGDIA_MULT_CASE
   default: /* any other dof */
     if (variant == 1) SGDIAMult2Kernel<IT, 0, ADD><<<grid, block, 0, stream>>>(a, x, y0, y);
-    else if (variant == 2) SGDIAMultKernel<IT, 0, ADD, 4><<<grid, block, 0, stream>>>(a, x, y0, y);
-    else SGDIAMultKernel<IT, 0, ADD, 1><<<grid, block, 0, stream>>>(a, x, y0, y);
+    else SGDIAMultKernel<IT, 0, ADD><<<grid, block, 0, stream>>>(a, x, y0, y);
   }
 }
 
@@ -217,7 +202,6 @@ int GpukitSGDIAMultVariantValid(const GpukitSGDIAMultArgs *a, int variant)
 {
   if (variant == 0) return 1;
   if (variant == 1) return a->m % 2 == 0;
-  if (variant == 2) return 1;
   return 0;
 }
 

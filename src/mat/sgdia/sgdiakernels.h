@@ -36,7 +36,7 @@ typedef struct {
 /* kernel variants of the product: 0 one thread per row; 1 two consecutive rows per thread with 16-byte loads of
    v and y (needs an even number of local rows). (A variant with four points of an x-line per thread sharing its
    x loads ran 1.8x slower on an H200: see docs/performance.md.) */
-#define GPUKIT_SGDIA_CUDA_VARIANTS 3
+#define GPUKIT_SGDIA_CUDA_VARIANTS 2
 
 /* y = A x, or y = y0 + A x when y0 is not NULL (y0 may be y). x covers the box a->lo, a->n with dof values per
    point; neighbours outside a non-periodic domain are skipped, so x needs no values there. block: threads per
