@@ -73,5 +73,110 @@ PETSC_EXTERN PetscErrorCode MatSGDIAGetArrayWriteCUDA(Mat, PetscScalar **);
 PETSC_EXTERN PetscErrorCode MatSGDIARestoreArrayWriteCUDA(Mat, PetscScalar **);
 
 /* PCGSAI (issue 6): public functions here */
+/*E
+   PCGSAIType - the kind of approximate inverse `PCGSAI` builds
+
+$  `PCGSAI_GENERAL` - M minimises ||AM - I||_F column by column (right preconditioning) or ||MA - I||_F row by row (left)
+$  `PCGSAI_SPD`     - M = G^T G with G lower triangular (factorised sparse approximate inverse, FSAI), SPD when A is; for `KSPCG`
+
+   Level: intermediate
+
+.seealso: `PCGSAI`, `PCGSAISetType()`
+E*/
+typedef enum {
+  PCGSAI_GENERAL,
+  PCGSAI_SPD
+} PCGSAIType;
+PETSC_EXTERN const char *const PCGSAITypes[];
+
+/*E
+   PCGSAIPatternType - the sparsity pattern of the approximate inverse built by `PCGSAI`
+
+$  `PCGSAI_PATTERN_A`         - the stored pattern of A, plus the diagonal
+$  `PCGSAI_PATTERN_THRESHOLD` - the entries of A with |a| > (1 - tau) max |a| over the same row (left) or column (right), plus the diagonal
+$  `PCGSAI_PATTERN_POWER`     - the pattern of the k-th power of the thresholded matrix
+
+   Level: intermediate
+
+.seealso: `PCGSAI`, `PCGSAISetPattern()`, `PCGSAISetThreshold()`, `PCGSAISetPower()`
+E*/
+typedef enum {
+  PCGSAI_PATTERN_A,
+  PCGSAI_PATTERN_THRESHOLD,
+  PCGSAI_PATTERN_POWER
+} PCGSAIPatternType;
+PETSC_EXTERN const char *const PCGSAIPatternTypes[];
+
+PETSC_EXTERN PetscErrorCode PCGSAISetType(PC, PCGSAIType);
+PETSC_EXTERN PetscErrorCode PCGSAIGetType(PC, PCGSAIType *);
+PETSC_EXTERN PetscErrorCode PCGSAISetPattern(PC, PCGSAIPatternType);
+PETSC_EXTERN PetscErrorCode PCGSAIGetPattern(PC, PCGSAIPatternType *);
+PETSC_EXTERN PetscErrorCode PCGSAISetThreshold(PC, PetscReal);
+PETSC_EXTERN PetscErrorCode PCGSAIGetThreshold(PC, PetscReal *);
+PETSC_EXTERN PetscErrorCode PCGSAISetPower(PC, PetscInt);
+PETSC_EXTERN PetscErrorCode PCGSAIGetPower(PC, PetscInt *);
+PETSC_EXTERN PetscErrorCode PCGSAISetMaxNnz(PC, PetscInt);
+PETSC_EXTERN PetscErrorCode PCGSAIGetMaxNnz(PC, PetscInt *);
+PETSC_EXTERN PetscErrorCode PCGSAISetSide(PC, PCSide);
+PETSC_EXTERN PetscErrorCode PCGSAIGetSide(PC, PCSide *);
+PETSC_EXTERN PetscErrorCode PCGSAISetUseDevice(PC, PetscBool);
+PETSC_EXTERN PetscErrorCode PCGSAIGetUseDevice(PC, PetscBool *);
+PETSC_EXTERN PetscErrorCode PCGSAISetDeviceWorkspace(PC, PetscInt);
+PETSC_EXTERN PetscErrorCode PCGSAIGetMatrix(PC, Mat *);
+PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpInfo(PC, PetscInt *, PetscInt *, PetscBool *);
 
 /* KSPCACG (issue 7): public functions here */
+/*E
+   KSPCACGBasisType - the polynomial basis in which `KSPCACG` builds the s-step Krylov basis
+
+$  `KSP_CACG_BASIS_MONOMIAL`  - rho_j = K^j: no spectral information needed; loses precision quickly (s <= 5 on Poisson + Jacobi; above, KSPCACG lowers s)
+$  `KSP_CACG_BASIS_NEWTON`    - rho_{j+1} = (K - theta_j) rho_j / sigma, with Leja-ordered Ritz values theta_j
+$  `KSP_CACG_BASIS_CHEBYSHEV` - scaled and shifted Chebyshev polynomials of an interval [emin, emax] of the spectrum
+
+   where K = M^{-1} A is the preconditioned operator.
+
+   Level: intermediate
+
+.seealso: `KSPCACG`, `KSPCACGSetBasis()`, `KSPCACGSetEigenvalues()`
+E*/
+typedef enum {
+  KSP_CACG_BASIS_MONOMIAL,
+  KSP_CACG_BASIS_NEWTON,
+  KSP_CACG_BASIS_CHEBYSHEV
+} KSPCACGBasisType;
+PETSC_EXTERN const char *const KSPCACGBasisTypes[];
+
+/*S
+   KSPCACGStatistics - what the last `KSPSolve()` with `KSPCACG` did
+
+   Level: advanced
+
+.seealso: `KSPCACG`, `KSPCACGGetStatistics()`
+S*/
+typedef struct {
+  PetscInt outer;        /* s-step outer iterations */
+  PetscInt cgsteps;      /* plain CG iterations run for the eigenvalue estimate */
+  PetscInt reductions;   /* global reductions the method issued (MPI_Allreduce on more than one rank) */
+  PetscInt replacements; /* residual replacements */
+  PetscInt truncations;  /* outer iterations ended early because the basis lost precision */
+  PetscInt direct;       /* outer iterations that computed their last inner products directly */
+  PetscInt s;            /* s in use at the end (s, or less after truncations) */
+  PetscInt  truefail;    /* convergence claims the true residual did not confirm (-ksp_cacg_true_residual) */
+  PetscInt  devicegram;  /* outer iterations whose Gram matrix the device kernel computed (CUDA vectors) */
+  PetscReal asymmetry;   /* largest |y^T A y' - y'^T A y| / (||y||_A ||y'||_A) beyond rounding over the basis vectors (0: symmetric) */
+  PetscReal pcasymmetry; /* the same for M */
+  PetscReal truenorm;    /* the true residual norm at the end (-ksp_cacg_true_residual; 0 without) */
+} KSPCACGStatistics;
+
+PETSC_EXTERN PetscErrorCode KSPCACGSetS(KSP, PetscInt);
+PETSC_EXTERN PetscErrorCode KSPCACGGetS(KSP, PetscInt *);
+PETSC_EXTERN PetscErrorCode KSPCACGSetBasis(KSP, KSPCACGBasisType);
+PETSC_EXTERN PetscErrorCode KSPCACGGetBasis(KSP, KSPCACGBasisType *);
+PETSC_EXTERN PetscErrorCode KSPCACGSetEigenvalues(KSP, PetscReal, PetscReal);
+PETSC_EXTERN PetscErrorCode KSPCACGGetEigenvalues(KSP, PetscReal *, PetscReal *);
+PETSC_EXTERN PetscErrorCode KSPCACGSetEigenvalueSteps(KSP, PetscInt);
+PETSC_EXTERN PetscErrorCode KSPCACGSetReplace(KSP, PetscBool);
+PETSC_EXTERN PetscErrorCode KSPCACGSetCheckTrueResidual(KSP, PetscBool);
+PETSC_EXTERN PetscErrorCode KSPCACGSetUseMatrixPowers(KSP, PetscBool);
+PETSC_EXTERN PetscErrorCode KSPCACGSetFusedGram(KSP, PetscBool);
+PETSC_EXTERN PetscErrorCode KSPCACGGetStatistics(KSP, KSPCACGStatistics *);

@@ -49,7 +49,9 @@ PetscErrorCode GpukitInitializePackage(void)
   PetscCall(MatRegister_SGDIA_Private());
   PetscCall(MatRegister_SGDIACUDA_Private());
   /* PCGSAI (issue 6) registers here */
+  PetscCall(PCRegister_GSAI_Private());
   /* KSPCACG (issue 7) registers here */
+  PetscCall(KSPRegister_CACG_Private());
   PetscCall(PetscRegisterFinalize(GpukitFinalizePackage));
   PetscCall(PetscInfo(NULL, "gpukit %d.%d registered its types (CUDA: %s)\n", GPUKIT_VERSION_MAJOR, GPUKIT_VERSION_MINOR, GpukitHaveCUDA() ? "yes" : "no"));
   PetscFunctionReturn(PETSC_SUCCESS);

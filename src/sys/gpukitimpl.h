@@ -14,7 +14,10 @@ PETSC_INTERN PetscErrorCode GpukitInitializePackage(void);
 PETSC_INTERN PetscErrorCode MatRegister_SGDIA_Private(void);
 PETSC_INTERN PetscErrorCode MatRegister_SGDIACUDA_Private(void);
 /* PCGSAI (issue 6): its registration function here */
+PETSC_INTERN PetscErrorCode PCRegister_GSAI_Private(void);
+PETSC_INTERN PetscLogEvent  PC_GSAI_SetUp, PC_GSAI_Rows, PC_GSAI_Pattern, PC_GSAI_Solve, PC_GSAI_Assemble, PC_GSAI_PatternCUDA, PC_GSAI_DimsCUDA, PC_GSAI_SolveCUDA, PC_GSAI_AssembleCUDA;
 /* KSPCACG (issue 7): its registration function here */
+PETSC_INTERN PetscErrorCode KSPRegister_CACG_Private(void);
 
 /* a root type's create function: the Seq type on one rank, the MPI type on more */
 PETSC_INTERN PetscErrorCode GpukitMatSetTypeBySize_Private(Mat, MatType, MatType);

@@ -1,0 +1,404 @@
+static const char help[] = "KSP benchmark: gpukit's KSPCACG (s-step CG) against KSPCG, KSPPIPECG and KSPGROPPCG, Jacobi preconditioner,\n"
+                           "on the 2D 5-point or 3D 7-point Poisson matrix of a DMDA.\n\n"
+                           "  -dim 2|3             grid dimension (default 2)\n"
+                           "  -n n                 grid points per dimension (default 256)\n"
+                           "  -mat_type t          aij, sgdia (host) or aijcusparse, sgdiacuda (GPU, VECCUDA vectors); default aij\n"
+                           "  -methods m1,m2,...   cg, pipecg, groppcg, cacg<s> (s = 1..16); default cg,pipecg,groppcg,cacg2,cacg4,cacg8;\n"
+                           "                       the first is the baseline of the ratios\n"
+                           "  -basis b             the KSPCACG basis: newton (default), chebyshev, monomial\n"
+                           "  -its k               iterations of the fixed-length solves that give the time per iteration (default 200)\n"
+                           "  -rtol r              relative tolerance of the solves to convergence that give the time to solution (default 1e-8)\n"
+                           "  -batches b           timed solves of each kind per method, the fastest is reported (default 3)\n"
+                           "  -json path           append one JSON record per method to this file (one record a line)\n\n"
+                           "Every method first solves once untimed (set-up, and the spectrum estimate of KSPCACG, which later solves with\n"
+                           "the same operators reuse). Then, per batch and method, one solve of exactly -its iterations (rtol = atol = 0:\n"
+                           "the convergence test and its norms still run) and one solve to -rtol from a zero initial guess. The solution of\n"
+                           "every method must agree with the baseline's (to 1e5 rtol relative) before anything is reported. On the GPU the\n"
+                           "device is synchronised before each clock reading. Counted per iteration of the fixed-length solve: MPI\n"
+                           "reductions (MPI_Allreduce and MPI_Iallreduce calls on more than one rank) and GPU-to-host copies (each one waits for the device).\n"
+                           "Environment: GPUKIT_COMMIT, GPUKIT_SOURCE_STATE, GPUKIT_HOST, GPUKIT_MACHINE, GPUKIT_DATE, GPUKIT_LOAD go into the\n"
+                           "JSON record; GPUKIT_DEVICE names the GPU where the program cannot ask CUDA.\n";
+
+#include <petscdmda.h>
+#include <petscksp.h>
+#include <petscgpukit.h>
+#include <petsctime.h>
+#include "gpukitcompat.h"
+#if PetscDefined(HAVE_CUDA) && PETSC_VERSION_GE(3, 19, 0)
+  #include <petscdevice_cuda.h>
+  #define GPUKIT_BENCH_CUDA 1
+#endif
+
+#define MAX_METHODS 16
+
+/* Every MPI_Allreduce and MPI_Iallreduce of the process is counted (PMPI interposition: these definitions take the
+   place of the MPI library's for PETSc too; PETSc's own count misses the non-blocking ones of split reductions) */
+static long BenchAllreduces = 0;
+#undef MPI_Allreduce
+#undef MPI_Iallreduce
+
+int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c)
+{
+  int size;
+  PMPI_Comm_size(c, &size);
+  if (size > 1) BenchAllreduces++;
+  return PMPI_Allreduce(sb, rb, n, t, op, c);
+}
+
+int MPI_Iallreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Request *r)
+{
+  int size;
+  PMPI_Comm_size(c, &size);
+  if (size > 1) BenchAllreduces++;
+  return PMPI_Iallreduce(sb, rb, n, t, op, c, r);
+}
+
+/* GPU-to-host copies PETSc has logged (declared only in PETSc builds with a device) */
+#if defined(GPUKIT_BENCH_CUDA)
+  #define GTOC_COUNT() petsc_gtoc_ct
+#else
+  #define GTOC_COUNT() 0.0
+#endif
+
+typedef struct {
+  char      name[16];
+  KSPType   type;
+  PetscInt  s;      /* KSPCACG only */
+  PetscReal tit;    /* seconds per iteration, fastest batch of the fixed-length solve */
+  PetscReal titmed; /* median */
+  PetscReal tts;    /* seconds to solution, fastest batch */
+  PetscInt  its;    /* iterations to solution */
+  PetscReal red;    /* MPI reductions per iteration (fixed-length solve; 0 on one rank) */
+  PetscReal gtoc;   /* GPU-to-host copies per iteration */
+  PetscReal err;    /* || x - x_baseline || / || x_baseline || at the end of the solve to solution */
+  PetscInt  outer, cgsteps, replacements, truncations;
+} Method;
+
+/* 2*dim on the diagonal, -1 per neighbour in the domain (homogeneous Dirichlet) */
+static PetscErrorCode FillPoisson(DM da, Mat A)
+{
+  DMDALocalInfo info;
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetLocalInfo(da, &info));
+  for (PetscInt k = info.zs; k < info.zs + info.zm; k++)
+    for (PetscInt j = info.ys; j < info.ys + info.ym; j++)
+      for (PetscInt i = info.xs; i < info.xs + info.xm; i++) {
+        MatStencil  row = {0}, col[7];
+        PetscScalar v[7];
+        PetscInt    nc = 0, ii[3] = {i, j, k}, n[3] = {info.mx, info.my, info.mz};
+        row.i   = i;
+        row.j   = j;
+        row.k   = k;
+        col[nc] = row;
+        v[nc++] = 2.0 * info.dim;
+        for (PetscInt d = 0; d < info.dim; d++)
+          for (PetscInt sg = -1; sg <= 1; sg += 2) {
+            MatStencil c = row;
+            if (ii[d] + sg < 0 || ii[d] + sg >= n[d]) continue;
+            if (d == 0) c.i += sg;
+            else if (d == 1) c.j += sg;
+            else c.k += sg;
+            col[nc] = c;
+            v[nc++] = -1.0;
+          }
+        PetscCall(MatSetValuesStencil(A, 1, &row, nc, col, v, INSERT_VALUES));
+      }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DeviceSynchronize(PetscBool gpu)
+{
+  PetscFunctionBegin;
+#if defined(GPUKIT_BENCH_CUDA)
+  if (gpu) PetscCallCUDA(cudaDeviceSynchronize());
+#else
+  PetscCheck(!gpu, PETSC_COMM_SELF, PETSC_ERR_SUP, "No CUDA in this build");
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DeviceName(char *name, size_t len)
+{
+  const char *env = getenv("GPUKIT_DEVICE");
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(name, env && env[0] ? env : "gpu", len));
+#if defined(GPUKIT_BENCH_CUDA)
+  {
+    int                   dev;
+    struct cudaDeviceProp prop;
+    PetscCallCUDA(cudaGetDevice(&dev));
+    PetscCallCUDA(cudaGetDeviceProperties(&prop, dev));
+    PetscCall(PetscStrncpy(name, prop.name, len));
+  }
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* a JSON string field with " and \ escaped, control characters dropped */
+static PetscErrorCode JSONString(FILE *fp, const char *key, const char *s)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"%s\": \"", key));
+  for (const char *p = s ? s : ""; *p; p++) {
+    if (*p == '"' || *p == '\\') PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\\%c", *p));
+    else if ((unsigned char)*p >= 0x20) PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "%c", *p));
+  }
+  PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\", "));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ParseMethod(const char *name, Method *m)
+{
+  PetscBool match;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(m->name, name, sizeof(m->name)));
+  m->s = 0;
+  PetscCall(PetscStrcmp(name, "cg", &match));
+  if (match) m->type = KSPCG;
+  else {
+    PetscCall(PetscStrcmp(name, "pipecg", &match));
+    if (match) m->type = KSPPIPECG;
+    else {
+      PetscCall(PetscStrcmp(name, "groppcg", &match));
+      if (match) m->type = KSPGROPPCG;
+      else {
+        PetscCall(PetscStrncmp(name, "cacg", 4, &match));
+        PetscCheck(match, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown method '%s' in -methods; known: cg, pipecg, groppcg, cacg<s> with s = 1..16 (cacg4, ...)", name);
+        m->type = KSPCACG;
+        m->s    = (PetscInt)atoi(name + 4);
+        PetscCheck(m->s >= 1 && m->s <= 16, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "Method '%s': write cacg<s> with s = 1..16, e.g. cacg4", name);
+      }
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CreateSolver(Method *m, Mat A, KSPCACGBasisType basis, KSP *ksp)
+{
+  PC pc;
+
+  PetscFunctionBegin;
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, ksp));
+  PetscCall(KSPSetOptionsPrefix(*ksp, "bench_"));
+  PetscCall(KSPSetOperators(*ksp, A, A));
+  PetscCall(KSPSetType(*ksp, m->type));
+  PetscCall(KSPGetPC(*ksp, &pc));
+  PetscCall(PCSetType(pc, PCJACOBI));
+  if (m->s) {
+    PetscCall(KSPCACGSetS(*ksp, m->s));
+    PetscCall(KSPCACGSetBasis(*ksp, basis));
+  }
+  PetscCall(KSPSetFromOptions(*ksp));
+  PetscCall(KSPSetUp(*ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* one solve from zero, timed between device synchronisations; the slowest rank's time */
+static PetscErrorCode TimedSolve(KSP ksp, Vec b, Vec x, PetscBool gpu, PetscReal *t, PetscInt *its)
+{
+  PetscLogDouble t0, t1;
+  PetscReal      dt;
+
+  PetscFunctionBegin;
+  PetscCall(VecSet(x, 0.0));
+  PetscCall(DeviceSynchronize(gpu));
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  PetscCall(PetscTime(&t0));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(DeviceSynchronize(gpu));
+  PetscCall(PetscTime(&t1));
+  dt = (PetscReal)(t1 - t0);
+  PetscCall(MPIU_Allreduce(&dt, t, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
+  PetscCall(KSPGetIterationNumber(ksp, its));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  DM               da;
+  Mat              A;
+  Vec              b, x, xref, xs;
+  PetscRandom      rnd;
+  Method           meth[MAX_METHODS];
+  char            *names[MAX_METHODS], mattype[64] = "aij", json[PETSC_MAX_PATH_LEN] = "", casename[64], version[32], device[256] = "cpu", basisname[32] = "newton";
+  PetscInt         dim = 2, n = 256, its = 200, batches = 3, nm = MAX_METHODS, rows;
+  PetscReal        rtol = 1e-8;
+  PetscBool        set, gpu, hasjson;
+  PetscMPIInt      size, rank;
+  KSPCACGBasisType basis = KSP_CACG_BASIS_NEWTON;
+  const char      *commit = getenv("GPUKIT_COMMIT"), *state = getenv("GPUKIT_SOURCE_STATE"), *host = getenv("GPUKIT_HOST"), *machine = getenv("GPUKIT_MACHINE"), *envdate = getenv("GPUKIT_DATE"), *load = getenv("GPUKIT_LOAD");
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscGPUKitInitialize());
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "KSPCACG benchmark", "bench");
+  PetscCall(PetscOptionsInt("-dim", "Grid dimension, 2 or 3", "bench", dim, &dim, NULL));
+  PetscCall(PetscOptionsInt("-n", "Grid points per dimension", "bench", n, &n, NULL));
+  PetscCall(PetscOptionsString("-mat_type", "aij, sgdia, aijcusparse or sgdiacuda", "bench", mattype, mattype, sizeof(mattype), NULL));
+  PetscCall(PetscOptionsStringArray("-methods", "Methods, comma-separated; the first is the baseline", "bench", names, &nm, &set));
+  PetscCall(PetscOptionsEnum("-basis", "KSPCACG basis", "bench", KSPCACGBasisTypes, (PetscEnum)basis, (PetscEnum *)&basis, NULL));
+  PetscCall(PetscOptionsInt("-its", "Iterations of the fixed-length solves", "bench", its, &its, NULL));
+  PetscCall(PetscOptionsReal("-rtol", "Relative tolerance of the solves to solution", "bench", rtol, &rtol, NULL));
+  PetscCall(PetscOptionsInt("-batches", "Timed batches (the fastest is reported)", "bench", batches, &batches, NULL));
+  PetscCall(PetscOptionsString("-json", "Append JSON records (one a line) to this file", "bench", json, json, sizeof(json), &hasjson));
+  PetscOptionsEnd();
+  if (!set) {
+    const char *def[] = {"cg", "pipecg", "groppcg", "cacg2", "cacg4", "cacg8"};
+    nm                = 6;
+    for (PetscInt i = 0; i < nm; i++) PetscCall(PetscStrallocpy(def[i], &names[i]));
+  }
+  PetscCheck(nm >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-methods lists no method");
+  PetscCheck(dim == 2 || dim == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dim must be 2 or 3, got %" PetscInt_FMT, dim);
+  PetscCheck(n >= 3 && its >= 1 && batches >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be at least 3, -its and -batches at least 1");
+  PetscCall(PetscStrncpy(basisname, KSPCACGBasisTypes[basis], sizeof(basisname)));
+  for (PetscInt i = 0; i < nm; i++) PetscCall(ParseMethod(names[i], &meth[i]));
+  {
+    PetscBool c1, c2;
+    PetscCall(PetscStrcmp(mattype, MATAIJCUSPARSE, &c1));
+    PetscCall(PetscStrcmp(mattype, MATSGDIACUDA, &c2));
+    gpu = (PetscBool)(c1 || c2);
+  }
+#if !defined(GPUKIT_BENCH_CUDA)
+  PetscCheck(!gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-mat_type %s runs on a GPU; this build of the benchmark has none: build it against a PETSc 3.19 or later configured with CUDA", mattype);
+#endif
+  if (gpu) PetscCall(DeviceName(device, sizeof(device)));
+
+  if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n, n, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, &da));
+  else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n, n, n, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, &da));
+  if (gpu) PetscCall(DMSetVecType(da, VECCUDA));
+  PetscCall(DMSetMatType(da, mattype));
+  PetscCall(DMSetUp(da));
+  PetscCall(DMCreateMatrix(da, &A));
+  PetscCall(FillPoisson(da, A));
+  PetscCall(MatSetOption(A, MAT_SPD, PETSC_TRUE)); /* Jacobi then keeps its diagonal on the device (facts.md) */
+  rows = n * n * (dim == 3 ? n : 1);
+  PetscCall(PetscSNPrintf(casename, sizeof(casename), "%" PetscInt_FMT "d%" PetscInt_FMT "pt_n%" PetscInt_FMT, dim, 2 * dim + 1, n));
+  PetscCall(DMCreateGlobalVector(da, &b));
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(VecDuplicate(b, &xref));
+  PetscCall(VecDuplicate(b, &xs));
+  PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+  PetscCall(PetscRandomSetSeed(rnd, 20261122));
+  PetscCall(PetscRandomSeed(rnd));
+  PetscCall(VecSetRandom(xs, rnd));
+  PetscCall(MatMult(A, xs, b));
+  PetscCall(PetscGetVersion(version, sizeof(version)));
+
+  for (PetscInt i = 0; i < nm; i++) {
+    Method            *m = &meth[i];
+    KSP                ksp;
+    PetscReal         *tb, t;
+    PetscInt           k;
+    PetscLogDouble     gtoc0;
+    long               red0;
+    KSPConvergedReason reason;
+
+    PetscCall(CreateSolver(m, A, basis, &ksp));
+    PetscCall(PetscMalloc1(batches, &tb));
+    /* untimed: set-up, the spectrum estimate of KSPCACG */
+    PetscCall(KSPSetTolerances(ksp, rtol, PETSC_DEFAULT, PETSC_DEFAULT, 100000));
+    PetscCall(TimedSolve(ksp, b, x, gpu, &t, &k));
+    m->tts = PETSC_MAX_REAL;
+    for (PetscInt bt = 0; bt < batches; bt++) {
+      /* the fixed-length solve: rtol = atol = 0 */
+      PetscCall(KSPSetTolerances(ksp, 0.0, 0.0, PETSC_DEFAULT, its));
+      red0  = BenchAllreduces;
+      gtoc0 = GTOC_COUNT();
+      PetscCall(TimedSolve(ksp, b, x, gpu, &t, &k));
+      /* KSPPIPECG does max_it + 1 iterations */
+      PetscCheck(k >= its, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Method %s stopped after %" PetscInt_FMT " of %" PetscInt_FMT " iterations: use a smaller -its", m->name, k, its);
+      m->red  = (PetscReal)(BenchAllreduces - red0 - (size > 1 ? 1 : 0)) / k; /* less the timer's own */
+      m->gtoc = (PetscReal)((GTOC_COUNT() - gtoc0) / k);
+      tb[bt]  = t / k;
+      /* to solution */
+      PetscCall(KSPSetTolerances(ksp, rtol, PETSC_DEFAULT, PETSC_DEFAULT, 100000));
+      PetscCall(TimedSolve(ksp, b, x, gpu, &t, &m->its));
+      PetscCall(KSPGetConvergedReason(ksp, &reason));
+      PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "Method %s did not converge (%s)", m->name, KSPConvergedReasons[reason]);
+      m->tts = PetscMin(m->tts, t);
+    }
+    PetscCall(PetscSortReal(batches, tb));
+    m->tit    = tb[0];
+    m->titmed = batches % 2 ? tb[batches / 2] : 0.5 * (tb[batches / 2 - 1] + tb[batches / 2]);
+    if (i == 0) PetscCall(VecCopy(x, xref));
+    {
+      PetscReal d, nr;
+      PetscCall(VecWAXPY(xs, -1.0, xref, x));
+      PetscCall(VecNorm(xs, NORM_2, &d));
+      PetscCall(VecNorm(xref, NORM_2, &nr));
+      m->err = d / nr;
+      PetscCheck(m->err <= 1e5 * rtol, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Method %s: the solution differs from %s's by %g relative (> 1e5 rtol): not reporting times of a wrong solve", m->name, meth[0].name, (double)m->err);
+    }
+    if (m->s) {
+      KSPCACGStatistics st;
+      PetscCall(KSPCACGGetStatistics(ksp, &st));
+      m->outer        = st.outer;
+      m->cgsteps      = st.cgsteps;
+      m->replacements = st.replacements;
+      m->truncations  = st.truncations;
+    }
+    PetscCall(PetscFree(tb));
+    PetscCall(KSPDestroy(&ksp));
+  }
+
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, %d rank(s), %s, Jacobi, %" PetscInt_FMT " rows; per iteration: %" PetscInt_FMT "-iteration solves; to solution: rtol %g; fastest of %" PetscInt_FMT "; KSPCACG basis %s\n", casename, size, mattype, rows, its, (double)rtol, batches, basisname));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-8s %12s %9s %12s %6s %9s %10s %10s\n", "method", "ms/iter", "vs " "base", "ms to sol.", "its", "vs base", "red./iter", "D2H/iter"));
+  for (PetscInt i = 0; i < nm; i++) {
+    Method *m = &meth[i];
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-8s %12.4f %8.2fx %12.2f %6" PetscInt_FMT " %8.2fx %10.2f %10.2f\n", m->name, 1e3 * m->tit, (double)(meth[0].tit / m->tit), 1e3 * m->tts, m->its, (double)(meth[0].tts / m->tts), (double)m->red, (double)m->gtoc));
+  }
+  if (hasjson && json[0]) {
+    FILE *fp;
+    char  date[64];
+    if (envdate) PetscCall(PetscStrncpy(date, envdate, sizeof(date)));
+    else PetscCall(PetscGetDate(date, sizeof(date)));
+    PetscCall(PetscFOpen(PETSC_COMM_WORLD, json, "a", &fp));
+    if (rank == 0) {
+      for (PetscInt i = 0; i < nm; i++) {
+        Method *m = &meth[i];
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "{"));
+        PetscCall(JSONString(fp, "bench", "cacg_bench"));
+        PetscCall(JSONString(fp, "case", casename));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"nranks\": %d, \"dim\": %" PetscInt_FMT ", \"n\": %" PetscInt_FMT ", \"rows\": %" PetscInt_FMT ", ", size, dim, n, rows));
+        PetscCall(JSONString(fp, "mat_type", mattype));
+        PetscCall(JSONString(fp, "pc", "jacobi"));
+        PetscCall(JSONString(fp, "method", m->name));
+        PetscCall(JSONString(fp, "ksp_type", m->type));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"s\": %" PetscInt_FMT ", ", m->s));
+        PetscCall(JSONString(fp, "basis", m->s ? basisname : ""));
+        PetscCall(JSONString(fp, "baseline", meth[0].name));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"its_fixed\": %" PetscInt_FMT ", \"time_per_it_ms\": %.6g, \"time_per_it_ms_median\": %.6g, \"speedup_per_it_vs_baseline\": %.6g, ", its, 1e3 * m->tit, 1e3 * m->titmed, (double)(meth[0].tit / m->tit)));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"rtol\": %g, \"its_to_solution\": %" PetscInt_FMT ", \"its_ratio_vs_baseline\": %.6g, \"time_to_solution_ms\": %.6g, \"speedup_to_solution_vs_baseline\": %.6g, ", (double)rtol, m->its, (double)m->its / meth[0].its, 1e3 * m->tts, (double)(meth[0].tts / m->tts)));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"reductions_per_it\": %.4g, \"gpu_to_host_copies_per_it\": %.4g, \"solution_diff_vs_baseline\": %.3g, ", (double)m->red, (double)m->gtoc, (double)m->err));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"cacg_outer\": %" PetscInt_FMT ", \"cacg_replacements\": %" PetscInt_FMT ", \"cacg_truncations\": %" PetscInt_FMT ", \"batches\": %" PetscInt_FMT ", ", m->outer, m->replacements, m->truncations, batches));
+        PetscCall(JSONString(fp, "petsc_version", version));
+        PetscCall(JSONString(fp, "date", date));
+        PetscCall(JSONString(fp, "commit", commit ? commit : "unknown"));
+        PetscCall(JSONString(fp, "source_state", state ? state : "unknown"));
+        PetscCall(JSONString(fp, "host", host ? host : "unknown"));
+        PetscCall(JSONString(fp, "load_avg", load ? load : "unknown"));
+        PetscCall(JSONString(fp, "machine", machine ? machine : "unknown"));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"device\": \"%s\"}\n", device));
+      }
+    }
+    PetscCall(PetscFClose(PETSC_COMM_WORLD, fp));
+  }
+
+  for (PetscInt i = 0; i < nm; i++) PetscCall(PetscFree(names[i]));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&xref));
+  PetscCall(VecDestroy(&xs));
+  PetscCall(MatDestroy(&A));
+  PetscCall(DMDestroy(&da));
+  PetscCall(PetscFinalize());
+  return 0;
+}

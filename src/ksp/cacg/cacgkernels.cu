@@ -1,0 +1,102 @@
+/* Device kernel of KSPCACG's Gram matrices; see cacgkernels.h. Host reference: CACGGramHost() in cacg.c. */
+#include "cacgkernels.h"
+
+namespace
+{
+
+constexpr int kTile    = 64;                                                   /* rows per tile */
+constexpr int kStride  = kTile + 1;                                            /* padded: pairs read different banks */
+constexpr int kThreads = 256;                                                  /* threads of the partial-sum kernel */
+constexpr int kPer     = (GPUKIT_CACG_GRAM_MAX_PAIRS + kThreads - 1) / kThreads; /* products per thread */
+constexpr int kMaxBlocks = 1024;
+
+int GramBlocks(long long n)
+{
+  long long tiles = (n + kTile - 1) / kTile;
+  return (int)(tiles < kMaxBlocks ? (tiles > 0 ? tiles : 1) : kMaxBlocks);
+}
+
+/* partial[blk * npairs + p]: the sum of v[a[p]][r] v[b[p]][r] over the rows of the tiles of block blk */
+__global__ void __launch_bounds__(kThreads) GramPartialKernel(const GpukitCACGGramArgs g, double *partial)
+{
+  extern __shared__ double sh[]; /* nvec tiles of kStride doubles */
+  double acc[kPer];
+
+#pragma unroll
+  for (int q = 0; q < kPer; q++) acc[q] = 0.0;
+  for (long long t0 = (long long)blockIdx.x * kTile; t0 < g.n; t0 += (long long)gridDim.x * kTile) {
+    for (int idx = threadIdx.x; idx < g.nvec * kTile; idx += blockDim.x) {
+      const int       v = idx / kTile, k = idx - v * kTile;
+      const long long r = t0 + k;
+      sh[v * kStride + k] = r < g.n ? g.v[v][r] : 0.0;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < kPer; q++) {
+      const int p = threadIdx.x + q * kThreads;
+      if (p < g.npairs) {
+        const double *x = sh + g.a[p] * kStride, *y = sh + g.b[p] * kStride;
+        double        s = 0.0;
+#pragma unroll 8
+        for (int k = 0; k < kTile; k++) s += x[k] * y[k];
+        acc[q] += s;
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int q = 0; q < kPer; q++) {
+    const int p = threadIdx.x + q * kThreads;
+    if (p < g.npairs) partial[(long long)blockIdx.x * g.npairs + p] = acc[q];
+  }
+}
+
+/* out[p] = sum over the nblocks partial sums of product p: one block of 128 threads per product */
+__global__ void __launch_bounds__(128) GramSumKernel(int npairs, int nblocks, const double *partial, double *out)
+{
+  __shared__ double red[128];
+  const int         p = blockIdx.x;
+  double            s = 0.0;
+
+  for (int b = threadIdx.x; b < nblocks; b += blockDim.x) s += partial[(long long)b * npairs + p];
+  red[threadIdx.x] = s;
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h /= 2) {
+    if (threadIdx.x < h) red[threadIdx.x] += red[threadIdx.x + h];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[p] = red[0];
+}
+
+} // namespace
+
+long long GpukitCACGGramWorkSize(const GpukitCACGGramArgs *a)
+{
+  if (!a) return 0;
+  return (long long)(GramBlocks(a->n) + 1) * a->npairs;
+}
+
+cudaError_t GpukitCACGGramCUDA(const GpukitCACGGramArgs *a, double *work, double *result, cudaStream_t stream)
+{
+  int         nblocks;
+  size_t      shmem;
+  double     *out;
+  cudaError_t err;
+
+  if (!a || a->n < 0 || a->nvec < 1 || a->nvec > GPUKIT_CACG_GRAM_MAX_VECS || a->npairs < 0 || a->npairs > GPUKIT_CACG_GRAM_MAX_PAIRS || !result) return cudaErrorInvalidValue;
+  if (a->npairs == 0) return cudaSuccess;
+  if (!work) return cudaErrorInvalidValue;
+  for (int p = 0; p < a->npairs; p++)
+    if (a->a[p] >= a->nvec || a->b[p] >= a->nvec) return cudaErrorInvalidValue;
+  for (int v = 0; v < a->nvec; v++)
+    if (a->n > 0 && !a->v[v]) return cudaErrorInvalidValue;
+  nblocks = GramBlocks(a->n);
+  shmem   = (size_t)a->nvec * kStride * sizeof(double); /* at most 67 x 65 x 8 = 34840 bytes */
+  out     = work + (long long)nblocks * a->npairs;
+  GramPartialKernel<<<nblocks, kThreads, shmem, stream>>>(*a, work);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  GramSumKernel<<<a->npairs, 128, 0, stream>>>(a->npairs, nblocks, work, out);
+  if ((err = cudaGetLastError()) != cudaSuccess) return err;
+  if ((err = cudaMemcpyAsync(result, out, (size_t)a->npairs * sizeof(double), cudaMemcpyDeviceToHost, stream)) != cudaSuccess) return err;
+  return cudaStreamSynchronize(stream);
+}

@@ -1,0 +1,176 @@
+/*
+   PCGSAI on the GPU against the host set-up: the same A as MATAIJ (host set-up) and as a CUDA matrix
+   (MATAIJCUSPARSE, or MATSGDIACUDA from a DMDA with -dm_mat_type sgdiacuda; device set-up on one rank, host
+   set-up plus a MATAIJCUSPARSE M on several): M must have the same pattern and agree to 1e-12 (relative,
+   Frobenius), the fallback counts must agree, M must be a device matrix built on the device (one rank), and a
+   BiCGStab (or CG for spd) solve with device vectors must converge. -reuse: new values with the same nonzero
+   pattern (SAME_NONZERO_PATTERN), both set-ups again, compared again.
+
+   Problem: -f <file.mtx[.gz]> | -random <n> | -da <2|3> -n <n> [-beta b]. PCGSAI options from the command line
+   (-pc_gsai_type, -pc_gsai_pattern, -pc_gsai_side, -pc_gsai_device_workspace <KiB> to force batches, ...).
+*/
+#include "gktest.h"
+#include "../pc/gsaiprob.h"
+
+static PetscErrorCode SetUpPC(Mat A, PC *pc)
+{
+  PetscFunctionBegin;
+  PetscCall(PCCreate(PETSC_COMM_WORLD, pc));
+  PetscCall(PCSetType(*pc, PCGSAI));
+  PetscCall(PCSetOperators(*pc, A, A));
+  PetscCall(PCSetFromOptions(*pc));
+  PetscCall(PCSetUp(*pc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the device M against the host M: the same pattern, row by row, and values within 1e-12 (relative, Frobenius) */
+static PetscErrorCode Compare(PC pcd, PC pch, PetscBool expect_device, const char *what)
+{
+  Mat         Md, Mh, Pd, Ph;
+  PetscInt    nnzd, nnzh, nfd, nfh;
+  PetscBool   ond, onh, iscuda;
+  PetscReal   nrm;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PCGSAIGetMatrix(pcd, &Md));
+  PetscCall(PCGSAIGetMatrix(pch, &Mh));
+  PetscCall(PCGSAIGetSetUpInfo(pcd, &nnzd, &nfd, &ond));
+  PetscCall(PCGSAIGetSetUpInfo(pch, &nnzh, &nfh, &onh));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)Md, &iscuda, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+  PetscCheck(iscuda, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: M of a CUDA matrix is not a MATAIJCUSPARSE", what);
+  PetscCheck(!onh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the reference was built on the device", what);
+  PetscCheck(ond == (expect_device && size == 1), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: M built on the %s, expected the %s", what, ond ? "device" : "host", expect_device && size == 1 ? "device" : "host");
+  PetscCheck(nnzd == nnzh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: nnz(M) %" PetscInt_FMT " on the device, %" PetscInt_FMT " on the host", what, nnzd, nnzh);
+  PetscCheck(nfd == nfh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " fallbacks on the device, %" PetscInt_FMT " on the host", what, nfd, nfh);
+  /* patterns: |P(Md)| - |P(Mh)| with all values 1 must vanish */
+  PetscCall(MatConvert(Md, MATAIJ, MAT_INITIAL_MATRIX, &Pd));
+  PetscCall(MatConvert(Mh, MATAIJ, MAT_INITIAL_MATRIX, &Ph));
+  PetscCall(GKCheckMatClose(Pd, Ph, 1e-12, what));
+  {
+    PetscInt rs, re;
+    PetscCall(MatGetOwnershipRange(Pd, &rs, &re));
+    for (PetscInt i = rs; i < re; i++) {
+      PetscInt        nd, nh;
+      const PetscInt *cd, *ch;
+      PetscCall(MatGetRow(Pd, i, &nd, &cd, NULL));
+      PetscCall(MatGetRow(Ph, i, &nh, &ch, NULL));
+      PetscCheck(nd == nh, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: row %" PetscInt_FMT " of M has %" PetscInt_FMT " entries on the device, %" PetscInt_FMT " on the host", what, i, nd, nh);
+      for (PetscInt e = 0; e < nd; e++) PetscCheck(cd[e] == ch[e], PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: row %" PetscInt_FMT " of M: column %" PetscInt_FMT " on the device, %" PetscInt_FMT " on the host", what, i, cd[e], ch[e]);
+      PetscCall(MatRestoreRow(Pd, i, &nd, &cd, NULL));
+      PetscCall(MatRestoreRow(Ph, i, &nh, &ch, NULL));
+    }
+  }
+  PetscCall(MatAXPY(Pd, -1.0, Ph, SAME_NONZERO_PATTERN));
+  PetscCall(MatNorm(Pd, NORM_FROBENIUS, &nrm));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: M built on the %s, %" PetscInt_FMT " nonzeros, %" PetscInt_FMT " fallbacks, ||M_dev - M_host||_F = %.3e\n", what, ond ? "device" : "host", nnzd, nfd, (double)nrm));
+  PetscCall(MatDestroy(&Pd));
+  PetscCall(MatDestroy(&Ph));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  Mat        A, Ah;
+  DM         da = NULL;
+  PC         pcd, pch;
+  char       file[PETSC_MAX_PATH_LEN] = "";
+  PetscInt   nrand = 0, dim = 0, n = 16;
+  PetscReal  beta  = 0.0;
+  PetscBool  reuse = PETSC_FALSE, solve = PETSC_TRUE, iscuda;
+  PCGSAIType type;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscGPUKitInitialize());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-random", &nrand, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-da", &dim, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-beta", &beta, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-reuse", &reuse, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-solve", &solve, NULL));
+
+  /* A: a CUDA matrix; Ah: its host copy */
+  if (dim) {
+    PetscCall(GKDMDAOperator(PETSC_COMM_WORLD, dim, n, beta, &da, &A)); /* -dm_mat_type aijcusparse or sgdiacuda */
+  } else {
+    Mat A0;
+    if (file[0]) PetscCall(GKLoadMatrixMarket(PETSC_COMM_WORLD, file, MATAIJ, &A0));
+    else PetscCall(GKRandomMatrix(PETSC_COMM_WORLD, nrand ? nrand : 200, 4, PETSC_FALSE, &A0));
+    PetscCall(MatConvert(A0, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &A));
+    PetscCall(MatDestroy(&A0));
+  }
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &iscuda, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, MATSEQSGDIACUDA, MATMPISGDIACUDA, ""));
+  PetscCheck(iscuda, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "the test needs a CUDA matrix: with -da, give -dm_mat_type aijcusparse or sgdiacuda");
+  PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &Ah));
+
+  PetscCall(SetUpPC(A, &pcd));
+  PetscCall(SetUpPC(Ah, &pch));
+  PetscCall(Compare(pcd, pch, PETSC_TRUE, "set-up"));
+  PetscCall(PCGSAIGetType(pcd, &type));
+
+  if (reuse) { /* new values, same pattern: both PCs see SAME_NONZERO_PATTERN */
+    Vec         r, rh;
+    PetscRandom rnd;
+    PetscCall(MatCreateVecs(A, &r, NULL));
+    PetscCall(MatCreateVecs(Ah, &rh, NULL));
+    PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+    PetscCall(PetscRandomSetInterval(rnd, 0.5, 4.0));
+    PetscCall(PetscRandomSetSeed(rnd, 11));
+    PetscCall(PetscRandomSeed(rnd));
+    PetscCall(VecSetRandom(rh, rnd));
+    PetscCall(VecCopy(rh, r));
+    PetscCall(MatDiagonalScale(A, r, type == PCGSAI_SPD ? r : NULL));
+    PetscCall(MatDiagonalScale(Ah, rh, type == PCGSAI_SPD ? rh : NULL));
+    PetscCall(PCSetOperators(pcd, A, A));
+    PetscCall(PCSetOperators(pch, Ah, Ah));
+    PetscCall(PCSetUp(pcd));
+    PetscCall(PCSetUp(pch));
+    PetscCall(Compare(pcd, pch, PETSC_TRUE, "SAME_NONZERO_PATTERN set-up"));
+    PetscCall(VecDestroy(&r));
+    PetscCall(VecDestroy(&rh));
+    PetscCall(PetscRandomDestroy(&rnd));
+  }
+
+  if (solve) { /* BiCGStab (CG for spd) with the device M and device vectors */
+    KSP                ksp;
+    PC                 pc;
+    Vec                x, b, xex;
+    PetscInt           its;
+    KSPConvergedReason reason;
+    PetscBool          ond;
+    VecType            vtype;
+
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPSetType(ksp, type == PCGSAI_SPD ? KSPCG : KSPBCGS));
+    PetscCall(KSPSetTolerances(ksp, 1e-7, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCGSAI));
+    PetscCall(KSPSetFromOptions(ksp));
+    PetscCall(MatCreateVecs(A, &x, &b));
+    PetscCall(VecDuplicate(x, &xex));
+    PetscCall(VecSet(xex, 1.0));
+    PetscCall(MatMult(A, xex, b));
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(KSPGetIterationNumber(ksp, &its));
+    PetscCall(KSPGetConvergedReason(ksp, &reason));
+    PetscCall(PCGSAIGetSetUpInfo(pc, NULL, NULL, &ond));
+    PetscCall(VecGetType(x, &vtype));
+    PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "the solve with the device-built M did not converge: %s after %" PetscInt_FMT " iterations", KSPConvergedReasons[reason], its);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solve (%s, %s vectors, M built on the %s): %" PetscInt_FMT " iterations\n", type == PCGSAI_SPD ? "cg" : "bcgs", vtype, ond ? "device" : "host", its));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&b));
+    PetscCall(VecDestroy(&xex));
+    PetscCall(KSPDestroy(&ksp));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gsai_cuda: ok\n"));
+  PetscCall(PCDestroy(&pcd));
+  PetscCall(PCDestroy(&pch));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&Ah));
+  PetscCall(DMDestroy(&da));
+  PetscCall(PetscFinalize());
+  return 0;
+}

@@ -1,0 +1,258 @@
+/*
+   PCGSAI on bad input: each case checks the error code and that the message says what is wrong; and the
+   documented fallbacks (zero diagonal that the pattern reaches, ill-conditioned local problems) give a finite M
+   with the fallbacks counted. Runs on any number of ranks (the errors are raised on every rank alike).
+*/
+#include "gktest.h"
+
+/* an n x n MATAIJ matrix from a rule: value of (i,j), or 0 for "not stored" (stored zeros: see zero) */
+typedef PetscScalar (*Rule)(PetscInt, PetscInt, PetscInt, PetscBool *);
+
+static PetscErrorCode Build(PetscInt n, Rule rule, PetscBool assemble, Mat *A)
+{
+  PetscInt rs, re;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, 5, NULL, 5, NULL, A));
+  PetscCall(MatSetOption(*A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++)
+    for (PetscInt j = 0; j < n; j++) {
+      PetscBool   stored = PETSC_FALSE;
+      PetscScalar v      = rule(n, i, j, &stored);
+      if (stored) PetscCall(MatSetValue(*A, i, j, v, INSERT_VALUES));
+    }
+  if (assemble) {
+    PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* tridiagonal, diagonally dominant */
+static PetscScalar Tridiag(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
+{
+  (void)n;
+  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
+  return i == j ? 4.0 : -1.0;
+}
+
+/* tridiagonal with A(3,3) = 0 stored: not SPD */
+static PetscScalar ZeroDiag3(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
+{
+  (void)n;
+  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
+  return i == j ? (i == 3 ? 0.0 : 4.0) : -1.0;
+}
+
+/* pairs swapped: A(2i, 2i+1) = A(2i+1, 2i) = 1, no diagonal. A^{-1} = A, in the pattern of A */
+static PetscScalar SwapPairs(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
+{
+  (void)n;
+  *s = (j == (i ^ 1)) ? PETSC_TRUE : PETSC_FALSE;
+  return 1.0;
+}
+
+/* cyclic shift A(i, i+1 mod n) = 1: the inverse A^T is out of reach of any pattern built from A */
+static PetscScalar Shift(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
+{
+  *s = (j == (i + 1) % n) ? PETSC_TRUE : PETSC_FALSE;
+  return 1.0;
+}
+
+/* tridiagonal with row and column 5 empty: structurally singular */
+static PetscScalar EmptyRowCol5(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
+{
+  (void)n;
+  *s = (PetscAbsInt(i - j) <= 1 && i != 5 && j != 5) ? PETSC_TRUE : PETSC_FALSE;
+  return i == j ? 4.0 : -1.0;
+}
+
+/* tridiagonal except rows 0 and 1 = (1, 1) and (1, 1 + 1e-14): A nonsingular, but the local problems of rows 0
+   and 1 (left) are ill-conditioned far past GSAI_RCOND_TOL */
+static PetscScalar NearlyDependent(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
+{
+  (void)n;
+  if (i <= 1) {
+    *s = j <= 1 ? PETSC_TRUE : PETSC_FALSE;
+    return (i == 1 && j == 1) ? 1.0 + 1e-14 : 1.0;
+  }
+  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
+  return i == j ? 4.0 : -1.0;
+}
+
+/* SPD with A(0:2,0:2) = [1 1; 1 1+1e-14] block: the FSAI system of row 1 is ill-conditioned */
+static PetscScalar NearlySingularSPD(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
+{
+  (void)n;
+  if (i <= 1 && j <= 1) {
+    *s = PETSC_TRUE;
+    return (i == 1 && j == 1) ? 1.0 + 1e-14 : 1.0;
+  }
+  *s = (i == j) ? PETSC_TRUE : PETSC_FALSE;
+  return 2.0;
+}
+
+static PetscErrorCode MakePC(Mat A, PCGSAIType type, PCSide side, PC *pc)
+{
+  PetscFunctionBegin;
+  PetscCall(PCCreate(PETSC_COMM_WORLD, pc));
+  PetscCall(PCSetType(*pc, PCGSAI));
+  PetscCall(PCSetOperators(*pc, A, A));
+  PetscCall(PCGSAISetType(*pc, type));
+  if (side != PC_SIDE_DEFAULT) PetscCall(PCGSAISetSide(*pc, side));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PCSetUp must fail with code and text */
+static PetscErrorCode ExpectSetUpError(Mat A, PCGSAIType type, PCSide side, PetscErrorCode code, const char *text, const char *what)
+{
+  PC             pc;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MakePC(A, type, side, &pc));
+  PetscCall(GKExpectErrorBegin());
+  ierr = PCSetUp(pc);
+  PetscCall(GKExpectErrorEnd(ierr, code, text, what));
+  PetscCall(PCDestroy(&pc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* M has finite entries and nf fallbacks */
+static PetscErrorCode ExpectFallbacks(Mat A, PCGSAIType type, PCSide side, PetscInt nfexpect, const char *what)
+{
+  PC        pc;
+  Mat       M;
+  PetscInt  nf;
+  PetscReal nrm;
+
+  PetscFunctionBegin;
+  PetscCall(MakePC(A, type, side, &pc));
+  PetscCall(PCSetUp(pc));
+  PetscCall(PCGSAIGetSetUpInfo(pc, NULL, &nf, NULL));
+  PetscCall(PCGSAIGetMatrix(pc, &M));
+  PetscCall(MatNorm(M, NORM_FROBENIUS, &nrm));
+  PetscCheck(!PetscIsInfOrNanReal(nrm), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: M has Inf or NaN entries", what);
+  PetscCheck(nf == nfexpect, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " fallbacks to the diagonal, expected %" PetscInt_FMT, what, nf, nfexpect);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok: %s -> %" PetscInt_FMT " fallbacks, ||M||_F = %g\n", what, nf, (double)nrm));
+  PetscCall(PCDestroy(&pc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  Mat            A;
+  PC             pc;
+  PetscErrorCode ierr;
+  const PetscInt n = 12;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscGPUKitInitialize());
+
+  /* option values out of range, through the Set functions and through the options database */
+  PetscCall(Build(n, Tridiag, PETSC_TRUE, &A));
+  PetscCall(MakePC(A, PCGSAI_GENERAL, PC_SIDE_DEFAULT, &pc));
+  PetscCall(GKExpectErrorBegin());
+  ierr = PCGSAISetThreshold(pc, -0.1);
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "must lie in [0, 1]", "threshold -0.1"));
+  PetscCall(GKExpectErrorBegin());
+  ierr = PCGSAISetThreshold(pc, 1.5);
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "must lie in [0, 1]", "threshold 1.5"));
+  PetscCall(GKExpectErrorBegin());
+  ierr = PCGSAISetPower(pc, 0);
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "power must be 1 or more", "power 0"));
+  PetscCall(GKExpectErrorBegin());
+  ierr = PCGSAISetMaxNnz(pc, -2);
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "max nnz must be 0", "max nnz -2"));
+  PetscCall(GKExpectErrorBegin());
+  ierr = PCGSAISetSide(pc, PC_SYMMETRIC);
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "side must be left, right or default", "side symmetric"));
+  PetscCall(PetscOptionsSetValue(NULL, "-pc_gsai_threshold", "2"));
+  PetscCall(GKExpectErrorBegin());
+  ierr = PCSetFromOptions(pc);
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "must lie in [0, 1]", "-pc_gsai_threshold 2"));
+  PetscCall(PetscOptionsClearValue(NULL, "-pc_gsai_threshold"));
+  PetscCall(PetscOptionsSetValue(NULL, "-pc_gsai_power", "0"));
+  PetscCall(GKExpectErrorBegin());
+  ierr = PCSetFromOptions(pc);
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "power must be 1 or more", "-pc_gsai_power 0"));
+  PetscCall(PetscOptionsClearValue(NULL, "-pc_gsai_power"));
+  /* the general type has no symmetric form */
+  PetscCall(PetscOptionsSetValue(NULL, "-ksp_pc_side", "symmetric"));
+  PetscCall(GKExpectErrorBegin());
+  ierr = PCSetUp(pc);
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_SUP, "no symmetric form", "general type, -ksp_pc_side symmetric"));
+  PetscCall(PetscOptionsClearValue(NULL, "-ksp_pc_side"));
+  PetscCall(PCDestroy(&pc));
+  PetscCall(MatDestroy(&A));
+
+  /* an unassembled matrix */
+  PetscCall(Build(n, Tridiag, PETSC_FALSE, &A));
+  PetscCall(ExpectSetUpError(A, PCGSAI_GENERAL, PC_LEFT, PETSC_ERR_ARG_WRONGSTATE, "assembled", "unassembled A"));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatDestroy(&A));
+
+  /* a rectangular matrix */
+  {
+    PetscInt rs, re;
+    PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n + 3, 1, NULL, 1, NULL, &A));
+    PetscCall(MatGetOwnershipRange(A, &rs, &re));
+    for (PetscInt i = rs; i < re; i++) PetscCall(MatSetValue(A, i, i, 1.0, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(ExpectSetUpError(A, PCGSAI_GENERAL, PC_LEFT, PETSC_ERR_ARG_SIZ, "square", "rectangular A"));
+    PetscCall(MatDestroy(&A));
+  }
+
+  /* a zero diagonal entry: an error for spd; fine for general when the pattern reaches it */
+  PetscCall(Build(n, ZeroDiag3, PETSC_TRUE, &A));
+  PetscCall(ExpectSetUpError(A, PCGSAI_SPD, PC_SIDE_DEFAULT, PETSC_ERR_ARG_WRONG, "A(3,3) = 0", "spd, zero diagonal"));
+  PetscCall(ExpectFallbacks(A, PCGSAI_GENERAL, PC_LEFT, 0, "general left, zero diagonal reached by the pattern"));
+  PetscCall(ExpectFallbacks(A, PCGSAI_GENERAL, PC_RIGHT, 0, "general right, zero diagonal reached by the pattern"));
+  PetscCall(MatDestroy(&A));
+  {
+    Mat M;
+    PetscCall(Build(n, SwapPairs, PETSC_TRUE, &A));
+    PetscCall(MakePC(A, PCGSAI_GENERAL, PC_RIGHT, &pc));
+    PetscCall(PCSetUp(pc));
+    PetscCall(PCGSAIGetMatrix(pc, &M));
+    /* A^{-1} = A is in the pattern (which also holds the diagonal, as stored zeros) */
+    {
+      Mat       D;
+      PetscReal nrm;
+      PetscCall(MatDuplicate(M, MAT_COPY_VALUES, &D));
+      PetscCall(MatAXPY(D, -1.0, A, DIFFERENT_NONZERO_PATTERN));
+      PetscCall(MatNorm(D, NORM_FROBENIUS, &nrm));
+      PetscCheck(nrm <= 1e-14, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "zero-diagonal permutation: M differs from A^{-1} = A by %g", (double)nrm);
+      PetscCall(MatDestroy(&D));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok: zero diagonal, A^{-1} in the pattern: M = A^{-1} exactly\n"));
+    PetscCall(PCDestroy(&pc));
+    PetscCall(MatDestroy(&A));
+  }
+
+  /* structurally singular: the pattern never reaches the index, or A has an empty row and column */
+  PetscCall(Build(n, Shift, PETSC_TRUE, &A));
+  PetscCall(ExpectSetUpError(A, PCGSAI_GENERAL, PC_LEFT, PETSC_ERR_ARG_WRONG, "structurally singular", "cyclic shift, left"));
+  PetscCall(ExpectSetUpError(A, PCGSAI_GENERAL, PC_RIGHT, PETSC_ERR_ARG_WRONG, "structurally singular", "cyclic shift, right"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(Build(n, EmptyRowCol5, PETSC_TRUE, &A));
+  PetscCall(ExpectSetUpError(A, PCGSAI_GENERAL, PC_LEFT, PETSC_ERR_ARG_WRONG, "row 5 of A has no nonzero entry", "empty row, left"));
+  PetscCall(ExpectSetUpError(A, PCGSAI_GENERAL, PC_RIGHT, PETSC_ERR_ARG_WRONG, "column 5 of A has no nonzero entry", "empty column, right"));
+  PetscCall(ExpectSetUpError(A, PCGSAI_SPD, PC_SIDE_DEFAULT, PETSC_ERR_ARG_WRONG, "A(5,5) = 0", "empty row, spd"));
+  PetscCall(MatDestroy(&A));
+
+  /* ill-conditioned local problems: the documented fallback to the diagonal, counted, no NaN */
+  PetscCall(Build(n, NearlyDependent, PETSC_TRUE, &A));
+  PetscCall(ExpectFallbacks(A, PCGSAI_GENERAL, PC_LEFT, 2, "nearly dependent rows 0 and 1, left"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(Build(n, NearlySingularSPD, PETSC_TRUE, &A));
+  PetscCall(ExpectFallbacks(A, PCGSAI_SPD, PC_SIDE_DEFAULT, 1, "nearly singular 2x2 block, spd"));
+  PetscCall(MatDestroy(&A));
+
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gsai_errors: ok\n"));
+  PetscCall(PetscFinalize());
+  return 0;
+}
