@@ -12,7 +12,7 @@
 # H100/H200 host, most of it assembling the matrices on the host (16.7M rows for 256^3).
 # Environment: PETSC_DIR (default: the PETSc that $OBJDIR was built against, else deps/petsc-cuda), OBJDIR (build/gpu)
 # and LIBDIR ($OBJDIR/lib) as in the makefile; GPUKIT_BENCH_BATCHES (10) timed batches per format, the fastest counts;
-# GPUKIT_CASE_TIMEOUT (150) seconds per case; GPUKIT_BENCH_OPTIONS (default -mat_sgdia_autotune) more options for every case; GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git
+# GPUKIT_CASE_TIMEOUT (150) seconds per case; GPUKIT_BENCH_CACG=0 skips the KSPCACG runs; GPUKIT_BENCH_OPTIONS (default -mat_sgdia_autotune) more options for every case; GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git
 # (the device machine's copy has none): pass them from the dev machine.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,6 +83,27 @@ for c in "${cases[@]}"; do
     echo "(case took $((SECONDS - s)) s)"
   fi
 done
+# KSPCACG against KSPCG / KSPPIPECG / KSPGROPPCG (bench/cacg_bench.c), Jacobi, on both GPU formats: latency-bound
+# (2D 256^2, 3D 33^3) to bandwidth-bound (2D 4096^2, 3D 129^3) grids. GPUKIT_BENCH_CACG=0 skips it.
+if [ "${GPUKIT_BENCH_CACG:-1}" = 1 ]; then
+  cacgbin=$objdir/bench/cacg_bench
+  mkdir -p bench/results/cacg
+  cacgout=bench/results/cacg/gpu-$(date -u +%Y-%m-%d).jsonl
+  rm -f "$cacgout"
+  if timeout 300 make --no-print-directory PETSC_DIR="$PETSC_DIR" PETSC_ARCH= OBJDIR="$objdir" LIBDIR="$libdir" "$cacgbin"; then
+    for c in "-dim 2 -n 256 -its 200 -rtol 1e-6" "-dim 2 -n 4096 -its 100 -rtol 1e-4" "-dim 3 -n 33 -its 200 -rtol 1e-6" "-dim 3 -n 129 -its 100 -rtol 1e-6"; do
+      for mt in aijcusparse sgdiacuda; do
+        # shellcheck disable=SC2086
+        timeout "$case_timeout" "$cacgbin" $c -mat_type $mt -batches 3 -use_gpu_aware_mpi 0 -json "$cacgout" </dev/null || { echo "bench/gpu.sh: cacg case '$c' $mt failed" >&2; failed=1; }
+      done
+    done
+    [ -n "${OUT:-}" ] && [ -f "$cacgout" ] && cp "$cacgout" "$OUT/"
+  else
+    echo "bench/gpu.sh: building $cacgbin failed" >&2
+    failed=1
+  fi
+fi
+
 if [ ! -s "$tmp" ]; then
   echo "bench/gpu.sh: no case produced a record; nothing written" >&2
   exit 1
