@@ -139,7 +139,7 @@ for r in $refines; do
     awk -v cfg="$c" -v r="$r" -v grid="$grid" -v np="$np" -v newton="$newton" -v ksp="$ksp" -v wall=$((SECONDS - s)) -v cmd="${cmd[*]}" \
       -v commit="$commit" -v host="$host" -v machine="$machine" -v device="$device" -v date="$date" -v pver="$pver" '
       function num(x) { return (x ~ /^[-+]?[0-9][0-9.]*([eE][-+]?[0-9]+)?$/) ? x + 0 : "null" }
-      { ev[$1] = $3; c[$1] = $4; cmb[$1] = $5; g[$1] = $6; gmb[$1] = $7 }
+      { ev[$1] = $3; c[$1] = $4; cmb[$1] = $5; g[$1] = $6; gmb[$1] = $7; pt[$1] = $8 }
       END {
         t = ev["SNESSolve"]
         gsub(/"/, "\\\"", cmd); sub(/ -log_view .*/, "", cmd)
@@ -148,7 +148,14 @@ for r in $refines; do
         printf "\"cpu_to_gpu_count\": %s, \"cpu_to_gpu_mb\": %s, \"gpu_to_cpu_count\": %s, \"gpu_to_cpu_mb\": %s, ", num(c["SNESSolve"]), num(cmb["SNESSolve"]), num(g["SNESSolve"]), num(gmb["SNESSolve"])
         printf "\"cpu_to_gpu_per_newton\": %s, ", (c["SNESSolve"] ~ /^[0-9.]+$/ && newton > 0) ? c["SNESSolve"] / newton : "null"
         n = split("SNESJacobianEval:jacobian SNESFunctionEval:residual PCSetUp:pcsetup MatMult:matmult PCApply:pcapply KSPSolve:kspsolve", pairs, " ")
-        for (i = 1; i <= n; i++) { split(pairs[i], kv, ":"); printf "\"share_%s\": %s, ", kv[2], (t > 0) ? sprintf("%.4f", ev[kv[1]] / t) : "null" }
+        # the time when -log_view has it, else %T (whole percents; GPU runs print n/a for events that launch kernels)
+        for (i = 1; i <= n; i++) {
+          split(pairs[i], kv, ":")
+          if (t > 0 && ev[kv[1]] != "n/a") v = sprintf("%.4f", ev[kv[1]] / t)
+          else if (pt["SNESSolve"] > 0) v = sprintf("%.4f", pt[kv[1]] / pt["SNESSolve"])
+          else v = "null"
+          printf "\"share_%s\": %s, ", kv[2], v
+        }
         printf "\"wall_s\": %d, \"command\": \"%s\", \"petsc_version\": \"%s\", \"date\": \"%s\", \"commit\": \"%s\", \"host\": \"%s\", \"machine\": \"%s\", \"device\": \"%s\"", wall, cmd, pver, date, commit, host, machine, device
         print ""
       }' "$tmp/$tag.ev" >"$tmp/$tag.rec"

@@ -30,7 +30,7 @@ newton=$(sed -n 's/.*Newton its \([0-9]*\),.*/\1/p' <<<"$summary")
 grid=$(sed -n 's/^cavity: grid \([0-9]*\)x\([0-9]*\),.*/\1 \2/p' <<<"$summary")
 [ -n "$newton" ] && [ "$newton" -gt 0 ] && [ -n "$grid" ] || { echo "copies: FAILED: no summary line with the grid and Newton iterations"; exit 1; }
 grep -q 'CpuToGpu' "$tmp/log" || { echo "copies: FAILED: the -log_view table has no GPU columns (PETSc without a device?)"; exit 1; }
-read -r _ _ _ ctog ctogmb gtoc gtocmb < <(bash "$here/logview.sh" "$tmp/log" SNESSolve)
+read -r _ _ _ ctog ctogmb gtoc gtocmb _ < <(bash "$here/logview.sh" "$tmp/log" SNESSolve)
 echo "SNESSolve: CpuToGpu $ctog copies ($ctogmb MB), GpuToCpu $gtoc copies ($gtocmb MB) per rank, $newton Newton iterations"
 awk '/^Event  *Count/ {t = 1} t && NF > 10 && $2 ~ /^[0-9]+$/ && ($(NF - 4) + $(NF - 2)) > 0 {print "  " $1 ": CpuToGpu " $(NF - 4) " (" $(NF - 3) " MB), GpuToCpu " $(NF - 2) " (" $(NF - 1) " MB)"}' "$tmp/log"
 steps=$(sed -n 's/^cavity: host<->device copies in SNESSolve.*Newton steps \(.*\)$/\1/p' "$tmp/out")
