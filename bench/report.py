@@ -206,6 +206,80 @@ def gpu_table(L, recs, formats):
     L.append("")
 
 
+def read_any(path):
+    """a JSON list, or one record a line"""
+    with open(path, encoding="utf-8") as f:
+        text = f.read().strip()
+    if not text:
+        return []
+    if text.startswith("["):
+        return json.loads(text)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def pct(v):
+    return f"{100 * v:.0f}%" if isinstance(v, (int, float)) else "-"
+
+
+def cavity_section(L, folder):
+    """bench/cavity.sh records: the driven cavity, whole SNES solves"""
+    files = sorted(glob.glob(os.path.join(folder, "*.json")))
+    if not files:
+        return
+    recs = read_any(files[-1])
+    if not recs:
+        return
+    r0 = recs[0]
+    L.append(f"## Driven cavity, whole Newton-Krylov solve ({r0.get('device', '?')}): {r0.get('date', '?')}, commit `{r0.get('commit', '?')}`")
+    L.append("")
+    L.append(f"- `bench/cavity.sh`, results file `bench/results/cavity/{os.path.basename(files[-1])}`; PETSc {r0.get('petsc_version', '?')}; machine: {r0.get('machine', '?')}")
+    L.append("- all runs: `-da_grid_x 9 -da_grid_y 9 -da_refine R`, Grashof 1, `-ksp_type fgmres -pc_type mg -mg_levels_ksp_type chebyshev")
+    L.append("  -mg_levels_pc_type jacobi -mg_coarse_pc_type lu` (2-rank CPU runs: redundant LU on the coarsest level). **ours-gpu**:")
+    L.append("  `examples/cavity -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda` (residual and Jacobian by CUDA kernels on every")
+    L.append("  level); **ours-gpu-lean**: the same with `-coarse_mat_type aijcusparse -mg_levels_pc_jacobi_fixdiagonal 0`;")
+    L.append("  **ex19-aijcusparse**: stock SNES ex19, `-dm_vec_type cuda -dm_mat_type aijcusparse` (FD-colouring Jacobian on the host);")
+    L.append("  **ex19-aij-np2**: stock ex19 on 2 CPU ranks. Speed-up: SNESSolve time of ex19-aijcusparse / the run's.")
+    L.append("- copies: CpuToGpu / GpuToCpu counts inside SNESSolve from `-log_view` (PETSc counts every dot-product result read")
+    L.append("  back as one GpuToCpu copy). Shares of SNESSolve time are inclusive events; where a GPU `-log_view` prints n/a")
+    L.append("  times they come from its %T column, and runs whose log was not kept show -.")
+    L.append("")
+    L.append("| grid | run | SNESSolve (s) | Newton | KSP | CpuToGpu | GpuToCpu | Jacobian | residual | PCSetUp | MatMult | PCApply | KSPSolve | speed-up | solution diff |")
+    L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in recs:
+        L.append("| " + " | ".join([
+            f"{r['grid']}^2", str(r["config"]), fmt_num(r.get("snes_solve_s"), ".3f"), str(r.get("newton_its", "-")), str(r.get("ksp_its", "-")),
+            str(r.get("cpu_to_gpu_count", "-")), str(r.get("gpu_to_cpu_count", "-")),
+            pct(r.get("share_jacobian")), pct(r.get("share_residual")), pct(r.get("share_pcsetup")), pct(r.get("share_matmult")),
+            pct(r.get("share_pcapply")), pct(r.get("share_kspsolve")), fmt_ratio(r.get("speedup_vs_reference")),
+            fmt_num(r.get("solution_rel_diff_vs_reference"), ".1e")]) + " |")
+    L.append("")
+
+
+def cacg_section(L, folder):
+    """bench/cacg_bench.c records on the GPU (bench/gpu.sh): KSPCACG against CG, PIPECG, GROPPCG"""
+    files = sorted(glob.glob(os.path.join(folder, "gpu-*.jsonl")))
+    if not files:
+        return
+    recs = read_any(files[-1])
+    if not recs:
+        return
+    r0 = recs[0]
+    L.append(f"## KSPCACG vs KSPCG on the GPU ({r0.get('device', '?')}): {r0.get('date', '?')}, commit `{r0.get('commit', '?')}`")
+    L.append("")
+    L.append(f"- `bench/cacg_bench.c` (from `bench/gpu.sh`), results file `bench/results/cacg/{os.path.basename(files[-1])}`; Poisson on a DMDA, Jacobi,")
+    L.append("  one rank. ms/it: a solve of a fixed number of iterations (no convergence test), fastest of 3. Iterations and time")
+    L.append("  to solution: a solve to the case's rtol. KSPCACG with the Newton basis (Leja-ordered Ritz values).")
+    L.append("")
+    L.append("| case | mat type | method | ms/it | vs CG | its to rtol | time to solution (ms) | vs CG |")
+    L.append("|---|---|---|---:|---:|---:|---:|---:|")
+    for r in recs:
+        L.append("| " + " | ".join([
+            str(r["case"]), str(r.get("mat_type", "-")), str(r.get("method", "-")), fmt_num(r.get("time_per_it_ms"), ".4f"),
+            fmt_ratio(r.get("speedup_per_it_vs_baseline")), str(r.get("its_to_solution", "-")), fmt_num(r.get("time_to_solution_ms"), ".2f"),
+            fmt_ratio(r.get("speedup_to_solution_vs_baseline"))]) + " |")
+    L.append("")
+
+
 def main():
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -319,6 +393,9 @@ def main():
         for old in glob.glob(os.path.join(args.img, IMG_PREFIX + "*.png")):
             if os.path.basename(old) not in made:
                 os.remove(old)
+
+    cavity_section(L, os.path.join(args.results, "cavity"))
+    cacg_section(L, os.path.join(args.results, "cacg"))
 
     with open(args.out, "w", encoding="utf-8") as f:
         f.write("\n".join(L).rstrip("\n") + "\n")
