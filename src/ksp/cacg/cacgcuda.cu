@@ -4,24 +4,9 @@
    Built only against a PETSc with CUDA; cacg.c calls it when the vectors of the inner products are VECCUDA.
 */
 #include <petscdevice_cuda.h>
+#include "gpukitcuda.h"
 #include "cacgimpl.h"
 #include "cacgkernels.h"
-
-/* the stream of the current PETSc device context, on which the PETSc CUDA vectors work */
-static PetscErrorCode CACGCUDAGetStream_Private(cudaStream_t *stream)
-{
-  PetscDeviceContext dctx;
-  PetscDeviceType    type;
-  void              *handle;
-
-  PetscFunctionBegin;
-  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
-  PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
-  PetscCheck(type == PETSC_DEVICE_CUDA, PETSC_COMM_SELF, PETSC_ERR_SUP, "KSPCACG launches its Gram kernel on the stream of the current PetscDeviceContext, which is of type %s, not CUDA; leave -device_context_device_type at cuda", PetscDeviceTypes[type]);
-  PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle));
-  *stream = *(cudaStream_t *)handle;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* The local sums of the np inner products pa[p] . pb[p] into local[] (host), when every vector is a CUDA vector
    (done = PETSC_TRUE); otherwise nothing (done = PETSC_FALSE). */
@@ -69,7 +54,7 @@ PetscErrorCode CACGGramCUDA_Private(KSP ksp, PetscInt np, const Vec pa[], const 
     PetscCallCUDA(cudaMalloc(&cg->gramwork, (size_t)need * sizeof(double)));
     cg->gramworksize = need;
   }
-  PetscCall(CACGCUDAGetStream_Private(&stream));
+  PetscCall(GpukitCUDAGetStream("KSPCACG launches its Gram kernel", &stream));
   PetscCall(PetscLogGpuTimeBegin());
   PetscCallCUDA(GpukitCACGGramCUDA(&args, (double *)cg->gramwork, (double *)local, stream));
   PetscCall(PetscLogGpuTimeEnd());

@@ -17,6 +17,7 @@
    (MatSetValuesCOO(), MatSGDIAGetArrayWriteCUDA()) never moves the matrix at all.
 */
 #include <petscdevice_cuda.h>
+#include "gpukitcuda.h"
 #include <petscsf.h>
 #include <algorithm>
 #include <vector>
@@ -27,6 +28,7 @@
 #if defined(GPUKIT_SGDIACUDA_AVAILABLE)
 
 #define GPUKIT_SGDIA_CUDA_BLOCK_SIZE 256 /* default threads per block */
+#define SGDIACUDA_WHO                "MATSGDIACUDA launches its kernels" /* for GpukitCUDAGetStream() errors */
 
 static const char *const SGDIACUDAVariants[] = {"row", "row2", "SGDIACUDAVariant", "", NULL};
 
@@ -57,22 +59,6 @@ typedef struct {
 /* ------------------------------------------------------------------------------------------------------
    Helpers
    ------------------------------------------------------------------------------------------------------ */
-
-/* the stream of the current PETSc device context, on which the PETSc CUDA vectors work */
-static PetscErrorCode SGDIACUDAGetStream_Private(cudaStream_t *stream)
-{
-  PetscDeviceContext dctx;
-  PetscDeviceType    type;
-  void              *handle;
-
-  PetscFunctionBegin;
-  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
-  PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
-  PetscCheck(type == PETSC_DEVICE_CUDA, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSGDIACUDA launches its kernels on the stream of the current PetscDeviceContext, which is of type %s, not CUDA; leave -device_context_device_type at cuda", PetscDeviceTypes[type]);
-  PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle));
-  *stream = *(cudaStream_t *)handle;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 static PetscErrorCode SGDIACUDAIsCUDAVec_Private(Vec v, PetscBool *flg)
 {
@@ -185,7 +171,7 @@ static PetscErrorCode SGDIACUDACopyToGPU(Mat A)
   cudaStream_t   stream;
 
   PetscFunctionBegin;
-  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(SGDIACUDAAllocate_Private(A, stream));
   if (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) PetscFunctionReturn(PETSC_SUCCESS);
   if (!cu->told_host) {
@@ -210,7 +196,7 @@ static PetscErrorCode SGDIACUDACopyFromGPU(Mat A)
 
   PetscFunctionBegin;
   if (A->offloadmask != PETSC_OFFLOAD_GPU) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_CopyFromGPU, A, 0, 0, 0));
   if (sg->nv) PetscCallCUDA(cudaMemcpyAsync(sg->v, cu->v, (size_t)sg->nv * sizeof(PetscScalar), cudaMemcpyDeviceToHost, stream));
   PetscCallCUDA(cudaStreamSynchronize(stream));
@@ -236,7 +222,7 @@ static PetscErrorCode SGDIACUDADeviceWrite_Private(Mat A, PetscBool keep, PetscS
   Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
 
   PetscFunctionBegin;
-  PetscCall(SGDIACUDAGetStream_Private(stream));
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, stream));
   if (keep) PetscCall(SGDIACUDACopyToGPU(A));
   else PetscCall(SGDIACUDAAllocate_Private(A, *stream));
   *v = cu->v;
@@ -388,7 +374,7 @@ static PetscErrorCode MatMultAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y, Vec z)
     cu->told_dof = PETSC_TRUE;
   }
   PetscCall(SGDIACUDACopyToGPU(A));
-  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_MultCUDA, A, x, z, 0));
   ghosted = SGDIACUDANeedsGhosts(sg);
   if (ghosted) { /* PETSc's scatter, on device buffers */
@@ -458,7 +444,7 @@ static PetscErrorCode MatMultTransposeAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y,
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(SGDIACUDACopyToGPU(A));
-  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_MultTrCUDA, A, x, z, 0));
   ghosted = SGDIACUDANeedsGhosts(sg);
   PetscCall(SGDIACUDASetArgs_Private(A, ghosted, &args));
@@ -533,7 +519,7 @@ static PetscErrorCode MatGetDiagonal_SGDIACUDA(Mat A, Vec d)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(SGDIACUDACopyToGPU(A));
-  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(VecCUDAGetArrayWrite(d, &da));
   PetscCall(PetscLogGpuTimeBegin());
   PetscCallCUDA(GpukitSGDIAGetDiagonalCUDA((long long)sg->m, (int)sg->dof, (int)sg->center, cu->v, da, (int)cu->block, stream));
@@ -912,7 +898,7 @@ static PetscErrorCode MatInvertBlockDiagonal_SGDIACUDA(Mat A, const PetscScalar 
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(SGDIACUDACopyToGPU(A));
-  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_InvBlkDiagCUDA, A, 0, 0, 0));
   if (!cu->ibdiag && n) PetscCallCUDA(cudaMalloc((void **)&cu->ibdiag, n * sizeof(PetscScalar)));
   if (!sg->ibdiag) PetscCall(PetscMalloc1(n, &sg->ibdiag));
@@ -949,7 +935,7 @@ static PetscErrorCode MatGetBlockDiagonal_SGDIACUDA(Mat A, Mat *D)
 
   PetscFunctionBegin;
   PetscCall(SGDIACUDACopyToGPU(A));
-  PetscCall(SGDIACUDAGetStream_Private(&stream));
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(MatCreate(PetscObjectComm((PetscObject)A), D));
   PetscCall(MatSetSizes(*D, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
   PetscCall(MatSetBlockSize(*D, dof));
@@ -1092,7 +1078,7 @@ static PetscErrorCode MatSetPreallocationCOO_SGDIACUDA(Mat A, PetscCount n, Pets
     }
     if (!ent.empty()) jmap.push_back((long long)ent.size());
     cu->coo_nu = (PetscCount)slot.size();
-    PetscCall(SGDIACUDAGetStream_Private(&stream));
+    PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
     PetscCall(SGDIACUDAUpload_Private(&cu->coo_slot, slot.data(), slot.size(), stream));
     PetscCall(SGDIACUDAUpload_Private(&cu->coo_jmap, jmap.data(), jmap.size(), stream));
     PetscCall(SGDIACUDAUpload_Private(&cu->coo_perm, perm.data(), perm.size(), stream));

@@ -16,6 +16,7 @@
    B, the local problems and MatSetValuesCOO() run again. The values never leave the device.
 */
 #include <petscdevice_cuda.h>
+#include "gpukitcuda.h"
 #include "gsaiimpl.h"
 #include "gsaikernels.h"
 
@@ -49,21 +50,6 @@ static PetscErrorCode GSAICUDAFree(T **p)
   PetscFunctionBegin;
   if (*p) PetscCallCUDA(cudaFree((void *)*p));
   *p = NULL;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode GSAICUDAGetStream(cudaStream_t *stream)
-{
-  PetscDeviceContext dctx;
-  PetscDeviceType    type;
-  void              *handle;
-
-  PetscFunctionBegin;
-  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
-  PetscCall(PetscDeviceContextGetDeviceType(dctx, &type));
-  PetscCheck(type == PETSC_DEVICE_CUDA, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCGSAI builds M on the stream of the current PetscDeviceContext, which is of type %s, not CUDA; leave -device_context_device_type at cuda, or use -pc_gsai_use_device false", PetscDeviceTypes[type]);
-  PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle));
-  *stream = *(cudaStream_t *)handle;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -241,7 +227,7 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   if (!gs->cuda) PetscCall(PetscNew((PC_GSAI_CUDA **)&gs->cuda));
   cu    = (PC_GSAI_CUDA *)gs->cuda;
   right = (gs->type == PCGSAI_GENERAL && gs->sideused == PC_RIGHT) ? PETSC_TRUE : PETSC_FALSE;
-  PetscCall(GSAICUDAGetStream(&stream));
+  PetscCall(GpukitCUDAGetStream("PCGSAI builds M (or use -pc_gsai_use_device false)", &stream));
   gs->conversion[0] = 0;
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &isaij));
   if (isaij) {
