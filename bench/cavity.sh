@@ -62,25 +62,8 @@ if ! timeout 600 make --no-print-directory PETSC_DIR="$PETSC_DIR" PETSC_ARCH= OB
   exit 1
 fi
 # stock ex19, unmodified, against the same PETSc
-ex19=
-src=${GPUKIT_EX19_SRC:-}
-for s in "$src" "$PETSC_DIR/share/petsc/examples/src/snes/tutorials/ex19.c" $(ls -d "$top"/deps/src/petsc-*/src/snes/tutorials/ex19.c 2>/dev/null); do
-  [ -n "$s" ] && [ -f "$s" ] && { src=$s; break; }
-done
-if [ -f "$src" ]; then
-  vars=$PETSC_DIR/lib/petsc/conf/petscvariables
-  mkdir -p "$objdir/bench"
-  ex19=$objdir/bench/snes_ex19
-  read -r -a pcc <<<"$(sed -n 's/^PCC = //p' "$vars")"
-  read -r -a pinc <<<"$(sed -n 's/^PETSC_CC_INCLUDES = //p' "$vars")"
-  read -r -a plibs <<<"$(sed -n 's/^PETSC_WITH_EXTERNAL_LIB = //p' "$vars")"
-  if ! "${pcc[@]}" -O2 -w "${pinc[@]}" "$src" -o "$ex19" -Wl,-rpath,"$PETSC_DIR/lib" "${plibs[@]}" -lm; then
-    echo "bench/cavity.sh: compiling stock ex19 ($src) failed; its runs are skipped" >&2
-    ex19=
-  fi
-else
-  echo "bench/cavity.sh: no stock ex19.c (looked in \$GPUKIT_EX19_SRC, $PETSC_DIR/share/petsc/examples/src/snes/tutorials, deps/src/petsc-*); the ex19 runs are skipped. Carry share/petsc/examples/src/snes/tutorials/ex19.c with the PETSc prefix (tests/gpu/pack.sh)." >&2
-fi
+ex19=$objdir/bench/snes_ex19
+bash scripts/build-ex19.sh "$ex19" || { echo "bench/cavity.sh: no stock ex19; its runs are skipped" >&2; ex19=; }
 
 commit=${GPUKIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 device=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
