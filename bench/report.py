@@ -280,6 +280,106 @@ def cacg_section(L, folder):
     L.append("")
 
 
+def gsai_section(L, folder):
+    """bench/gsai.sh records: PCGSAI set-up (per stage) against ParaSails on one CPU core, and BiCGStab to solution"""
+    newest = {}
+    for kind in ("gpu", "cpu"):
+        files = sorted(glob.glob(os.path.join(folder, f"{kind}-*.jsonl")))
+        recs = read_any(files[-1]) if files else []
+        recs = [r for r in recs if r.get("bench") == "gsai_bench"]
+        if recs:
+            newest[kind] = (os.path.basename(files[-1]), recs)
+    if not newest:
+        return
+
+    def key(r):
+        return (r["case"], r.get("gsai_type", "general"), r.get("side", "left"))
+
+    def its(r, k):
+        i = r.get(f"its_{k}")
+        return "-" if i is None else f"{i}{'' if r.get(f'converged_{k}') else '*'}"
+
+    gpu = newest.get("gpu", (None, []))[1]
+    cpu = newest.get("cpu", (None, []))[1]
+    cpu_by = {key(r): r for r in cpu}
+    lead = gpu[0] if gpu else cpu[0]
+    where = lead.get("device", "?") if gpu else "one CPU core"
+    L.append(f"## PCGSAI set-up vs ParaSails, and BiCGStab with GSAI vs Jacobi ({where}): {lead.get('date', '?')}, commit `{lead.get('commit', '?')}`")
+    L.append("")
+    for kind, (fname, recs) in newest.items():
+        r0 = recs[0]
+        L.append(f"- {kind.upper()} run: `bench/gsai.sh`{' (GPUKIT_GSAI_GPU=1)' if kind == 'gpu' else ''}, results file `bench/results/gsai/{fname}`; "
+                 f"{r0.get('petsc_version', 'PETSc ?').strip()}; {r0.get('host', '?')} ({r0.get('machine', '?')}), load {r0.get('load_avg', '?')}; "
+                 f"library sources: {r0.get('source_state', '?')}")
+    L.append("- One MPI rank. PCGSAI: general type, pattern of A, left (row-wise M); set-up = `PCSetUp()` on a new PC, fastest of")
+    L.append("  the runs' batches, stages from `PCGSAIGetSetUpTimes()` (on the GPU, *solve* includes the sizes and offsets, *assemble* the")
+    L.append("  host-side COO analysis of `MatSetPreallocationCOO()`). ParaSails: `-pc_type hypre -pc_hypre_type parasails`")
+    L.append("  `-pc_hypre_parasails_thresh 0 -pc_hypre_parasails_nlevels 0 -pc_hypre_parasails_filter 0` (the pattern of A), `PCSetUp()`")
+    L.append("  including the conversion to a hypre matrix, one core of the CPU run's machine (Debian PETSc 3.18 with hypre). Speed-up: ParaSails")
+    L.append("  / GSAI set-up, CPU and GPU records matched by case name (target of issue 6: 30x). Before timing, M is checked (nnz of")
+    L.append("  the pattern; ||MA - I||_F at most Jacobi's).")
+    L.append("")
+    ratios = []
+    if gpu:
+        L.append("| case | rows | nnz(A) | nnz(M) | GPU set-up (ms) | rows | pattern | solve | assemble | ParaSails 1 core (ms) | speed-up | GSAI 1 core (ms) |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in gpu:
+            c = cpu_by.get(key(r), {})
+            ps = c.get("parasails_setup_ms")
+            ratio = ps / r["setup_ms"] if isinstance(ps, (int, float)) and r.get("setup_ms") else None
+            if ratio:
+                ratios.append(ratio)
+            L.append("| " + " | ".join([
+                str(r["case"]), str(r.get("rows", "-")), fmt_num(r.get("nnz"), ".0f"), str(r.get("nnz_M", "-")), fmt_num(r.get("setup_ms"), ".2f"),
+                fmt_num(r.get("rows_ms"), ".2f"), fmt_num(r.get("pattern_ms"), ".2f"), fmt_num(r.get("solve_ms"), ".2f"), fmt_num(r.get("assemble_ms"), ".2f"),
+                fmt_num(ps, ".1f"), fmt_ratio(ratio), fmt_num(c.get("setup_ms"), ".1f")]) + " |")
+    else:
+        L.append("No GPU records yet: the CPU run alone, GSAI on one core against ParaSails on one core.")
+        L.append("")
+        L.append("| case | rows | nnz(A) | nnz(M) | GSAI set-up (ms) | rows | pattern | solve | assemble | ParaSails (ms) | speed-up |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in cpu:
+            ps = r.get("parasails_setup_ms")
+            ratio = ps / r["setup_ms"] if isinstance(ps, (int, float)) and r.get("setup_ms") else None
+            if ratio:
+                ratios.append(ratio)
+            L.append("| " + " | ".join([
+                str(r["case"]), str(r.get("rows", "-")), fmt_num(r.get("nnz"), ".0f"), str(r.get("nnz_M", "-")), fmt_num(r.get("setup_ms"), ".1f"),
+                fmt_num(r.get("rows_ms"), ".1f"), fmt_num(r.get("pattern_ms"), ".1f"), fmt_num(r.get("solve_ms"), ".1f"), fmt_num(r.get("assemble_ms"), ".1f"),
+                fmt_num(ps, ".1f"), fmt_ratio(ratio)]) + " |")
+    L.append("")
+    if ratios:
+        L.append(f"Set-up speed-up over ParaSails on one core: geometric mean {fmt_ratio(geomean(ratios))} over {len(ratios)} cases, "
+                 f"range {fmt_ratio(min(ratios))} to {fmt_ratio(max(ratios))}.")
+        L.append("")
+    L.append("BiCGStab, rtol 1e-7, x0 = 0, b = A x (x random), at most 10000 iterations (`*`: not converged); solve = `KSPSolve()` after")
+    L.append("the set-up, fastest of the batches; set-up + solve adds GSAI's set-up above. Speed-up: Jacobi's solve time / GSAI's.")
+    L.append("")
+    for kind, recs in (("gpu", gpu), ("cpu", cpu)):
+        if not recs or not any("its_gsai" in r for r in recs):
+            continue
+        mt = recs[0].get("mat_type", "?")
+        L.append(f"{'GPU, ' + str(recs[0].get('device', '?')) if kind == 'gpu' else 'CPU, one core'}, `{mt.upper()}`:")
+        L.append("")
+        L.append("| case | rows | its none | its Jacobi | its GSAI | " + ("its ParaSails | " if kind == "cpu" else "")
+                 + "none (ms) | Jacobi (ms) | GSAI (ms) | GSAI set-up + solve (ms) | speed-up | with set-up |")
+        L.append("|---|" + "---:|" * (11 if kind == "cpu" else 10))
+        for r in recs:
+            if "its_gsai" not in r:
+                continue
+            tj, tg, ts = r.get("time_jacobi_ms"), r.get("time_gsai_ms"), r.get("setup_ms")
+            ok = r.get("converged_gsai") and r.get("converged_jacobi")
+            sp = tj / tg if ok and isinstance(tj, (int, float)) and tg else None
+            tot = tg + ts if isinstance(tg, (int, float)) and isinstance(ts, (int, float)) else None
+            spt = tj / tot if ok and isinstance(tj, (int, float)) and tot else None
+            row = [str(r["case"]), str(r.get("rows", "-")), its(r, "none"), its(r, "jacobi"), its(r, "gsai")]
+            if kind == "cpu":
+                row.append(its(r, "parasails"))
+            row += [fmt_num(r.get("time_none_ms"), ".2f"), fmt_num(tj, ".2f"), fmt_num(tg, ".2f"), fmt_num(tot, ".2f"), fmt_ratio(sp), fmt_ratio(spt)]
+            L.append("| " + " | ".join(row) + " |")
+        L.append("")
+
+
 def main():
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -396,6 +496,7 @@ def main():
 
     cavity_section(L, os.path.join(args.results, "cavity"))
     cacg_section(L, os.path.join(args.results, "cacg"))
+    gsai_section(L, os.path.join(args.results, "gsai"))
 
     with open(args.out, "w", encoding="utf-8") as f:
         f.write("\n".join(L).rstrip("\n") + "\n")

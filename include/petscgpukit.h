@@ -124,6 +124,7 @@ PETSC_EXTERN PetscErrorCode PCGSAIGetUseDevice(PC, PetscBool *);
 PETSC_EXTERN PetscErrorCode PCGSAISetDeviceWorkspace(PC, PetscInt);
 PETSC_EXTERN PetscErrorCode PCGSAIGetMatrix(PC, Mat *);
 PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpInfo(PC, PetscInt *, PetscInt *, PetscBool *);
+PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpTimes(PC, PetscReal *, PetscReal *, PetscReal *, PetscReal *, PetscReal *);
 
 /* KSPCACG (issue 7): public functions here */
 /*E

@@ -1030,7 +1030,7 @@ static PetscErrorCode PCReset_GSAI(PC pc)
 }
 
 static const char *const GSAIComposed[] = {"PCGSAISetType_C",   "PCGSAIGetType_C", "PCGSAISetPattern_C", "PCGSAIGetPattern_C",   "PCGSAISetThreshold_C", "PCGSAIGetThreshold_C",       "PCGSAISetPower_C",  "PCGSAIGetPower_C",    "PCGSAISetMaxNnz_C",
-                                           "PCGSAIGetMaxNnz_C", "PCGSAISetSide_C", "PCGSAIGetSide_C",    "PCGSAISetUseDevice_C", "PCGSAIGetUseDevice_C", "PCGSAISetDeviceWorkspace_C", "PCGSAIGetMatrix_C", "PCGSAIGetSetUpInfo_C"};
+                                           "PCGSAIGetMaxNnz_C", "PCGSAISetSide_C", "PCGSAIGetSide_C",    "PCGSAISetUseDevice_C", "PCGSAIGetUseDevice_C", "PCGSAISetDeviceWorkspace_C", "PCGSAIGetMatrix_C", "PCGSAIGetSetUpInfo_C", "PCGSAIGetSetUpTimes_C"};
 
 static PetscErrorCode PCDestroy_GSAI(PC pc)
 {
@@ -1202,6 +1202,20 @@ static PetscErrorCode PCGSAIGetSetUpInfo_GSAI(PC pc, PetscInt *nnz, PetscInt *nf
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode PCGSAIGetSetUpTimes_GSAI(PC pc, PetscReal *total, PetscReal *rows, PetscReal *pattern, PetscReal *solve, PetscReal *assemble)
+{
+  PC_GSAI *gs = (PC_GSAI *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCheck(gs->M, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
+  if (total) *total = (PetscReal)gs->ttotal;
+  if (rows) *rows = (PetscReal)gs->time[GSAI_STAGE_ROWS];
+  if (pattern) *pattern = (PetscReal)gs->time[GSAI_STAGE_PATTERN];
+  if (solve) *solve = (PetscReal)gs->time[GSAI_STAGE_SOLVE];
+  if (assemble) *assemble = (PetscReal)gs->time[GSAI_STAGE_ASSEMBLE];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*MC
    PCGSAI - "gsai" - a static sparse approximate inverse preconditioner with a fixed pattern, built row by row
    (or column by column) from independent small dense problems, on the host or, for a `MATSEQAIJCUSPARSE`
@@ -1271,6 +1285,7 @@ static PetscErrorCode PCCreate_GSAI(PC pc)
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAISetDeviceWorkspace_C", PCGSAISetDeviceWorkspace_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetMatrix_C", PCGSAIGetMatrix_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetSetUpInfo_C", PCGSAIGetSetUpInfo_GSAI));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetSetUpTimes_C", PCGSAIGetSetUpTimes_GSAI));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1743,5 +1758,38 @@ PetscErrorCode PCGSAIGetSetUpInfo(PC pc, PetscInt *nnz, PetscInt *nfallback, Pet
   PetscFunctionBegin;
   PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
   PetscUseMethod(pc, "PCGSAIGetSetUpInfo_C", (PC, PetscInt *, PetscInt *, PetscBool *), (pc, nnz, nfallback, ondevice));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCGSAIGetSetUpTimes - Gets the wall-clock times of the last set-up of `PCGSAI`, in total and per stage (the
+  times `PCView()` prints)
+
+  Not Collective
+
+  Input Parameter:
+. pc - the `PCGSAI` preconditioner, set up
+
+  Output Parameters:
++ total    - the whole `PCSetUp()`, in seconds (or `NULL`)
+. rows     - getting the rows of A (or of A^T for the right type) that the local problems need (or `NULL`)
+. pattern  - thresholds, powers and caps: the pattern of M (or `NULL`)
+. solve    - the local least-squares (or SPD) problems; on the device it includes the sizes and workspace offsets (or `NULL`)
+- assemble - M (or G) as a PETSc matrix (or `NULL`)
+
+  Level: advanced
+
+  Note:
+  The times are those of this rank (rank 0 is the one `PCView()` prints). On the device every stage ends with a
+  synchronisation of the stream, so the times are those of the device work. After a set-up with
+  `SAME_NONZERO_PATTERN` the pattern stage is 0 (the pattern is reused).
+
+.seealso: `PCGSAI`, `PCGSAIGetSetUpInfo()`, `PCView()`
+@*/
+PetscErrorCode PCGSAIGetSetUpTimes(PC pc, PetscReal *total, PetscReal *rows, PetscReal *pattern, PetscReal *solve, PetscReal *assemble)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscUseMethod(pc, "PCGSAIGetSetUpTimes_C", (PC, PetscReal *, PetscReal *, PetscReal *, PetscReal *, PetscReal *), (pc, total, rows, pattern, solve, assemble));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

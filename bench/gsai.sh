@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# PCGSAI benchmark runs (bench/gsai_bench.c), one MPI rank:
+#   set-up time of PCGSAI (per stage) against hypre's ParaSails with the same pattern (thresh 0, nlevels 0, filter 0),
+#   and BiCGStab (rtol 1e-7) with GSAI, Jacobi and no preconditioner, on
+#   the SuiteSparse matrices of docs/gsai.md's tables (tests/data/matrices) and 3-D Poisson / conv-diff DMDAs.
+#
+#   bash bench/gsai.sh                    CPU part (Debian PETSc with hypre, one core): aij, with ParaSails;
+#                                         writes bench/results/gsai/cpu-<date>.jsonl
+#   GPUKIT_GSAI_GPU=1 bash bench/gsai.sh  GPU part (after tests/gpu/run built build/gpu against the CUDA PETSc; no
+#                                         hypre there): aijcusparse, VECCUDA vectors, the set-up on the device;
+#                                         writes bench/results/gsai/gpu-<date>.jsonl and copies it to $OUT
+# A second run on the same day replaces the file. Then `python3 bench/report.py` adds the tables to
+# docs/performance.md (CPU and GPU records are matched by case name: the GPU set-up against ParaSails on one core).
+#
+# Environment: OBJDIR/LIBDIR as in the makefile (default build, GPU: build/gpu); PETSC_DIR (GPU default: the one
+# $OBJDIR was built against); GPUKIT_BENCH_BATCHES (3) timed set-ups/solves, the fastest counts;
+# GPUKIT_CASE_TIMEOUT seconds per case (CPU 300, GPU 60); GPUKIT_GSAI_BUDGET seconds for all cases, later cases are
+# skipped once it is spent (CPU 600, GPU 130); GPUKIT_GSAI_N grid sizes with solves (CPU "64", GPU "64 128");
+# GPUKIT_GSAI_SETUP_N grid sizes with set-up only (CPU "128": ParaSails against the GPU's 128^3) and
+# GPUKIT_GSAI_BIG_N (GPU "160") the largest GPU grids, with solves, run last; GPUKIT_GSAI_MATRICES the matrix names
+# (these lists may be set empty: no such cases);
+# GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git (pass them from the dev machine).
+# CPU: about 2.5 minutes on the 2-core dev machine (142 s on 2026-11-22); GPU: meant for one call of at most ~150 s.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+source "$top/scripts/mpienv.sh"
+gpu=${GPUKIT_GSAI_GPU:-0}
+batches=${GPUKIT_BENCH_BATCHES:-3}
+matrices=${GPUKIT_GSAI_MATRICES-sherman5 orsirr_1 hor_131 bcsstk08 bcsstm12 1138_bus}
+mdir=${GPUKIT_MATRICES:-tests/data/matrices}
+if [ "$gpu" = 1 ]; then
+  objdir=${OBJDIR:-build/gpu}
+  PETSC_DIR=${PETSC_DIR:-$(cat "$objdir/.petsc-prefix" 2>/dev/null || echo "$top/gpucarry/petsc-cuda")}
+  export PETSC_DIR PETSC_ARCH=
+  CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+  cudalib=$CUDA_HOME/lib64
+  [ -d "$cudalib" ] || cudalib=$CUDA_HOME/lib
+  export LD_LIBRARY_PATH=$PETSC_DIR/lib:$cudalib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  [ -d "$top/gpucarry/extra-libs" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$top/gpucarry/extra-libs LIBRARY_PATH=$top/gpucarry/extra-libs${LIBRARY_PATH:+:$LIBRARY_PATH}
+  case_timeout=${GPUKIT_CASE_TIMEOUT:-60}
+  budget=${GPUKIT_GSAI_BUDGET:-130}
+  sizes=${GPUKIT_GSAI_N-64 128}
+  setup_sizes=${GPUKIT_GSAI_SETUP_N-}
+  big_sizes=${GPUKIT_GSAI_BIG_N-160}
+  common="-mat_type aijcusparse -use_gpu_aware_mpi 0"
+  kind=gpu
+else
+  objdir=${OBJDIR:-build}
+  case_timeout=${GPUKIT_CASE_TIMEOUT:-300}
+  budget=${GPUKIT_GSAI_BUDGET:-600}
+  sizes=${GPUKIT_GSAI_N-64}
+  setup_sizes=${GPUKIT_GSAI_SETUP_N-128}
+  big_sizes=${GPUKIT_GSAI_BIG_N-}
+  common="-mat_type aij -parasails"
+  kind=cpu
+fi
+libdir=${LIBDIR:-$objdir/lib}
+bin=$objdir/bench/gsai_bench
+t0=$SECONDS
+if ! timeout 300 make --no-print-directory ${PETSC_DIR:+PETSC_DIR="$PETSC_DIR" PETSC_ARCH=} OBJDIR="$objdir" LIBDIR="$libdir" "$bin"; then
+  echo "bench/gsai.sh: building $bin failed (or timed out); nothing measured" >&2
+  exit 1
+fi
+
+# what the records say about this run (see bench/run.sh)
+commit=${GPUKIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+if [ -z "${GPUKIT_SOURCE_STATE:-}" ]; then
+  changed=$(git status --porcelain -- src include makefile 2>/dev/null | awk '{print $NF}' | tr '\n' ' ' | sed 's/ $//')
+  if [ "$commit" = unknown ] || ! git rev-parse HEAD >/dev/null 2>&1; then GPUKIT_SOURCE_STATE=unknown
+  elif [ -n "$changed" ]; then GPUKIT_SOURCE_STATE="modified: $changed"
+  else GPUKIT_SOURCE_STATE=clean; fi
+fi
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+mem=$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null || true)
+export GPUKIT_COMMIT=$commit GPUKIT_SOURCE_STATE
+export GPUKIT_HOST=$(hostname 2>/dev/null || echo unknown)
+export GPUKIT_MACHINE="${cpu:-unknown CPU}, $(nproc) cores, ${mem:-unknown memory}"
+export GPUKIT_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+export GPUKIT_LOAD=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo unknown)
+[ "$gpu" = 1 ] && export GPUKIT_DEVICE=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
+
+mkdir -p bench/results/gsai
+out=bench/results/gsai/$kind-$(date -u +%Y-%m-%d).jsonl
+rm -f "$out"
+echo "gpukit PCGSAI benchmark ($kind): commit $GPUKIT_COMMIT (library sources: $GPUKIT_SOURCE_STATE), $GPUKIT_HOST ($GPUKIT_MACHINE)${GPUKIT_DEVICE:+, $GPUKIT_DEVICE}, load $GPUKIT_LOAD, $GPUKIT_DATE"
+
+# the cases, in order of priority (the budget may cut the last ones)
+cases=()
+for m in $matrices; do cases+=("-f $mdir/$m.mtx.gz"); done
+for n in $sizes; do cases+=("-da 3 -n $n" "-da 3 -n $n -beta 100"); done
+for n in $setup_sizes; do cases+=("-da 3 -n $n -solve 0 -batches 2" "-da 3 -n $n -beta 100 -solve 0 -batches 2"); done
+for n in $big_sizes; do cases+=("-da 3 -n $n" "-da 3 -n $n -beta 100"); done
+
+failed=0
+for c in "${cases[@]}"; do
+  left=$((budget - (SECONDS - t0)))
+  if [ $left -le 5 ]; then
+    echo "bench/gsai.sh: budget of ${budget}s spent; skipped '$c'" >&2
+    failed=1
+    continue
+  fi
+  tl=$((left < case_timeout ? left : case_timeout))
+  s=$SECONDS
+  echo "== $bin $c $common (timeout ${tl}s)"
+  # -batches in $c comes after the default and wins
+  # shellcheck disable=SC2086
+  timeout "$tl" "$bin" -batches "$batches" $c $common -json "$out" </dev/null
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    [ $rc -eq 124 ] && why="timed out after ${tl}s" || why="exit $rc"
+    echo "bench/gsai.sh: case '$c' failed ($why); its record is missing from $out" >&2
+    failed=1
+  else
+    echo "(case took $((SECONDS - s)) s)"
+  fi
+done
+[ -n "${OUT:-}" ] && [ -f "$out" ] && cp "$out" "$OUT/"
+if [ -s "$out" ] && command -v python3 >/dev/null 2>&1; then
+  python3 - "$out" <<'EOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+def ms(v):
+    return f"{v:9.1f}" if isinstance(v, (int, float)) else f"{'-':>9}"
+def its(r, k):
+    i = r.get(f"its_{k}")
+    return "-" if i is None else f"{i}{'' if r.get(f'converged_{k}') else '*'}"
+print(f"{'case':<22} {'rows':>8} {'setup':>9} {'rows':>8} {'pattern':>8} {'solve':>8} {'assem':>8} {'ParaSails':>9} {'ratio':>6} | its gsai/jacobi/none   ms gsai / jacobi")
+for r in recs:
+    ps = r.get("parasails_setup_ms")
+    print(f"{r['case']:<22} {r['rows']:>8} {ms(r['setup_ms'])} {r['rows_ms']:8.1f} {r['pattern_ms']:8.1f} {r['solve_ms']:8.1f} {r['assemble_ms']:8.1f} {ms(ps)} "
+          f"{(ps / r['setup_ms'] if ps else float('nan')):6.2f} | {its(r, 'gsai'):>5}/{its(r, 'jacobi'):>5}/{its(r, 'none'):>5}   {ms(r.get('time_gsai_ms'))} / {ms(r.get('time_jacobi_ms'))}")
+EOF
+fi
+if [ -s "$out" ]; then
+  echo "bench/gsai.sh: $(wc -l <"$out") records in $out${OUT:+ (copied to \$OUT)}; $((SECONDS - t0)) s in all"
+else
+  echo "bench/gsai.sh: no case produced a record; $((SECONDS - t0)) s in all" >&2
+  failed=1
+fi
+exit $failed
