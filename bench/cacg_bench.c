@@ -24,9 +24,9 @@ static const char help[] = "KSP benchmark: gpukit's KSPCACG (s-step CG) against 
 #include <petscgpukit.h>
 #include <petsctime.h>
 #include "gpukitcompat.h"
-#if PetscDefined(HAVE_CUDA) && PETSC_VERSION_GE(3, 19, 0)
+#include "gkbench.h"
+#if defined(GK_BENCH_CUDA)
   #include <petscdevice_cuda.h>
-  #define GPUKIT_BENCH_CUDA 1
 #endif
 
 #define MAX_METHODS 16
@@ -54,7 +54,7 @@ int MPI_Iallreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, M
 }
 
 /* GPU-to-host copies PETSc has logged (declared only in PETSc builds with a device) */
-#if defined(GPUKIT_BENCH_CUDA)
+#if defined(GK_BENCH_CUDA)
   #define GTOC_COUNT() petsc_gtoc_ct
 #else
   #define GTOC_COUNT() 0.0
@@ -106,48 +106,6 @@ static PetscErrorCode FillPoisson(DM da, Mat A)
       }
   PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode DeviceSynchronize(PetscBool gpu)
-{
-  PetscFunctionBegin;
-#if defined(GPUKIT_BENCH_CUDA)
-  if (gpu) PetscCallCUDA(cudaDeviceSynchronize());
-#else
-  PetscCheck(!gpu, PETSC_COMM_SELF, PETSC_ERR_SUP, "No CUDA in this build");
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode DeviceName(char *name, size_t len)
-{
-  const char *env = getenv("GPUKIT_DEVICE");
-
-  PetscFunctionBegin;
-  PetscCall(PetscStrncpy(name, env && env[0] ? env : "gpu", len));
-#if defined(GPUKIT_BENCH_CUDA)
-  {
-    int                   dev;
-    struct cudaDeviceProp prop;
-    PetscCallCUDA(cudaGetDevice(&dev));
-    PetscCallCUDA(cudaGetDeviceProperties(&prop, dev));
-    PetscCall(PetscStrncpy(name, prop.name, len));
-  }
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* a JSON string field with " and \ escaped, control characters dropped */
-static PetscErrorCode JSONString(FILE *fp, const char *key, const char *s)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"%s\": \"", key));
-  for (const char *p = s ? s : ""; *p; p++) {
-    if (*p == '"' || *p == '\\') PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\\%c", *p));
-    else if ((unsigned char)*p >= 0x20) PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "%c", *p));
-  }
-  PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\", "));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -206,11 +164,11 @@ static PetscErrorCode TimedSolve(KSP ksp, Vec b, Vec x, PetscBool gpu, PetscReal
 
   PetscFunctionBegin;
   PetscCall(VecSet(x, 0.0));
-  PetscCall(DeviceSynchronize(gpu));
+  PetscCall(GKDeviceSynchronize(gpu));
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
   PetscCall(PetscTime(&t0));
   PetscCall(KSPSolve(ksp, b, x));
-  PetscCall(DeviceSynchronize(gpu));
+  PetscCall(GKDeviceSynchronize(gpu));
   PetscCall(PetscTime(&t1));
   dt = (PetscReal)(t1 - t0);
   PetscCall(MPIU_Allreduce(&dt, t, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
@@ -265,10 +223,10 @@ int main(int argc, char **argv)
     PetscCall(PetscStrcmp(mattype, MATSGDIACUDA, &c2));
     gpu = (PetscBool)(c1 || c2);
   }
-#if !defined(GPUKIT_BENCH_CUDA)
+#if !defined(GK_BENCH_CUDA)
   PetscCheck(!gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-mat_type %s runs on a GPU; this build of the benchmark has none: build it against a PETSc 3.19 or later configured with CUDA", mattype);
 #endif
-  if (gpu) PetscCall(DeviceName(device, sizeof(device)));
+  if (gpu) PetscCall(GKDeviceName(device, sizeof(device)));
 
   if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n, n, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, &da));
   else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n, n, n, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, &da));
@@ -364,27 +322,27 @@ int main(int argc, char **argv)
       for (PetscInt i = 0; i < nm; i++) {
         Method *m = &meth[i];
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "{"));
-        PetscCall(JSONString(fp, "bench", "cacg_bench"));
-        PetscCall(JSONString(fp, "case", casename));
+        PetscCall(GKJSONString(fp, "bench", "cacg_bench", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "case", casename, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"nranks\": %d, \"dim\": %" PetscInt_FMT ", \"n\": %" PetscInt_FMT ", \"rows\": %" PetscInt_FMT ", ", size, dim, n, rows));
-        PetscCall(JSONString(fp, "mat_type", mattype));
-        PetscCall(JSONString(fp, "pc", "jacobi"));
-        PetscCall(JSONString(fp, "method", m->name));
-        PetscCall(JSONString(fp, "ksp_type", m->type));
+        PetscCall(GKJSONString(fp, "mat_type", mattype, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "pc", "jacobi", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "method", m->name, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "ksp_type", m->type, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"s\": %" PetscInt_FMT ", ", m->s));
-        PetscCall(JSONString(fp, "basis", m->s ? basisname : ""));
-        PetscCall(JSONString(fp, "baseline", meth[0].name));
+        PetscCall(GKJSONString(fp, "basis", m->s ? basisname : "", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "baseline", meth[0].name, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"its_fixed\": %" PetscInt_FMT ", \"time_per_it_ms\": %.6g, \"time_per_it_ms_median\": %.6g, \"speedup_per_it_vs_baseline\": %.6g, ", its, 1e3 * m->tit, 1e3 * m->titmed, (double)(meth[0].tit / m->tit)));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"rtol\": %g, \"its_to_solution\": %" PetscInt_FMT ", \"its_ratio_vs_baseline\": %.6g, \"time_to_solution_ms\": %.6g, \"speedup_to_solution_vs_baseline\": %.6g, ", (double)rtol, m->its, (double)m->its / meth[0].its, 1e3 * m->tts, (double)(meth[0].tts / m->tts)));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"reductions_per_it\": %.4g, \"gpu_to_host_copies_per_it\": %.4g, \"solution_diff_vs_baseline\": %.3g, ", (double)m->red, (double)m->gtoc, (double)m->err));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"cacg_outer\": %" PetscInt_FMT ", \"cacg_replacements\": %" PetscInt_FMT ", \"cacg_truncations\": %" PetscInt_FMT ", \"batches\": %" PetscInt_FMT ", ", m->outer, m->replacements, m->truncations, batches));
-        PetscCall(JSONString(fp, "petsc_version", version));
-        PetscCall(JSONString(fp, "date", date));
-        PetscCall(JSONString(fp, "commit", commit ? commit : "unknown"));
-        PetscCall(JSONString(fp, "source_state", state ? state : "unknown"));
-        PetscCall(JSONString(fp, "host", host ? host : "unknown"));
-        PetscCall(JSONString(fp, "load_avg", load ? load : "unknown"));
-        PetscCall(JSONString(fp, "machine", machine ? machine : "unknown"));
+        PetscCall(GKJSONString(fp, "petsc_version", version, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "date", date, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "commit", commit ? commit : "unknown", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "source_state", state ? state : "unknown", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "host", host ? host : "unknown", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "load_avg", load ? load : "unknown", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "machine", machine ? machine : "unknown", PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"device\": \"%s\"}\n", device));
       }
     }

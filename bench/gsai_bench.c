@@ -29,10 +29,10 @@ static const char help[] = "PCGSAI benchmark: set-up time of gpukit's PCGSAI (pe
 #include <petscgpukit.h>
 #include <petsctime.h>
 #include "gpukitcompat.h"
+#include "gkbench.h"
 #include "../tests/pc/gsaiprob.h"
-#if PetscDefined(HAVE_CUDA) && PETSC_VERSION_GE(3, 19, 0)
+#if defined(GK_BENCH_CUDA)
   #include <petscdevice_cuda.h>
-  #define GPUKIT_BENCH_CUDA 1
 #endif
 
 enum {
@@ -50,48 +50,6 @@ typedef struct {
   PetscReal t;      /* seconds, fastest timed solve (the untimed one when it did not converge) */
   PetscReal relres; /* true relative residual of the first solve */
 } SolveResult;
-
-static PetscErrorCode DeviceSynchronize(PetscBool gpu)
-{
-  PetscFunctionBegin;
-#if defined(GPUKIT_BENCH_CUDA)
-  if (gpu) PetscCallCUDA(cudaDeviceSynchronize());
-#else
-  PetscCheck(!gpu, PETSC_COMM_SELF, PETSC_ERR_SUP, "No CUDA in this build");
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode DeviceName(char *name, size_t len)
-{
-  const char *env = getenv("GPUKIT_DEVICE");
-
-  PetscFunctionBegin;
-  PetscCall(PetscStrncpy(name, env && env[0] ? env : "gpu", len));
-#if defined(GPUKIT_BENCH_CUDA)
-  {
-    int                   dev;
-    struct cudaDeviceProp prop;
-    PetscCallCUDA(cudaGetDevice(&dev));
-    PetscCallCUDA(cudaGetDeviceProperties(&prop, dev));
-    PetscCall(PetscStrncpy(name, prop.name, len));
-  }
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* a JSON string field with " and \ escaped, control characters dropped */
-static PetscErrorCode JSONString(FILE *fp, const char *key, const char *s)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"%s\": \"", key));
-  for (const char *p = s ? s : ""; *p; p++) {
-    if (*p == '"' || *p == '\\') PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\\%c", *p));
-    else if ((unsigned char)*p >= 0x20) PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "%c", *p));
-  }
-  PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\", "));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* a number field in milliseconds (from seconds), or null when v < 0 */
 static PetscErrorCode JSONMs(FILE *fp, const char *key, PetscReal v)
@@ -264,16 +222,16 @@ static PetscErrorCode TimeSetUp(Mat A, PetscInt kind, PCSide side, PetscBool sid
   PetscFunctionBegin;
   PetscCall(CreatePC(A, kind, side, sideset, gtype, pcout));
   PetscCall(PCSetUp(*pcout));
-  PetscCall(DeviceSynchronize(gpu));
+  PetscCall(GKDeviceSynchronize(gpu));
   *tbest = PETSC_MAX_REAL;
   for (PetscInt b = 0; b < batches; b++) {
     PC             pc;
     PetscLogDouble t0, t1;
     PetscCall(CreatePC(A, kind, side, sideset, gtype, &pc));
-    PetscCall(DeviceSynchronize(gpu));
+    PetscCall(GKDeviceSynchronize(gpu));
     PetscCall(PetscTime(&t0));
     PetscCall(PCSetUp(pc));
-    PetscCall(DeviceSynchronize(gpu));
+    PetscCall(GKDeviceSynchronize(gpu));
     PetscCall(PetscTime(&t1));
     if ((PetscReal)(t1 - t0) < *tbest) {
       *tbest = (PetscReal)(t1 - t0);
@@ -307,10 +265,10 @@ static PetscErrorCode TimeSolve(Mat A, Vec b, PetscInt kind, PCSide side, PetscB
   PetscCall(VecDuplicate(b, &r));
   /* untimed: iterations, convergence, true residual */
   PetscCall(VecSet(x, 0.0));
-  PetscCall(DeviceSynchronize(gpu));
+  PetscCall(GKDeviceSynchronize(gpu));
   PetscCall(PetscTime(&t0));
   PetscCall(KSPSolve(ksp, b, x));
-  PetscCall(DeviceSynchronize(gpu));
+  PetscCall(GKDeviceSynchronize(gpu));
   PetscCall(PetscTime(&t1));
   res->t = (PetscReal)(t1 - t0);
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
@@ -327,10 +285,10 @@ static PetscErrorCode TimeSolve(Mat A, Vec b, PetscInt kind, PCSide side, PetscB
   if (res->conv) {
     for (PetscInt bt = 0; bt < batches; bt++) {
       PetscCall(VecSet(x, 0.0));
-      PetscCall(DeviceSynchronize(gpu));
+      PetscCall(GKDeviceSynchronize(gpu));
       PetscCall(PetscTime(&t0));
       PetscCall(KSPSolve(ksp, b, x));
-      PetscCall(DeviceSynchronize(gpu));
+      PetscCall(GKDeviceSynchronize(gpu));
       PetscCall(PetscTime(&t1));
       if (bt == 0 || (PetscReal)(t1 - t0) < res->t) res->t = (PetscReal)(t1 - t0);
     }
@@ -412,10 +370,10 @@ int main(int argc, char **argv)
     gpu = c1;
     if (!gpu) PetscCall(PetscStrcmp(mattype, MATSEQAIJCUSPARSE, &gpu));
   }
-#if !defined(GPUKIT_BENCH_CUDA)
+#if !defined(GK_BENCH_CUDA)
   PetscCheck(!gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-mat_type %s runs on a GPU; this build of the benchmark has none: build it against a PETSc 3.19 or later configured with CUDA", mattype);
 #endif
-  if (gpu) PetscCall(DeviceName(device, sizeof(device)));
+  if (gpu) PetscCall(GKDeviceName(device, sizeof(device)));
 
   /* the problem */
   PetscCall(PetscTime(&t0));
@@ -526,13 +484,13 @@ int main(int argc, char **argv)
     else PetscCall(PetscGetDate(date, sizeof(date)));
     PetscCall(PetscFOpen(PETSC_COMM_WORLD, json, "a", &fp));
     PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "{"));
-    PetscCall(JSONString(fp, "bench", "gsai_bench"));
-    PetscCall(JSONString(fp, "case", casename));
-    PetscCall(JSONString(fp, "problem", problem));
+    PetscCall(GKJSONString(fp, "bench", "gsai_bench", PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "case", casename, PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "problem", problem, PETSC_FALSE));
     PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"nranks\": %d, \"rows\": %" PetscInt_FMT ", \"nnz\": %.0f, \"nnz_M\": %" PetscInt_FMT ", \"fallbacks\": %" PetscInt_FMT ", \"on_device\": %s, ", size, rows, info.nz_used, nnzM, nfall, ondevice ? "true" : "false"));
-    PetscCall(JSONString(fp, "mat_type", mattype));
-    PetscCall(JSONString(fp, "gsai_type", PCGSAITypes[gtype]));
-    PetscCall(JSONString(fp, "side", side == PC_RIGHT ? "right" : "left"));
+    PetscCall(GKJSONString(fp, "mat_type", mattype, PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "gsai_type", PCGSAITypes[gtype], PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "side", side == PC_RIGHT ? "right" : "left", PETSC_FALSE));
     if (fgsai >= 0) PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"check_gsai\": %.6g, ", (double)fgsai));
     if (fjac >= 0) PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"check_jacobi\": %.6g, ", (double)fjac));
     PetscCall(JSONMs(fp, "setup_ms", tsetup));
@@ -554,13 +512,13 @@ int main(int argc, char **argv)
       }
     }
     PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"batches\": %" PetscInt_FMT ", ", batches));
-    PetscCall(JSONString(fp, "petsc_version", version));
-    PetscCall(JSONString(fp, "date", date));
-    PetscCall(JSONString(fp, "commit", commit ? commit : "unknown"));
-    PetscCall(JSONString(fp, "source_state", state ? state : "unknown"));
-    PetscCall(JSONString(fp, "host", host ? host : "unknown"));
-    PetscCall(JSONString(fp, "load_avg", load ? load : "unknown"));
-    PetscCall(JSONString(fp, "machine", machine ? machine : "unknown"));
+    PetscCall(GKJSONString(fp, "petsc_version", version, PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "date", date, PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "commit", commit ? commit : "unknown", PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "source_state", state ? state : "unknown", PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "host", host ? host : "unknown", PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "load_avg", load ? load : "unknown", PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "machine", machine ? machine : "unknown", PETSC_FALSE));
     PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"device\": \"%s\"}\n", device));
     PetscCall(PetscFClose(PETSC_COMM_WORLD, fp));
   }

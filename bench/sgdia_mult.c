@@ -23,9 +23,9 @@ static const char help[] = "MatMult benchmark: gpukit's MATSGDIA (or MATSGDIACUD
 #include <petsctime.h>
 #include <time.h>
 #include "gpukitcompat.h"
-#if PetscDefined(HAVE_CUDA) && PETSC_VERSION_GE(3, 19, 0)
+#include "gkbench.h"
+#if defined(GK_BENCH_CUDA)
   #include <petscdevice_cuda.h>
-  #define GPUKIT_BENCH_CUDA 1
 #endif
 
 #define MAX_FORMATS 8
@@ -166,19 +166,6 @@ static PetscErrorCode MatrixBytes(Format *f)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* a JSON string: the text between quotes with " and \ escaped and control characters dropped */
-static PetscErrorCode JSONString(FILE *fp, const char *key, const char *s, PetscBool last)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"%s\": \"", key));
-  for (const char *p = s ? s : ""; *p; p++) {
-    if (*p == '"' || *p == '\\') PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\\%c", *p));
-    else if ((unsigned char)*p >= 0x20) PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "%c", *p));
-  }
-  PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"%s", last ? "" : ", "));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* a JSON number, or null when there is none (no baseline of that name in this run) */
 static PetscErrorCode JSONNumber(FILE *fp, const char *key, PetscReal v, PetscBool valid, PetscBool last)
 {
@@ -202,40 +189,8 @@ static PetscErrorCode LookupFormat(const char *name, const FormatKind **kind)
     }
   }
   PetscCheck(*kind, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown format '%s' in -formats; known: sgdia, aij, baij (host), sgdiacuda, aijcusparse (GPU)", name);
-#if !defined(GPUKIT_BENCH_CUDA)
+#if !defined(GK_BENCH_CUDA)
   PetscCheck(!(*kind)->device, PETSC_COMM_WORLD, PETSC_ERR_SUP, "Format %s runs on a GPU; this build of the benchmark has none: build it against a PETSc 3.19 or later configured with CUDA (make petsc-cuda; make PETSC_DIR=.../petsc-cuda OBJDIR=build/cuda LIBDIR=build/cuda/lib build/cuda/bench/sgdia_mult)", name);
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* wait for every kernel and copy on the device, so that a host clock reading after it counts them */
-static PetscErrorCode DeviceSynchronize(PetscBool gpu)
-{
-  PetscFunctionBegin;
-#if defined(GPUKIT_BENCH_CUDA)
-  if (gpu) PetscCallCUDA(cudaDeviceSynchronize());
-#else
-  PetscCheck(!gpu, PETSC_COMM_SELF, PETSC_ERR_SUP, "No CUDA in this build");
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* the GPU this rank uses, from CUDA; else GPUKIT_DEVICE, else "gpu" */
-static PetscErrorCode DeviceName(char *name, size_t len)
-{
-  const char *env = getenv("GPUKIT_DEVICE");
-
-  PetscFunctionBegin;
-  PetscCall(PetscStrncpy(name, env && env[0] ? env : "gpu", len));
-#if defined(GPUKIT_BENCH_CUDA)
-  {
-    int                   dev;
-    struct cudaDeviceProp prop;
-
-    PetscCallCUDA(cudaGetDevice(&dev));
-    PetscCallCUDA(cudaGetDeviceProperties(&prop, dev));
-    PetscCall(PetscStrncpy(name, prop.name, len));
-  }
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -269,11 +224,11 @@ static PetscErrorCode CopyBandwidth(PetscInt n, PetscInt reps, PetscInt batches,
   for (PetscInt bt = 0; bt < batches; bt++) {
     PetscLogDouble t0, t1;
     PetscReal      dt, dtmax;
-    PetscCall(DeviceSynchronize(PETSC_TRUE));
+    PetscCall(GKDeviceSynchronize(PETSC_TRUE));
     PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
     PetscCall(PetscTime(&t0));
     for (PetscInt r = 0; r < reps; r++) PetscCall(VecCopy(a, b));
-    PetscCall(DeviceSynchronize(PETSC_TRUE));
+    PetscCall(GKDeviceSynchronize(PETSC_TRUE));
     PetscCall(PetscTime(&t1));
     dt = (PetscReal)((t1 - t0) / reps);
     PetscCall(MPIU_Allreduce(&dt, &dtmax, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
@@ -428,11 +383,11 @@ int main(int argc, char **argv)
     for (PetscInt f = 0; f < nf; f++) {
       PetscLogDouble t0, t1;
       PetscReal      dt;
-      PetscCall(DeviceSynchronize(gpu));
+      PetscCall(GKDeviceSynchronize(gpu));
       PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
       PetscCall(PetscTime(&t0));
       for (PetscInt r = 0; r < reps; r++) PetscCall(MatMult(fmt[f].A, x, y));
-      PetscCall(DeviceSynchronize(gpu));
+      PetscCall(GKDeviceSynchronize(gpu));
       PetscCall(PetscTime(&t1));
       dt = (PetscReal)((t1 - t0) / reps);
       PetscCall(MPIU_Allreduce(&dt, &fmt[f].tbatch[b], 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
@@ -468,11 +423,11 @@ int main(int argc, char **argv)
         PetscInt       its;
         PetscReal      dt;
         PetscCall(VecSet(u, 0.0));
-        PetscCall(DeviceSynchronize(gpu));
+        PetscCall(GKDeviceSynchronize(gpu));
         PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
         PetscCall(PetscTime(&t0));
         PetscCall(KSPSolve(ksp, b, u));
-        PetscCall(DeviceSynchronize(gpu));
+        PetscCall(GKDeviceSynchronize(gpu));
         PetscCall(PetscTime(&t1));
         PetscCall(KSPGetIterationNumber(ksp, &its));
         PetscCheck(its > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "KSPSolve with %s did no iteration", fmt[f].kind->name);
@@ -487,7 +442,7 @@ int main(int argc, char **argv)
   }
   if (gpu) {
     PetscCall(CopyBandwidth(copyn, 20, PetscMax(batches, 5), rnd, &copy_gbps));
-    PetscCall(DeviceName(device, sizeof(device)));
+    PetscCall(GKDeviceName(device, sizeof(device)));
   }
 
   /* report */
@@ -526,17 +481,17 @@ int main(int argc, char **argv)
         PetscReal gbps = (PetscReal)(1e-9 * fmt[f].moved / fmt[f].tmin), sb = fmt[ib].tmin / fmt[f].tmin;
         PetscCall(MatGetType(fmt[f].A, &type));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "{"));
-        PetscCall(JSONString(fp, "bench", "sgdia_mult", PETSC_FALSE));
-        PetscCall(JSONString(fp, "case", casename, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "bench", "sgdia_mult", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "case", casename, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"nranks\": %d, \"dim\": %" PetscInt_FMT ", \"dof\": %" PetscInt_FMT ", ", size, dim, dof));
-        PetscCall(JSONString(fp, "stencil", stencils[sidx], PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "stencil", stencils[sidx], PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"stencil_points\": %" PetscInt_FMT ", \"n\": %" PetscInt_FMT ", \"rows\": %" PetscInt_FMT ", \"nnz\": %.0f, ", k, n, rows, nnz));
-        PetscCall(JSONString(fp, "format", fmt[f].kind->name, PETSC_FALSE));
-        PetscCall(JSONString(fp, "mat_type", type, PETSC_FALSE));
-        PetscCall(JSONString(fp, "ours", fmt[0].kind->name, PETSC_FALSE));
-        PetscCall(JSONString(fp, "baseline", baseline, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "format", fmt[f].kind->name, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "mat_type", type, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "ours", fmt[0].kind->name, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "baseline", baseline, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"time_ms\": %.6g, \"time_ms_median\": %.6g, \"gflops\": %.6g, \"memory_bytes\": %.0f, ", 1e3 * fmt[f].tmin, 1e3 * fmt[f].tmed, 1e-9 * flops / fmt[f].tmin, fmt[f].bytes));
-        PetscCall(JSONString(fp, "memory_source", fmt[f].memsrc, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "memory_source", fmt[f].memsrc, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"bytes_moved\": %.0f, \"gbps\": %.6g, ", fmt[f].moved, (double)gbps));
         PetscCall(JSONNumber(fp, "copy_gbps", copy_gbps, gpu, PETSC_FALSE));
         PetscCall(JSONNumber(fp, "frac_copy_bw", gbps / copy_gbps, gpu, PETSC_FALSE));
@@ -549,14 +504,14 @@ int main(int argc, char **argv)
         PetscCall(JSONNumber(fp, "ksp_ms_per_it", 1e3 * fmt[f].kspit, (PetscBool)(kspits > 0), PETSC_FALSE));
         PetscCall(JSONNumber(fp, "ksp_speedup_vs_baseline", kspits > 0 ? fmt[ib].kspit / fmt[f].kspit : 0, (PetscBool)(kspits > 0), PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"setup_s\": %.3g, \"reps\": %" PetscInt_FMT ", \"batches\": %" PetscInt_FMT ", ", fmt[f].tsetup, reps, batches));
-        PetscCall(JSONString(fp, "petsc_version", version, PETSC_FALSE));
-        PetscCall(JSONString(fp, "date", date, PETSC_FALSE));
-        PetscCall(JSONString(fp, "commit", commit ? commit : "unknown", PETSC_FALSE));
-        PetscCall(JSONString(fp, "source_state", state ? state : "unknown", PETSC_FALSE));
-        PetscCall(JSONString(fp, "host", host ? host : "unknown", PETSC_FALSE));
-        PetscCall(JSONString(fp, "load_avg", load ? load : "unknown", PETSC_FALSE));
-        PetscCall(JSONString(fp, "machine", machine ? machine : "unknown", PETSC_FALSE));
-        PetscCall(JSONString(fp, "device", device, PETSC_TRUE));
+        PetscCall(GKJSONString(fp, "petsc_version", version, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "date", date, PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "commit", commit ? commit : "unknown", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "source_state", state ? state : "unknown", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "host", host ? host : "unknown", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "load_avg", load ? load : "unknown", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "machine", machine ? machine : "unknown", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "device", device, PETSC_TRUE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "}\n"));
       }
     }
