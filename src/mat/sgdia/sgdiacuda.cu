@@ -305,6 +305,35 @@ static PetscBool SGDIACUDAAligned(const void *p)
   return ((uintptr_t)p % 16) == 0 ? PETSC_TRUE : PETSC_FALSE;
 }
 
+/* the device arrays of an output z = y + ... (y NULL: z is only written; y == z: read and written) */
+static PetscErrorCode SGDIACUDAGetOutArrays_Private(Vec y, Vec z, const PetscScalar **ya, PetscScalar **za)
+{
+  PetscFunctionBegin;
+  *ya = NULL;
+  if (!y) PetscCall(VecCUDAGetArrayWrite(z, za));
+  else if (y == z) {
+    PetscCall(VecCUDAGetArray(z, za));
+    *ya = *za;
+  } else {
+    PetscCall(VecCUDAGetArrayRead(y, ya));
+    PetscCall(VecCUDAGetArrayWrite(z, za));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SGDIACUDARestoreOutArrays_Private(Vec y, Vec z, const PetscScalar **ya, PetscScalar **za)
+{
+  PetscFunctionBegin;
+  if (!y) PetscCall(VecCUDARestoreArrayWrite(z, za));
+  else if (y == z) PetscCall(VecCUDARestoreArray(z, za));
+  else {
+    PetscCall(VecCUDARestoreArrayRead(y, ya));
+    PetscCall(VecCUDARestoreArrayWrite(z, za));
+  }
+  *ya = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Time every (variant, block) candidate on this product and keep the fastest (-mat_sgdia_autotune) */
 static PetscErrorCode SGDIACUDAAutotune_Private(Mat A, const GpukitSGDIAMultArgs *args, const PetscScalar *xa, cudaStream_t stream)
 {
@@ -384,26 +413,14 @@ static PetscErrorCode MatMultAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y, Vec z)
   }
   PetscCall(SGDIACUDASetArgs_Private(A, ghosted, &args));
   PetscCall(VecCUDAGetArrayRead(xin, &xa));
-  if (!y) PetscCall(VecCUDAGetArrayWrite(z, &za));
-  else if (y == z) {
-    PetscCall(VecCUDAGetArray(z, &za));
-    ya = za;
-  } else {
-    PetscCall(VecCUDAGetArrayRead(y, &ya));
-    PetscCall(VecCUDAGetArrayWrite(z, &za));
-  }
+  PetscCall(SGDIACUDAGetOutArrays_Private(y, z, &ya, &za));
   if (cu->autotune && !cu->tuned) PetscCall(SGDIACUDAAutotune_Private(A, &args, xa, stream));
   variant = (int)cu->variant;
   if (!GpukitSGDIAMultVariantValid(&args, variant) || !SGDIACUDAAligned(za) || (ya && !SGDIACUDAAligned(ya))) variant = 0;
   PetscCall(PetscLogGpuTimeBegin());
   PetscCallCUDA(GpukitSGDIAMultCUDA(&args, xa, ya, za, (int)cu->block, variant, stream));
   PetscCall(PetscLogGpuTimeEnd());
-  if (!y) PetscCall(VecCUDARestoreArrayWrite(z, &za));
-  else if (y == z) PetscCall(VecCUDARestoreArray(z, &za));
-  else {
-    PetscCall(VecCUDARestoreArrayRead(y, &ya));
-    PetscCall(VecCUDARestoreArrayWrite(z, &za));
-  }
+  PetscCall(SGDIACUDARestoreOutArrays_Private(y, z, &ya, &za));
   PetscCall(VecCUDARestoreArrayRead(xin, &xa));
   PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)sg->nv));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_MultCUDA, A, x, z, 0));
@@ -462,23 +479,11 @@ static PetscErrorCode MatMultTransposeAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y,
     PetscCall(DMLocalToGlobalBegin(sg->da, yl, ADD_VALUES, z));
     PetscCall(DMLocalToGlobalEnd(sg->da, yl, ADD_VALUES, z));
   } else {
-    if (!y) PetscCall(VecCUDAGetArrayWrite(z, &za));
-    else if (y == z) {
-      PetscCall(VecCUDAGetArray(z, &za));
-      ya = za;
-    } else {
-      PetscCall(VecCUDAGetArrayRead(y, &ya));
-      PetscCall(VecCUDAGetArrayWrite(z, &za));
-    }
+    PetscCall(SGDIACUDAGetOutArrays_Private(y, z, &ya, &za));
     PetscCall(PetscLogGpuTimeBegin());
     PetscCallCUDA(GpukitSGDIAMultTransposeCUDA(&args, xa, ya, za, (int)cu->block, stream));
     PetscCall(PetscLogGpuTimeEnd());
-    if (!y) PetscCall(VecCUDARestoreArrayWrite(z, &za));
-    else if (y == z) PetscCall(VecCUDARestoreArray(z, &za));
-    else {
-      PetscCall(VecCUDARestoreArrayRead(y, &ya));
-      PetscCall(VecCUDARestoreArrayWrite(z, &za));
-    }
+    PetscCall(SGDIACUDARestoreOutArrays_Private(y, z, &ya, &za));
     PetscCall(VecCUDARestoreArrayRead(x, &xa));
   }
   PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)sg->nv));
