@@ -30,7 +30,7 @@
 #define GPUKIT_SGDIA_CUDA_BLOCK_SIZE 256 /* default threads per block */
 #define SGDIACUDA_WHO                "MATSGDIACUDA launches its kernels" /* for GpukitCUDAGetStream() errors */
 
-static const char *const SGDIACUDAVariants[] = {"row", "row2", "SGDIACUDAVariant", "", NULL};
+static const char *const SGDIACUDAVariants[] = {"row", "row2", "stencil", "SGDIACUDAVariant", "", NULL};
 
 typedef struct {
   PetscScalar   *v;     /* device copy of Mat_SGDIA's v */
@@ -120,7 +120,8 @@ static PetscErrorCode SGDIACUDACheckSetUp_Private(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Device storage of the right size and the stencil offsets on the device; a new value array is zeroed, so the
+/* Device storage of the right size and the stencil offsets on the device (written by a kernel for stencils of at
+   most GPUKIT_SGDIA_CUDA_PARAM_K points, copied up otherwise); a new value array is zeroed, so the
    slots outside the domain are zero there as on the host. Copies no values. */
 static PetscErrorCode SGDIACUDAAllocate_Private(Mat A, cudaStream_t stream)
 {
@@ -145,8 +146,25 @@ static PetscErrorCode SGDIACUDAAllocate_Private(Mat A, cudaStream_t stream)
     int       *delta;
     if (cu->off) PetscCallCUDA(cudaFree(cu->off));
     if (cu->delta) PetscCallCUDA(cudaFree(cu->delta));
+    cu->off   = NULL;
+    cu->delta = NULL;
+    cu->k     = 0;
     PetscCallCUDA(cudaMalloc((void **)&cu->off, 2 * (size_t)k * sizeof(long long)));
     PetscCallCUDA(cudaMalloc((void **)&cu->delta, 3 * (size_t)k * sizeof(int)));
+    if (k <= GPUKIT_SGDIA_CUDA_PARAM_K) { /* written by a kernel from its arguments: no host-to-device copy */
+      GpukitSGDIAMultArgs a;
+      PetscCall(PetscMemzero(&a, sizeof(a)));
+      a.k = (int)k;
+      for (PetscInt b = 0; b < 2; b++) {
+        for (PetscInt s = 0; s < k; s++) {
+          a.poff[s] = (long long)(b ? sg->goff[s] : sg->ooff[s]);
+          for (PetscInt d = 0; d < 3; d++) a.pdelta[3 * s + d] = (signed char)sg->delta[3 * s + d];
+        }
+        PetscCallCUDA(GpukitSGDIAFillStencilCUDA(&a, cu->off + b * k, cu->delta, stream));
+      }
+      cu->k = k;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     PetscCall(PetscMalloc2(2 * k, &off, 3 * k, &delta));
     for (PetscInt s = 0; s < k; s++) {
       off[s]     = (long long)sg->ooff[s];
@@ -293,6 +311,12 @@ static PetscErrorCode SGDIACUDASetArgs_Private(Mat A, PetscBool ghosted, GpukitS
   a->v     = cu->v;
   a->delta = cu->delta;
   a->off   = cu->off + (ghosted ? sg->k : 0);
+  if (sg->k <= GPUKIT_SGDIA_CUDA_PARAM_K) {
+    for (PetscInt s = 0; s < sg->k; s++) {
+      a->poff[s] = (long long)(ghosted ? sg->goff[s] : sg->ooff[s]);
+      for (PetscInt d = 0; d < 3; d++) a->pdelta[3 * s + d] = (signed char)sg->delta[3 * s + d];
+    }
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -360,6 +384,7 @@ static PetscErrorCode SGDIACUDAAutotune_Private(Mat A, const GpukitSGDIAMultArgs
       PetscCallCUDA(cudaEventSynchronize(e1));
       PetscCallCUDA(cudaEventElapsedTime(&ms, e0, e1));
       ms /= reps;
+      PetscCall(PetscInfo(A, "autotune: variant %s, %d threads per block: %g ms per product\n", SGDIACUDAVariants[var], blocks[b], (double)ms));
       if (var == 0 && blocks[b] == GPUKIT_SGDIA_CUDA_BLOCK_SIZE) cu->tune_default_ms = ms;
       if (best < 0 || ms < best) {
         best        = ms;
@@ -1240,7 +1265,7 @@ static PetscErrorCode MatSetFromOptions_SGDIACUDA(Mat A, GpukitOptionItems Petsc
   PetscOptionsHeadBegin(PetscOptionsObject, "MATSGDIACUDA options");
   PetscCall(PetscOptionsInt("-mat_sgdia_cuda_block_size", "Threads per block of the MATSGDIACUDA kernels (a multiple of 32 in 32..1024)", "MATSGDIACUDA", block, &block, &set));
   if (set) PetscCall(MatSGDIACUDASetBlockSize_Private(A, block));
-  PetscCall(PetscOptionsEList("-mat_sgdia_cuda_variant", "Product kernel: row (a thread per row) or row2 (two rows per thread, 16-byte loads)", "MATSGDIACUDA", SGDIACUDAVariants, GPUKIT_SGDIA_CUDA_VARIANTS, SGDIACUDAVariants[variant], &variant, &set));
+  PetscCall(PetscOptionsEList("-mat_sgdia_cuda_variant", "Product kernel: row (a thread per row), row2 (two rows per thread, 16-byte loads) or stencil (a thread per row, specialised on the stencil size)", "MATSGDIACUDA", SGDIACUDAVariants, GPUKIT_SGDIA_CUDA_VARIANTS, SGDIACUDAVariants[variant], &variant, &set));
   if (set) cu->variant = variant;
   PetscCall(PetscOptionsBool("-mat_sgdia_autotune", "Time every kernel variant and block size at the first product and keep the fastest", "MATSGDIACUDA", tune, &tune, &set));
   if (set) {
@@ -1421,8 +1446,9 @@ static PetscErrorCode MatConvert_SGDIACUDA_SGDIA(Mat A, MatType type, MatReuse r
    Options Database Keys:
 +  -mat_type seqsgdiacuda - the type (or -dm_mat_type sgdiacuda with `DMCreateMatrix()`)
 .  -mat_sgdia_cuda_block_size <256> - threads per block of the kernels, a multiple of 32 in 32..1024
-.  -mat_sgdia_cuda_variant <row,row2> - product kernel: a thread per row, or two rows per thread with 16-byte
-     loads (an odd number of local rows falls back to row)
+.  -mat_sgdia_cuda_variant <row,row2,stencil> - product kernel: a thread per row; two rows per thread
+     with 16-byte loads (an odd number of local rows falls back to row); a thread per row specialised on the stencil
+     size (dof 1..4 with 5, 7 or 9 stencil points, dof 1 with 27; other stencils fall back to row)
 -  -mat_sgdia_autotune - time every variant and block size at the first product and keep the fastest (MatView shows it)
 
    Level: beginner

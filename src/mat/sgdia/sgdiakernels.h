@@ -20,6 +20,10 @@ extern "C" {
    the generic kernel */
 #define GPUKIT_SGDIA_CUDA_MAX_DOF 8
 
+/* stencils of at most this many points (every DMDA stencil of width 1, and the star stencils of width <= 5 in 3D)
+   travel in the kernel arguments too */
+#define GPUKIT_SGDIA_CUDA_PARAM_K 32
+
 typedef struct {
   long long        m;            /* local rows: owned points * dof */
   int              dof, k;       /* components per grid point, stencil points */
@@ -31,12 +35,17 @@ typedef struct {
   const double    *v;            /* device: k*dof*m values */
   const int       *delta;        /* device: 3*k stencil offsets (dx, dy, dz) */
   const long long *off;          /* device: k offsets of the stencil points in the x box, in grid points */
+  /* for k <= GPUKIT_SGDIA_CUDA_PARAM_K also by value, for the stencil-specialised kernels (compile-time indices into
+     the kernel's parameter space) and GpukitSGDIAFillStencilCUDA() */
+  long long   poff[GPUKIT_SGDIA_CUDA_PARAM_K];       /* off by value */
+  signed char pdelta[3 * GPUKIT_SGDIA_CUDA_PARAM_K]; /* delta by value (|delta| <= the stencil width <= 8) */
 } GpukitSGDIAMultArgs;
 
 /* kernel variants of the product: 0 one thread per row; 1 two consecutive rows per thread with 16-byte loads of
-   v and y (needs an even number of local rows). (A variant with four points of an x-line per thread sharing its
-   x loads ran 1.8x slower on an H200: see docs/performance.md.) */
-#define GPUKIT_SGDIA_CUDA_VARIANTS 2
+   v and y (needs an even number of local rows); 2 one thread per row, specialised on the stencil size as well
+   (dof 1..4 with 5, 7 or 9 stencil points, dof 1 with 27). (A variant with four points of an x-line per thread sharing its x
+   loads ran 1.8x slower on an H200: see docs/performance.md.) */
+#define GPUKIT_SGDIA_CUDA_VARIANTS 3
 
 /* y = A x, or y = y0 + A x when y0 is not NULL (y0 may be y). x covers the box a->lo, a->n with dof values per
    point; neighbours outside a non-periodic domain are skipped, so x needs no values there. block: threads per
@@ -47,9 +56,14 @@ cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, c
 /* 1 when the variant can run on these arguments */
 int GpukitSGDIAMultVariantValid(const GpukitSGDIAMultArgs *a, int variant);
 
+/* off[0..k) and delta[0..3k) on the device from a->poff, a->pdelta (k <= GPUKIT_SGDIA_CUDA_PARAM_K), by a kernel:
+   no host-to-device copy */
+cudaError_t GpukitSGDIAFillStencilCUDA(const GpukitSGDIAMultArgs *a, long long *off, int *delta, cudaStream_t stream);
+
 /* d[i] = A(i,i) for the m local rows: v is the device array of values, center the index of the stencil point (0,0,0) */
 cudaError_t GpukitSGDIAGetDiagonalCUDA(long long m, int dof, int center, const double *v, double *d, int block, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
 #endif
+
