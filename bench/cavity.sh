@@ -8,6 +8,8 @@
 #                     Left: one upload per smoothed level and Newton step, the Chebyshev eigenvalue estimate's "noisy"
 #                     right-hand side, which PETSc fills on the host (the smoothers have no other right-hand side at
 #                     set-up), and the coarse LU refactorisation on the host (cuSPARSE solves)
+#   ours-gpu-resident ours-gpu-lean plus -mg_levels_ksp_chebyshev_esteig_noisy 0: the eigenvalue estimate uses the
+#                     smoother's first right-hand side (already on the device) instead of the host-filled noisy one
 #   ex19-aijcusparse  stock SNES ex19 -dm_vec_type cuda -dm_mat_type aijcusparse (Jacobian by FD colouring on the host)
 #   ex19-aij-np2      stock SNES ex19 -dm_mat_type aij on 2 MPI ranks (CPU)
 # and, on request (GPUKIT_CAVITY_CONFIGS), CPU runs for reference: ours-sgdia, ours-sgdia-array (-jacobian_assembly
@@ -31,7 +33,7 @@
 # $PETSC_DIR/share/petsc/examples/src/snes/tutorials/ex19.c, deps/src/petsc-*/src/snes/tutorials/ex19.c. Without a
 # source the ex19 runs are skipped (and said so). Environment: PETSC_DIR (default: the PETSc OBJDIR was built against),
 # OBJDIR (build/gpu), LIBDIR ($OBJDIR/lib), MPIEXEC, GPUKIT_CAVITY_REFINE ("5 6 7"), GPUKIT_CAVITY_CONFIGS (default
-# "ours-gpu ours-gpu-lean ex19-aijcusparse ex19-aij-np2"), GPUKIT_CAVITY_TIMEOUT (300 s per run), GPUKIT_COMMIT.
+# "ours-gpu ours-gpu-lean ours-gpu-resident ex19-aijcusparse ex19-aij-np2"), GPUKIT_CAVITY_TIMEOUT (300 s per run), GPUKIT_COMMIT.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -44,7 +46,7 @@ export PETSC_DIR PETSC_ARCH=
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export LD_LIBRARY_PATH=$PETSC_DIR/lib:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 refines=${GPUKIT_CAVITY_REFINE:-5 6 7}
-configs=${GPUKIT_CAVITY_CONFIGS:-ours-gpu ours-gpu-lean ex19-aijcusparse ex19-aij-np2}
+configs=${GPUKIT_CAVITY_CONFIGS:-ours-gpu ours-gpu-lean ours-gpu-resident ex19-aijcusparse ex19-aij-np2}
 run_timeout=${GPUKIT_CAVITY_TIMEOUT:-300}
 t0=$SECONDS
 
@@ -90,6 +92,7 @@ for r in $refines; do
     case $c in
     ours-gpu) exe=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda) ;;
     ours-gpu-lean) exe=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda) extra=("${lean[@]}") ;;
+    ours-gpu-resident) exe=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda) extra=("${lean[@]}" -mg_levels_ksp_chebyshev_esteig_noisy 0) ;;
     ex19-aijcusparse) exe=("$ex19" -dm_vec_type cuda -dm_mat_type aijcusparse) ;;
     ex19-aij-np2) exe=("$ex19" -dm_mat_type aij) np=2 post=(-mg_coarse_pc_type redundant -mg_coarse_redundant_pc_type lu) ;; # PETSc's own LU is sequential
     ex19-aij) exe=("$ex19" -dm_mat_type aij) ;;
@@ -116,10 +119,12 @@ for r in $refines; do
     newton=$(sed -n 's/.*Nonlinear solve converged due to [A-Z_]* iterations \([0-9]*\).*/\1/p' "$tmp/$tag.out" | head -n 1)
     ksp=$(awk '/^ *Linear solve converged due to/ {s += $NF} END {print s + 0}' "$tmp/$tag.out")
     grid=$(awk -v r="$r" 'BEGIN {n = 9; for (i = 0; i < r; i++) n = 2 * n - 1; print n}')
+    # our example's own count per Newton step: "CtoG/GtoC (VecMDot results)" for the set-up and each step
+    steps=$(sed -n 's/^cavity: host<->device copies in SNESSolve.*before the first Newton step \(.*\), Newton steps \(.*\)$/setup \1; steps \2/p' "$tmp/$tag.out" | head -n 1)
     # the -log_view of the finest grid's runs travels back too (a few tens of kB each)
     [ -n "${OUT:-}" ] && [ "$r" = "${refines##* }" ] && cp "$tmp/$tag.log" "$OUT/cavity-$tag-logview.txt"
     bash tests/cavity/logview.sh "$tmp/$tag.log" SNESSolve SNESJacobianEval SNESFunctionEval PCSetUp MatMult PCApply KSPSolve >"$tmp/$tag.ev"
-    awk -v cfg="$c" -v r="$r" -v grid="$grid" -v np="$np" -v newton="$newton" -v ksp="$ksp" -v wall=$((SECONDS - s)) -v cmd="${cmd[*]}" \
+    awk -v cfg="$c" -v r="$r" -v grid="$grid" -v np="$np" -v newton="$newton" -v ksp="$ksp" -v steps="$steps" -v wall=$((SECONDS - s)) -v cmd="${cmd[*]}" \
       -v commit="$commit" -v host="$host" -v machine="$machine" -v device="$device" -v date="$date" -v pver="$pver" '
       function num(x) { return (x ~ /^[-+]?[0-9][0-9.]*([eE][-+]?[0-9]+)?$/) ? x + 0 : "null" }
       { ev[$1] = $3; c[$1] = $4; cmb[$1] = $5; g[$1] = $6; gmb[$1] = $7; pt[$1] = $8 }
@@ -130,6 +135,7 @@ for r in $refines; do
         printf "\"snes_solve_s\": %s, \"newton_its\": %d, \"ksp_its\": %d, ", num(t), newton, ksp
         printf "\"cpu_to_gpu_count\": %s, \"cpu_to_gpu_mb\": %s, \"gpu_to_cpu_count\": %s, \"gpu_to_cpu_mb\": %s, ", num(c["SNESSolve"]), num(cmb["SNESSolve"]), num(g["SNESSolve"]), num(gmb["SNESSolve"])
         printf "\"cpu_to_gpu_per_newton\": %s, ", (c["SNESSolve"] ~ /^[0-9.]+$/ && newton > 0) ? c["SNESSolve"] / newton : "null"
+        printf "\"copies_by_step\": %s, ", steps == "" ? "null" : "\"" steps "\""
         n = split("SNESJacobianEval:jacobian SNESFunctionEval:residual PCSetUp:pcsetup MatMult:matmult PCApply:pcapply KSPSolve:kspsolve", pairs, " ")
         # the time when -log_view has it, else %T (whole percents; GPU runs print n/a for events that launch kernels)
         for (i = 1; i <= n; i++) {
@@ -175,5 +181,7 @@ awk '
   { printf "%-6s %-17s %9.3f %6s %5s %8s %8s %6s %6s %6s %6s %6s %7sx %9s\n", f("grid") "^2", f("config"), f("snes_solve_s"), f("newton_its"), f("ksp_its"), f("cpu_to_gpu_count"), f("gpu_to_cpu_count"),
       pct(f("share_jacobian")), pct(f("share_residual")), pct(f("share_pcsetup")), pct(f("share_matmult")), pct(f("share_pcapply")), f("speedup_vs_reference"), f("solution_rel_diff_vs_reference") }
 ' "$tmp/records"
+echo "== host<->device copies by Newton step, from the example (CpuToGpu/GpuToCpu (of which VecMDot results)):"
+sed -n 's/.*"config": "\([^"]*\)", "grid": \([0-9]*\),.*"copies_by_step": "\([^"]*\)".*/  \2^2 \1: \3/p' "$tmp/records"
 echo "bench/cavity.sh: $((SECONDS - t0)) s in all"
 exit $failed

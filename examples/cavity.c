@@ -379,10 +379,26 @@ static PetscErrorCode CavityCoarsenHook(DM fine, DM coarse, void *ctx)
 /* host<->device copies (PETSc's counters: every logged CpuToGpu/GpuToCpu copy of this rank) at the start of
    SNESSolve, at each Newton iteration's monitor call (iteration 0 comes after the set-up and first residual), and at
    the end */
+/* The third counter is the GpuToCpu copies logged by VecMDot: PETSc counts each VecMDot's few inner products read
+   back to the host as one copy (VecNorm and VecDot log theirs separately, as scalars), so a Newton step's copies
+   split into those reduction results and data copies. */
 typedef struct {
-  PetscLogDouble start[2], at[CAVITY_MAX_STEPS][2], end[2];
+  PetscLogDouble start[3], at[CAVITY_MAX_STEPS][3], end[3];
   PetscInt       last; /* last iteration recorded */
+  PetscLogEvent  mdot; /* VecMDot's event */
 } CavityCopies;
+
+static PetscErrorCode CavityCopiesRead(CavityCopies *cp, PetscLogDouble c[3])
+{
+  PetscEventPerfInfo info;
+
+  PetscFunctionBeginUser;
+  c[0] = petsc_ctog_ct;
+  c[1] = petsc_gtoc_ct;
+  PetscCall(PetscLogEventGetPerfInfo(PETSC_DETERMINE, cp->mdot, &info));
+  c[2] = info.GpuToCpuCount;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 static PetscErrorCode CavityCopiesMonitor(SNES snes, PetscInt it, PetscReal fnorm, void *ctx)
 {
@@ -390,32 +406,32 @@ static PetscErrorCode CavityCopiesMonitor(SNES snes, PetscInt it, PetscReal fnor
 
   PetscFunctionBeginUser;
   if (it < CAVITY_MAX_STEPS) {
-    cp->at[it][0] = petsc_ctog_ct;
-    cp->at[it][1] = petsc_gtoc_ct;
-    cp->last      = it;
+    PetscCall(CavityCopiesRead(cp, cp->at[it]));
+    cp->last = it;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* one line: copies in SNESSolve, before the first Newton step, and in each Newton step (max over ranks) */
+/* one line: copies in SNESSolve, before the first Newton step, and in each Newton step (max over ranks); each entry
+   CpuToGpu/GpuToCpu, and in parentheses how many of the GpuToCpu were VecMDot results */
 static PetscErrorCode CavityCopiesReport(const CavityCopies *cp)
 {
-  PetscLogDouble loc[2 * (CAVITY_MAX_STEPS + 1)], glob[2 * (CAVITY_MAX_STEPS + 1)];
+  PetscLogDouble loc[3 * (CAVITY_MAX_STEPS + 1)], glob[3 * (CAVITY_MAX_STEPS + 1)];
   PetscInt       n = cp->last + 1; /* entries: before the first step, then steps 1..last */
   char           buf[4096];
   size_t         len;
 
   PetscFunctionBeginUser;
-  for (PetscInt k = 0; k < 2; k++) {
+  for (PetscInt k = 0; k < 3; k++) {
     loc[k]     = cp->end[k] - cp->start[k];
-    loc[2 + k] = cp->at[0][k] - cp->start[k];
-    for (PetscInt i = 1; i < n; i++) loc[2 * (i + 1) + k] = cp->at[i][k] - cp->at[i - 1][k];
+    loc[3 + k] = cp->at[0][k] - cp->start[k];
+    for (PetscInt i = 1; i < n; i++) loc[3 * (i + 1) + k] = cp->at[i][k] - cp->at[i - 1][k];
   }
-  PetscCallMPI(MPIU_Allreduce(loc, glob, (PetscMPIInt)(2 * (n + 1)), MPIU_PETSCLOGDOUBLE, MPI_MAX, PETSC_COMM_WORLD));
-  PetscCall(PetscSNPrintf(buf, sizeof(buf), "cavity: host<->device copies in SNESSolve (CpuToGpu/GpuToCpu, max over ranks): total %.0f/%.0f, before the first Newton step %.0f/%.0f, Newton steps", glob[0], glob[1], glob[2], glob[3]));
+  PetscCallMPI(MPIU_Allreduce(loc, glob, (PetscMPIInt)(3 * (n + 1)), MPIU_PETSCLOGDOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+  PetscCall(PetscSNPrintf(buf, sizeof(buf), "cavity: host<->device copies in SNESSolve (CpuToGpu/GpuToCpu (of which VecMDot results), max over ranks): total %.0f/%.0f (%.0f), before the first Newton step %.0f/%.0f (%.0f), Newton steps", glob[0], glob[1], glob[2], glob[3], glob[4], glob[5]));
   for (PetscInt i = 1; i < n; i++) {
     PetscCall(PetscStrlen(buf, &len));
-    PetscCall(PetscSNPrintf(buf + len, sizeof(buf) - len, "%s %.0f/%.0f", i > 1 ? "," : "", glob[2 * (i + 1)], glob[2 * (i + 1) + 1]));
+    PetscCall(PetscSNPrintf(buf + len, sizeof(buf) - len, "%s %.0f/%.0f (%.0f)", i > 1 ? "," : "", glob[3 * (i + 1)], glob[3 * (i + 1) + 1], glob[3 * (i + 1) + 2]));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", buf));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -544,9 +560,9 @@ int main(int argc, char **argv)
   PetscCall(FormInitialGuess(&user, da, x));
 #if defined(CAVITY_COUNT_COPIES)
   PetscCall(PetscMemzero(&copies, sizeof(copies)));
+  PetscCall(PetscLogEventGetId("VecMDot", &copies.mdot));
   if (cudavec) PetscCall(SNESMonitorSet(snes, CavityCopiesMonitor, &copies, NULL));
-  copies.start[0] = petsc_ctog_ct;
-  copies.start[1] = petsc_gtoc_ct;
+  PetscCall(CavityCopiesRead(&copies, copies.start));
 #endif
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
   PetscCall(PetscTime(&t0));
@@ -554,8 +570,7 @@ int main(int argc, char **argv)
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
   PetscCall(PetscTime(&t1));
 #if defined(CAVITY_COUNT_COPIES)
-  copies.end[0] = petsc_ctog_ct;
-  copies.end[1] = petsc_gtoc_ct;
+  PetscCall(CavityCopiesRead(&copies, copies.end));
   if (cudavec) PetscCall(CavityCopiesReport(&copies));
 #endif
 
