@@ -7,9 +7,9 @@
 #                     -mg_levels_pc_jacobi_fixdiagonal 0 (PCJACOBI set-up without a host round trip of the diagonal).
 #                     Left: one upload per smoothed level and Newton step, the Chebyshev eigenvalue estimate's "noisy"
 #                     right-hand side, which PETSc fills on the host (the smoothers have no other right-hand side at
-#                     set-up), and the coarse LU refactorisation on the host (cuSPARSE solves)
-#   ours-gpu-resident ours-gpu-lean plus -mg_levels_ksp_chebyshev_esteig_noisy 0: the eigenvalue estimate uses the
-#                     smoother's first right-hand side (already on the device) instead of the host-filled noisy one
+#                     set-up; -mg_levels_ksp_chebyshev_esteig_noisy 0 stops with "Chebyshev must use a noisy ... right-hand
+#                     side ... when no right-hand side is available" under PCMG), and the coarse LU refactorisation on
+#                     the host (cuSPARSE solves)
 #   ex19-aijcusparse  stock SNES ex19 -dm_vec_type cuda -dm_mat_type aijcusparse (Jacobian by FD colouring on the host)
 #   ex19-aij-np2      stock SNES ex19 -dm_mat_type aij on 2 MPI ranks (CPU)
 # and, on request (GPUKIT_CAVITY_CONFIGS), CPU runs for reference: ours-sgdia, ours-sgdia-array (-jacobian_assembly
@@ -33,7 +33,7 @@
 # $PETSC_DIR/share/petsc/examples/src/snes/tutorials/ex19.c, deps/src/petsc-*/src/snes/tutorials/ex19.c. Without a
 # source the ex19 runs are skipped (and said so). Environment: PETSC_DIR (default: the PETSc OBJDIR was built against),
 # OBJDIR (build/gpu), LIBDIR ($OBJDIR/lib), MPIEXEC, GPUKIT_CAVITY_REFINE ("5 6 7"), GPUKIT_CAVITY_CONFIGS (default
-# "ours-gpu ours-gpu-lean ours-gpu-resident ex19-aijcusparse ex19-aij-np2"), GPUKIT_CAVITY_TIMEOUT (300 s per run), GPUKIT_COMMIT.
+# "ours-gpu ours-gpu-lean ex19-aijcusparse ex19-aij-np2"), GPUKIT_CAVITY_TIMEOUT (300 s per run), GPUKIT_COMMIT.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -46,7 +46,7 @@ export PETSC_DIR PETSC_ARCH=
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export LD_LIBRARY_PATH=$PETSC_DIR/lib:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 refines=${GPUKIT_CAVITY_REFINE:-5 6 7}
-configs=${GPUKIT_CAVITY_CONFIGS:-ours-gpu ours-gpu-lean ours-gpu-resident ex19-aijcusparse ex19-aij-np2}
+configs=${GPUKIT_CAVITY_CONFIGS:-ours-gpu ours-gpu-lean ex19-aijcusparse ex19-aij-np2}
 run_timeout=${GPUKIT_CAVITY_TIMEOUT:-300}
 t0=$SECONDS
 
@@ -92,7 +92,6 @@ for r in $refines; do
     case $c in
     ours-gpu) exe=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda) ;;
     ours-gpu-lean) exe=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda) extra=("${lean[@]}") ;;
-    ours-gpu-resident) exe=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda) extra=("${lean[@]}" -mg_levels_ksp_chebyshev_esteig_noisy 0) ;;
     ex19-aijcusparse) exe=("$ex19" -dm_vec_type cuda -dm_mat_type aijcusparse) ;;
     ex19-aij-np2) exe=("$ex19" -dm_mat_type aij) np=2 post=(-mg_coarse_pc_type redundant -mg_coarse_redundant_pc_type lu) ;; # PETSc's own LU is sequential
     ex19-aij) exe=("$ex19" -dm_mat_type aij) ;;
