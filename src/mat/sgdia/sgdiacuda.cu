@@ -363,7 +363,7 @@ static PetscErrorCode SGDIACUDAAutotune_Private(Mat A, const GpukitSGDIAMultArgs
 {
   Mat_SGDIA     *sg       = (Mat_SGDIA *)A->data;
   Mat_SGDIACUDA *cu       = (Mat_SGDIACUDA *)sg->spptr;
-  const int      blocks[] = {64, 128, 256, 512, 1024}, reps = 5;
+  const int      blocks[] = {64, 96, 128, 192, 256, 512, 1024}, reps = 5;
   cudaEvent_t    e0, e1;
   float          best = -1.0f;
   PetscScalar   *za;
