@@ -312,8 +312,13 @@ def gsai_section(L, folder):
                  f"{r0.get('petsc_version', 'PETSc ?').strip()}; {r0.get('host', '?')} ({r0.get('machine', '?')}), load {r0.get('load_avg', '?')}; "
                  f"library sources: {r0.get('source_state', '?')}")
     L.append("- One MPI rank. PCGSAI: general type, pattern of A, left (row-wise M); set-up = `PCSetUp()` on a new PC, fastest of")
-    L.append("  the runs' batches, stages from `PCGSAIGetSetUpTimes()` (on the GPU, *solve* includes the sizes and offsets, *assemble* the")
-    L.append("  host-side COO analysis of `MatSetPreallocationCOO()`). ParaSails: `-pc_type hypre -pc_hypre_type parasails`")
+    if gpu and gpu[0].get("gpu_stages") == "device-events":
+        L.append("  the runs' batches, stages from `PCGSAIGetSetUpTimes()` (on the GPU, *rows*, *pattern* (with the sizes and offsets of the")
+        L.append("  local problems) and *solve* are device times, *assemble* the host's time building M from its device CSR structure, which")
+        L.append("  runs while the device solves: the stages can add up to more than the set-up). ParaSails: `-pc_type hypre -pc_hypre_type parasails`")
+    else:
+        L.append("  the runs' batches, stages from `PCGSAIGetSetUpTimes()` (on the GPU, *solve* includes the sizes and offsets, *assemble* the")
+        L.append("  host-side COO analysis of `MatSetPreallocationCOO()`). ParaSails: `-pc_type hypre -pc_hypre_type parasails`")
     L.append("  `-pc_hypre_parasails_thresh 0 -pc_hypre_parasails_nlevels 0 -pc_hypre_parasails_filter 0` (the pattern of A), `PCSetUp()`")
     L.append("  including the conversion to a hypre matrix, one core of the CPU run's machine (Debian PETSc 3.18 with hypre). Speed-up: ParaSails")
     L.append("  / GSAI set-up, CPU and GPU records matched by case name (target of issue 6: 30x). Before timing, M is checked (nnz of")

@@ -4,7 +4,10 @@
    set-up plus a MATAIJCUSPARSE M on several): M must have the same pattern and agree to 1e-12 (relative,
    Frobenius), the fallback counts must agree, M must be a device matrix built on the device (one rank), and a
    BiCGStab (or CG for spd) solve with device vectors must converge. -reuse: new values with the same nonzero
-   pattern (SAME_NONZERO_PATTERN), both set-ups again, compared again.
+   pattern (SAME_NONZERO_PATTERN), both set-ups again, compared again. -residual_check <rtol>: for matrices whose
+   local least-squares problems are nearly singular (condition numbers near 1e12, where any two summation orders give
+   different M), compare the residuals ||I - MA||_F (-pc_gsai_side left) or ||I - AM||_F instead of the values, to
+   rtol relative; pattern, nnz and fallback counts are still compared exactly.
 
    Problem: -f <file.mtx[.gz]> | -random <n> | -da <2|3> -n <n> [-beta b]. PCGSAI options from the command line
    (-pc_gsai_type, -pc_gsai_pattern, -pc_gsai_side, -pc_gsai_device_workspace <KiB> to force batches, ...).
@@ -23,8 +26,25 @@ static PetscErrorCode SetUpPC(Mat A, PC *pc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the device M against the host M: the same pattern, row by row, and values within 1e-12 (relative, Frobenius) */
-static PetscErrorCode Compare(PC pcd, PC pch, PetscBool expect_device, const char *what)
+static PetscReal residual_rtol = 0.0; /* -residual_check */
+static PetscBool residual_left = PETSC_FALSE;
+
+/* ||I - MA||_F (left) or ||I - AM||_F, all host AIJ */
+static PetscErrorCode InverseResidual(Mat M, Mat A, PetscBool left, PetscReal *nrm)
+{
+  Mat R;
+
+  PetscFunctionBegin;
+  PetscCall(MatMatMult(left ? M : A, left ? A : M, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &R));
+  PetscCall(MatShift(R, -1.0));
+  PetscCall(MatNorm(R, NORM_FROBENIUS, nrm));
+  PetscCall(MatDestroy(&R));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the device M against the host M: the same pattern, row by row, and values within 1e-12 (relative, Frobenius), or
+   with -residual_check the residuals of the two M */
+static PetscErrorCode Compare(PC pcd, PC pch, Mat Ah, PetscBool expect_device, const char *what)
 {
   Mat         Md, Mh, Pd, Ph;
   PetscInt    nnzd, nnzh, nfd, nfh;
@@ -47,7 +67,13 @@ static PetscErrorCode Compare(PC pcd, PC pch, PetscBool expect_device, const cha
   /* patterns: |P(Md)| - |P(Mh)| with all values 1 must vanish */
   PetscCall(MatConvert(Md, MATAIJ, MAT_INITIAL_MATRIX, &Pd));
   PetscCall(MatConvert(Mh, MATAIJ, MAT_INITIAL_MATRIX, &Ph));
-  PetscCall(GKCheckMatClose(Pd, Ph, 1e-12, what));
+  if (residual_rtol > 0) {
+    PetscReal rd, rh;
+    PetscCall(InverseResidual(Pd, Ah, residual_left, &rd));
+    PetscCall(InverseResidual(Ph, Ah, residual_left, &rh));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: ||I - %s||_F = %.10e (device M), %.10e (host M)\n", what, residual_left ? "MA" : "AM", (double)rd, (double)rh));
+    PetscCheck(PetscAbsReal(rd - rh) <= residual_rtol * rh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the residual of the device M differs from the host M's by %g relative (tolerance %g)", what, (double)(PetscAbsReal(rd - rh) / rh), (double)residual_rtol);
+  } else PetscCall(GKCheckMatClose(Pd, Ph, 1e-12, what));
   {
     PetscInt rs, re;
     PetscCall(MatGetOwnershipRange(Pd, &rs, &re));
@@ -90,6 +116,12 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-beta", &beta, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-reuse", &reuse, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-solve", &solve, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-residual_check", &residual_rtol, NULL));
+  {
+    char side[16] = "";
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-pc_gsai_side", side, sizeof(side), NULL));
+    PetscCall(PetscStrcmp(side, "left", &residual_left));
+  }
 
   /* A: a CUDA matrix; Ah: its host copy */
   if (dim) {
@@ -107,7 +139,7 @@ int main(int argc, char **argv)
 
   PetscCall(SetUpPC(A, &pcd));
   PetscCall(SetUpPC(Ah, &pch));
-  PetscCall(Compare(pcd, pch, PETSC_TRUE, "set-up"));
+  PetscCall(Compare(pcd, pch, Ah, PETSC_TRUE, "set-up"));
   PetscCall(PCGSAIGetType(pcd, &type));
 
   if (reuse) { /* new values, same pattern: both PCs see SAME_NONZERO_PATTERN */
@@ -127,7 +159,7 @@ int main(int argc, char **argv)
     PetscCall(PCSetOperators(pch, Ah, Ah));
     PetscCall(PCSetUp(pcd));
     PetscCall(PCSetUp(pch));
-    PetscCall(Compare(pcd, pch, PETSC_TRUE, "SAME_NONZERO_PATTERN set-up"));
+    PetscCall(Compare(pcd, pch, Ah, PETSC_TRUE, "SAME_NONZERO_PATTERN set-up"));
     PetscCall(VecDestroy(&r));
     PetscCall(VecDestroy(&rh));
     PetscCall(PetscRandomDestroy(&rnd));

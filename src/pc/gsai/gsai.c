@@ -879,10 +879,10 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
 #endif
     PetscCall(PCSetUp_GSAI_Host(pc, A, reuse));
   gs->ondevice = device;
-  if (gs->type == PCGSAI_SPD && !gs->work) {
+  if (gs->type == PCGSAI_SPD) {
     PetscBool seqcusparse;
-    PetscCall(MatCreateVecs(gs->M, NULL, &gs->work));
-    /* PCApply() multiplies with G^T too: let cuSPARSE keep an explicit transpose */
+    if (!gs->work) PetscCall(MatCreateVecs(gs->M, NULL, &gs->work));
+    /* PCApply() multiplies with G^T too: let cuSPARSE keep an explicit transpose (of every new G) */
     PetscCall(PetscObjectTypeCompare((PetscObject)gs->M, MATSEQAIJCUSPARSE, &seqcusparse));
     if (seqcusparse) PetscCall(MatSetOption(gs->M, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_TRUE));
   }
@@ -977,6 +977,7 @@ static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
     PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, " %s %.3g%s", GSAIStageNames[s], gs->time[s], s + 1 < GSAI_NSTAGES ? "," : ""));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line));
+  if (gs->ondevice) PetscCall(PetscViewerASCIIPrintf(viewer, "(device: rows, pattern and solve are device times; assemble is the host's, while the device solves)\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1011,7 +1012,7 @@ static PetscErrorCode PCSetFromOptions_GSAI(PC pc, GpukitOptionItems PetscOption
   }
   PetscCall(PetscOptionsBool("-pc_gsai_use_device", "Build M on the GPU when A is a CUDA matrix", "PCGSAISetUseDevice", gs->usedevice, &b, &flg));
   if (flg) PetscCall(PCGSAISetUseDevice(pc, b));
-  PetscCall(PetscOptionsInt("-pc_gsai_device_workspace", "Device workspace for the local problems, in KiB (0: half the free device memory)", "PCGSAISetDeviceWorkspace", gs->workspace, &n, &flg));
+  PetscCall(PetscOptionsInt("-pc_gsai_device_workspace", "Device workspace for the local problems solved in global memory, in KiB (0: half the free device memory)", "PCGSAISetDeviceWorkspace", gs->workspace, &n, &flg));
   if (flg) PetscCall(PCGSAISetDeviceWorkspace(pc, n));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1697,8 +1698,9 @@ PetscErrorCode PCGSAIGetUseDevice(PC pc, PetscBool *flg)
   Level: advanced
 
   Note:
-  The local problems are solved in batches of consecutive rows whose dense systems fit the limit (at least
-  one row per batch).
+  The small local problems (at most 32 pattern entries and 2048 doubles) are solved in shared memory and need no
+  workspace. The others are solved in batches of consecutive rows whose dense systems fit the limit (at least one
+  row per batch); with the default, the free device memory is asked for only when they need more than 64 MiB.
 
 .seealso: `PCGSAI`, `PCGSAISetUseDevice()`
 @*/
@@ -1762,7 +1764,7 @@ PetscErrorCode PCGSAIGetSetUpInfo(PC pc, PetscInt *nnz, PetscInt *nfallback, Pet
 }
 
 /*@
-  PCGSAIGetSetUpTimes - Gets the wall-clock times of the last set-up of `PCGSAI`, in total and per stage (the
+  PCGSAIGetSetUpTimes - Gets the times of the last set-up of `PCGSAI`, in total (wall clock) and per stage (the
   times `PCView()` prints)
 
   Not Collective
@@ -1773,16 +1775,18 @@ PetscErrorCode PCGSAIGetSetUpInfo(PC pc, PetscInt *nnz, PetscInt *nfallback, Pet
   Output Parameters:
 + total    - the whole `PCSetUp()`, in seconds (or `NULL`)
 . rows     - getting the rows of A (or of A^T for the right type) that the local problems need (or `NULL`)
-. pattern  - thresholds, powers and caps: the pattern of M (or `NULL`)
-. solve    - the local least-squares (or SPD) problems; on the device it includes the sizes and workspace offsets (or `NULL`)
+. pattern  - thresholds, powers and caps: the pattern of M; on the device also the sizes and workspace of the local problems (or `NULL`)
+. solve    - the local least-squares (or SPD) problems (or `NULL`)
 - assemble - M (or G) as a PETSc matrix (or `NULL`)
 
   Level: advanced
 
   Note:
-  The times are those of this rank (rank 0 is the one `PCView()` prints). On the device every stage ends with a
-  synchronisation of the stream, so the times are those of the device work. After a set-up with
-  `SAME_NONZERO_PATTERN` the pattern stage is 0 (the pattern is reused).
+  The times are those of this rank (rank 0 is the one `PCView()` prints). On the device, rows, pattern and solve are
+  measured on the device (CUDA events), and assemble is the host's time to build M (its structure, the copy of the
+  structure to the device, the values); the host builds M's structure while the device solves, so the stages can add
+  up to more than the total. After a set-up with `SAME_NONZERO_PATTERN` the pattern stage is 0 on the host and
+  nearly 0 on the device (the pattern is reused).
 
 .seealso: `PCGSAI`, `PCGSAIGetSetUpInfo()`, `PCView()`
 @*/

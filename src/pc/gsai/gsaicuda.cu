@@ -2,25 +2,52 @@
    PCGSAI's device set-up for a MATSEQAIJCUSPARSE matrix (a MATSEQSGDIACUDA one is converted first): the
    PETSc glue around gsaikernels.cu. Built only against a PETSc with CUDA. The steps mirror PCSetUp_GSAI_Host()
    in gsai.c, which is their reference (tests/gpu/gsai_cuda.c compares both):
-     rows     - B = A (left, spd) or A^T (right, by a stable sort on the device; its permutation is kept so that
-                new values of A only permute)
-     pattern  - select (threshold, lower part, cap) and union (powers) kernels: J as CSR on the device
-     dims     - |I| of every row (a union count), the workspace of every row and its exact offset (a prefix
-                sum), the size classes (warp per row up to 32 x 32, block per row above)
-     solve    - batches of consecutive rows whose workspace fits the limit (-pc_gsai_device_workspace, else half
-                the free device memory): gather the dense local problems, solve them (Householder QR least
-                squares or FSAI Cholesky), fall back to the diagonal where documented
-     assemble - M (or G) as MATSEQAIJCUSPARSE through MatSetPreallocationCOO() (PETSc analyses the COO indices
-                on the host, once per pattern) and MatSetValuesCOO() with the device values
-   With SAME_NONZERO_PATTERN the pattern, the sizes, the offsets and M's structure are kept: only the values of
-   B, the local problems and MatSetValuesCOO() run again. The values never leave the device.
+     rows     - B = A (left, spd) or A^T (right, by a stable radix sort on the device; its permutation is kept so
+                that new values of A only permute)
+     pattern  - select (threshold, lower part, cap) and union (powers) kernels: J as CSR on the device; then the
+                plan: the size class of every local problem, |I| where needed, the workspace offsets of the rows
+                solved in global memory. One read-back to the host (the class sizes and the workspace).
+     solve    - the small class (at most 32 pattern entries and 2048 doubles) one warp per row in shared memory; the
+                large and huge classes one block per row (128, 512 threads; the large one on an auxiliary stream
+                beside the huge one) in a global workspace, in batches of consecutive rows when it exceeds the limit
+                (-pc_gsai_device_workspace, else half the free device memory). Householder QR least squares or FSAI
+                Cholesky, with the fallback to the diagonal where documented.
+     assemble - M (or G) as MATSEQAIJCUSPARSE with no COO analysis: its CSR structure is known on the device (J;
+                for the right type M = N^T, which is the structure of A when J is the pattern of A^T, else a device
+                transpose of J), copied to the host once and given to MatCreateSeqAIJWithArrays(); the values are
+                written into its device value array by a copy, or a scatter by the transpose's permutation. The host
+                builds the structure while the device solves.
+   With SAME_NONZERO_PATTERN the pattern, the plan and M's structure are kept: only B's values, the solve and the
+   copy of the values run again. The values never leave the device. Device memory comes from the library's
+   stream-ordered pool (gsaikernels.cu), so that a new PC does not pay for cudaMalloc()/cudaFree().
 */
 #include <petscdevice_cuda.h>
+#include <petsctime.h>
+#include <climits>
 #include "gpukitcuda.h"
 #include "gsaiimpl.h"
 #include "gsaikernels.h"
 
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
+
+/* how M's device value array (CSR order) is made from vals (the order of the rows of N) */
+typedef enum {
+  GSAI_MAP_IDENTITY, /* left, spd: M = N */
+  GSAI_MAP_SCATTER,  /* right, J = the pattern of A^T: M has A's structure, M[perm[e]] = vals[e] */
+  GSAI_MAP_GATHER    /* right, other patterns: M = N^T by a transpose of J, M[e] = vals[mperm[e]] */
+} GSAIMap;
+
+/* the events that time the device stages */
+enum {
+  GSAI_EV_START,
+  GSAI_EV_ROWS,
+  GSAI_EV_PATTERN,
+  GSAI_EV_SOLVE,
+  GSAI_EV_MSTRUCT,
+  GSAI_EV_FORK, /* the large class on the auxiliary stream, beside the huge one */
+  GSAI_EV_JOIN,
+  GSAI_NEV
+};
 
 typedef struct {
   int n;
@@ -28,46 +55,67 @@ typedef struct {
   int    *bptr, *bcol, *perm;
   double *bval;
   int     nnzb;
-  /* the pattern J of the rows of N, and what the local problems need */
-  int       *jptr, *jcol, nnzj;
-  int       *n1, *cur, *pos, *small, *large, *status;
-  long long *woff, wtotal;
-  int        ns, nl, maxn1, maxn2;
-  double    *vals;
+  /* the pattern J of the rows of N (jcol has room for nnzjcap), and what the local problems need */
+  int            *jptr, *jcol, nnzj, nnzjcap;
+  int            *n1, *cur, *pos, *cls, *small, *large, *huge, *status;
+  long long      *woff;
+  double         *vals;
+  GpukitGSAIInfo *dinfo; /* on the device */
+  GpukitGSAIInfo  plan;  /* the host's copy after the plan */
+  /* M from vals */
+  GSAIMap     map;
+  int        *mperm;
+  cudaEvent_t  ev[GSAI_NEV];
+  PetscBool    haveev;
+  cudaStream_t aux; /* created when both the large and the huge classes have rows */
 } PC_GSAI_CUDA;
 
 template <typename T>
-static PetscErrorCode GSAICUDAMalloc(T **p, size_t n)
+static PetscErrorCode GSAICUDAMalloc(T **p, size_t n, cudaStream_t stream)
 {
   PetscFunctionBegin;
-  PetscCallCUDA(cudaMalloc((void **)p, (n ? n : 1) * sizeof(T)));
+  PetscCallCUDA(GpukitGSAIMalloc((void **)p, (n ? n : 1) * sizeof(T), stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 template <typename T>
-static PetscErrorCode GSAICUDAFree(T **p)
+static PetscErrorCode GSAICUDAFree(T **p, cudaStream_t stream)
 {
   PetscFunctionBegin;
-  if (*p) PetscCallCUDA(cudaFree((void *)*p));
+  if (*p) PetscCallCUDA(GpukitGSAIFree((void *)*p, stream));
   *p = NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the pattern, its sizes and the local problems' bookkeeping */
+/* the library's device memory pool is destroyed at PetscFinalize() */
+static PetscBool GSAICUDAFinalizeRegistered = PETSC_FALSE;
+
+static PetscErrorCode GSAICUDAFinalize(void)
+{
+  PetscFunctionBegin;
+  PetscCallCUDA(GpukitGSAIPoolDestroy());
+  GSAICUDAFinalizeRegistered = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the pattern, its plan and M's value map; stream 0: every set-up ends synchronised, so nothing still uses them */
 static PetscErrorCode GSAICUDAFreePattern(PC_GSAI_CUDA *cu)
 {
   PetscFunctionBegin;
-  PetscCall(GSAICUDAFree(&cu->jptr));
-  PetscCall(GSAICUDAFree(&cu->jcol));
-  PetscCall(GSAICUDAFree(&cu->n1));
-  PetscCall(GSAICUDAFree(&cu->cur));
-  PetscCall(GSAICUDAFree(&cu->pos));
-  PetscCall(GSAICUDAFree(&cu->small));
-  PetscCall(GSAICUDAFree(&cu->large));
-  PetscCall(GSAICUDAFree(&cu->status));
-  PetscCall(GSAICUDAFree(&cu->woff));
-  PetscCall(GSAICUDAFree(&cu->vals));
-  cu->nnzj = 0;
+  PetscCall(GSAICUDAFree(&cu->jptr, 0));
+  PetscCall(GSAICUDAFree(&cu->jcol, 0));
+  PetscCall(GSAICUDAFree(&cu->n1, 0));
+  PetscCall(GSAICUDAFree(&cu->cur, 0));
+  PetscCall(GSAICUDAFree(&cu->pos, 0));
+  PetscCall(GSAICUDAFree(&cu->cls, 0));
+  PetscCall(GSAICUDAFree(&cu->small, 0));
+  PetscCall(GSAICUDAFree(&cu->large, 0));
+  PetscCall(GSAICUDAFree(&cu->huge, 0));
+  PetscCall(GSAICUDAFree(&cu->status, 0));
+  PetscCall(GSAICUDAFree(&cu->woff, 0));
+  PetscCall(GSAICUDAFree(&cu->vals, 0));
+  PetscCall(GSAICUDAFree(&cu->mperm, 0));
+  cu->nnzj = cu->nnzjcap = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -79,27 +127,32 @@ PetscErrorCode PCReset_GSAI_CUDA(PC pc)
   PetscFunctionBegin;
   if (!cu) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GSAICUDAFreePattern(cu));
-  PetscCall(GSAICUDAFree(&cu->bptr));
-  PetscCall(GSAICUDAFree(&cu->bcol));
-  PetscCall(GSAICUDAFree(&cu->bval));
-  PetscCall(GSAICUDAFree(&cu->perm));
+  PetscCall(GSAICUDAFree(&cu->bptr, 0));
+  PetscCall(GSAICUDAFree(&cu->bcol, 0));
+  PetscCall(GSAICUDAFree(&cu->bval, 0));
+  PetscCall(GSAICUDAFree(&cu->perm, 0));
+  PetscCall(GSAICUDAFree(&cu->dinfo, 0));
+  if (cu->haveev)
+    for (int i = 0; i < GSAI_NEV; i++) PetscCallCUDA(cudaEventDestroy(cu->ev[i]));
+  if (cu->aux) PetscCallCUDA(cudaStreamDestroy(cu->aux));
   PetscCall(PetscFree(gs->cuda));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* rows (selected and capped) of (ptr, col, val) with weights w (NULL: |val|): a new CSR, and its weights when ow */
-static PetscErrorCode GSAICUDASelect(int n, const int *ptr, const int *col, const double *val, const double *w, const GpukitGSAISelectArgs *a, int **optr, int **ocol, double **ow, int *nnz, cudaStream_t stream)
+/* rows (selected and capped) of (ptr, col, val) with weights w (NULL: |val|): a new CSR of exactly *nnz entries (read
+   back: the power pattern's levels), and its weights when ow; the total also to *dtotal (device) when not NULL */
+static PetscErrorCode GSAICUDASelect(int n, const int *ptr, const int *col, const double *val, const double *w, const GpukitGSAISelectArgs *a, int **optr, int **ocol, double **ow, int *nnz, int *dtotal, cudaStream_t stream)
 {
   int *cnt;
 
   PetscFunctionBegin;
-  PetscCall(GSAICUDAMalloc(&cnt, (size_t)n));
-  PetscCall(GSAICUDAMalloc(optr, (size_t)n + 1));
+  PetscCall(GSAICUDAMalloc(&cnt, (size_t)n, stream));
+  PetscCall(GSAICUDAMalloc(optr, (size_t)n + 1, stream));
   PetscCallCUDA(GpukitGSAISelectCUDA(n, ptr, col, val, w, a, cnt, NULL, NULL, NULL, stream));
-  PetscCallCUDA(GpukitGSAIScanCUDA(n, cnt, *optr, nnz, stream));
-  PetscCall(GSAICUDAFree(&cnt));
-  PetscCall(GSAICUDAMalloc(ocol, (size_t)*nnz));
-  if (ow) PetscCall(GSAICUDAMalloc(ow, (size_t)*nnz));
+  PetscCallCUDA(GpukitGSAIScanCUDA(n, cnt, *optr, dtotal, nnz, stream));
+  PetscCall(GSAICUDAFree(&cnt, stream));
+  PetscCall(GSAICUDAMalloc(ocol, (size_t)*nnz, stream));
+  if (ow) PetscCall(GSAICUDAMalloc(ow, (size_t)*nnz, stream));
   PetscCallCUDA(GpukitGSAISelectCUDA(n, ptr, col, val, w, a, NULL, *optr, *ocol, ow ? *ow : NULL, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -110,21 +163,22 @@ static PetscErrorCode GSAICUDAUnion(int n, const int *sptr, const int *scol, con
   int *cnt, *cur;
 
   PetscFunctionBegin;
-  PetscCall(GSAICUDAMalloc(&cnt, (size_t)n));
-  PetscCall(GSAICUDAMalloc(&cur, (size_t)snnz));
-  PetscCall(GSAICUDAMalloc(optr, (size_t)n + 1));
+  PetscCall(GSAICUDAMalloc(&cnt, (size_t)n, stream));
+  PetscCall(GSAICUDAMalloc(&cur, (size_t)snnz, stream));
+  PetscCall(GSAICUDAMalloc(optr, (size_t)n + 1, stream));
   PetscCallCUDA(GpukitGSAIUnionCUDA(n, sptr, scol, NULL, tptr, tcol, NULL, cur, cnt, NULL, NULL, NULL, stream));
-  PetscCallCUDA(GpukitGSAIScanCUDA(n, cnt, *optr, nnz, stream));
-  PetscCall(GSAICUDAMalloc(ocol, (size_t)*nnz));
-  PetscCall(GSAICUDAMalloc(ow, (size_t)*nnz));
+  PetscCallCUDA(GpukitGSAIScanCUDA(n, cnt, *optr, NULL, nnz, stream));
+  PetscCall(GSAICUDAMalloc(ocol, (size_t)*nnz, stream));
+  PetscCall(GSAICUDAMalloc(ow, (size_t)*nnz, stream));
   PetscCallCUDA(GpukitGSAIUnionCUDA(n, sptr, scol, sw, tptr, tcol, tw, cur, NULL, *optr, *ocol, *ow, stream));
-  PetscCall(GSAICUDAFree(&cnt));
-  PetscCall(GSAICUDAFree(&cur));
+  PetscCall(GSAICUDAFree(&cnt, stream));
+  PetscCall(GSAICUDAFree(&cur, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* J on the device (GSAIPatternRows() in gsai.c) */
-static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *bptr, const int *bcol, const double *bval, cudaStream_t stream)
+/* J on the device (GSAIPatternRows() in gsai.c); its size goes to cu->dinfo->nnzj. Without powers nothing is read
+   back: jcol gets room for the bound nnz(B) + n. */
+static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *bptr, const int *bcol, const double *bval, int nnzb, cudaStream_t stream)
 {
   const int            n = cu->n;
   GpukitGSAISelectArgs a;
@@ -132,10 +186,20 @@ static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *
   PetscFunctionBegin;
   a.tau = (double)gs->tau;
   if (gs->pattern != PCGSAI_PATTERN_POWER || gs->power == 1) {
+    int *cnt;
+
+    PetscCheck((long long)nnzb + n <= INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The device set-up of PCGSAI uses 32-bit indices: A has too many nonzeros (%d) for its pattern; use -pc_gsai_use_device false", nnzb);
     a.threshold = gs->pattern != PCGSAI_PATTERN_A;
     a.lower     = gs->type == PCGSAI_SPD;
     a.cap       = (int)gs->maxnnz;
-    PetscCall(GSAICUDASelect(n, bptr, bcol, bval, NULL, &a, &cu->jptr, &cu->jcol, NULL, &cu->nnzj, stream));
+    cu->nnzjcap = nnzb + n;
+    PetscCall(GSAICUDAMalloc(&cnt, (size_t)n, stream));
+    PetscCall(GSAICUDAMalloc(&cu->jptr, (size_t)n + 1, stream));
+    PetscCall(GSAICUDAMalloc(&cu->jcol, (size_t)cu->nnzjcap, stream));
+    PetscCallCUDA(GpukitGSAISelectCUDA(n, bptr, bcol, bval, NULL, &a, cnt, NULL, NULL, NULL, stream));
+    PetscCallCUDA(GpukitGSAIScanCUDA(n, cnt, cu->jptr, &cu->dinfo->nnzj, NULL, stream));
+    PetscCall(GSAICUDAFree(&cnt, stream));
+    PetscCallCUDA(GpukitGSAISelectCUDA(n, bptr, bcol, bval, NULL, &a, NULL, cu->jptr, cu->jcol, NULL, stream));
   } else {
     int    *tptr, *tcol, *lptr, *lcol, tnnz, lnnz;
     double *tw, *lw;
@@ -144,7 +208,7 @@ static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *
     a.threshold = 1;
     a.lower     = 0;
     a.cap       = 0;
-    PetscCall(GSAICUDASelect(n, bptr, bcol, bval, NULL, &a, &tptr, &tcol, &tw, &tnnz, stream));
+    PetscCall(GSAICUDASelect(n, bptr, bcol, bval, NULL, &a, &tptr, &tcol, &tw, &tnnz, NULL, stream));
     lptr = tptr;
     lcol = tcol;
     lw   = tw;
@@ -154,9 +218,9 @@ static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *
       double *nw;
       PetscCall(GSAICUDAUnion(n, lptr, lcol, lw, lnnz, tptr, tcol, tw, &nptr, &ncol, &nw, &nnnz, stream));
       if (lptr != tptr) {
-        PetscCall(GSAICUDAFree(&lptr));
-        PetscCall(GSAICUDAFree(&lcol));
-        PetscCall(GSAICUDAFree(&lw));
+        PetscCall(GSAICUDAFree(&lptr, stream));
+        PetscCall(GSAICUDAFree(&lcol, stream));
+        PetscCall(GSAICUDAFree(&lw, stream));
       }
       lptr = nptr;
       lcol = ncol;
@@ -167,13 +231,13 @@ static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *
     a.threshold = 0;
     a.lower     = gs->type == PCGSAI_SPD;
     a.cap       = (int)gs->maxnnz;
-    PetscCall(GSAICUDASelect(n, lptr, lcol, NULL, lw, &a, &cu->jptr, &cu->jcol, NULL, &cu->nnzj, stream));
-    PetscCall(GSAICUDAFree(&lptr));
-    PetscCall(GSAICUDAFree(&lcol));
-    PetscCall(GSAICUDAFree(&lw));
-    PetscCall(GSAICUDAFree(&tptr));
-    PetscCall(GSAICUDAFree(&tcol));
-    PetscCall(GSAICUDAFree(&tw));
+    PetscCall(GSAICUDASelect(n, lptr, lcol, NULL, lw, &a, &cu->jptr, &cu->jcol, NULL, &cu->nnzjcap, &cu->dinfo->nnzj, stream));
+    PetscCall(GSAICUDAFree(&lptr, stream));
+    PetscCall(GSAICUDAFree(&lcol, stream));
+    PetscCall(GSAICUDAFree(&lw, stream));
+    PetscCall(GSAICUDAFree(&tptr, stream));
+    PetscCall(GSAICUDAFree(&tcol, stream));
+    PetscCall(GSAICUDAFree(&tw, stream));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -199,10 +263,45 @@ static PetscErrorCode GSAICUDADiagonalEntry(const int *ptr, const int *col, cons
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode GSAICUDASync(cudaStream_t stream)
+/*
+   M (n x n, nnz entries) as MATSEQAIJCUSPARSE from a CSR structure on the device: one host block holds M's value array,
+   row pointers and column indices (MatCreateSeqAIJWithArrays() borrows them; a container composed on M frees the block
+   with M). The host values are not initialised: MatSeqAIJCUSPARSEGetIJ() uploads them once, then the set-up writes the
+   device values (MatSeqAIJCUSPARSEGetArrayWrite(): the device copy is the valid one; PETSc copies it back to the host
+   whenever the host values are read).
+*/
+static PetscErrorCode GSAICUDACreateMat(int n, int nnz, const int *dptr, const int *dcol, Mat *M)
 {
+  void          *block;
+  PetscScalar   *ha;
+  PetscInt      *hi, *hj;
+  PetscContainer c;
+
   PetscFunctionBegin;
-  PetscCallCUDA(cudaStreamSynchronize(stream));
+  PetscCall(PetscMalloc((size_t)nnz * sizeof(PetscScalar) + ((size_t)n + 1 + (size_t)nnz) * sizeof(PetscInt), &block));
+  ha = (PetscScalar *)block;
+  hi = (PetscInt *)(ha + nnz);
+  hj = hi + n + 1;
+  PetscCallCUDA(cudaMemcpy(hi, dptr, ((size_t)n + 1) * sizeof(PetscInt), cudaMemcpyDeviceToHost));
+  if (nnz) PetscCallCUDA(cudaMemcpy(hj, dcol, (size_t)nnz * sizeof(PetscInt), cudaMemcpyDeviceToHost));
+  PetscCall(PetscLogGpuToCpu(((size_t)n + 1 + (size_t)nnz) * sizeof(PetscInt)));
+  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, n, n, hi, hj, ha, M));
+  PetscCall(MatConvert(*M, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, M));
+  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+  PetscCall(PetscContainerSetPointer(c, block));
+  PetscCall(GpukitContainerSetFreeDestroy(c));
+  PetscCall(PetscObjectCompose((PetscObject)*M, "PCGSAI_HostCSR", (PetscObject)c));
+  PetscCall(PetscContainerDestroy(&c));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode GSAICUDAElapsed(cudaEvent_t a, cudaEvent_t b, PetscLogDouble *t)
+{
+  float ms;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaEventElapsedTime(&ms, a, b));
+  *t += 1e-3 * (PetscLogDouble)ms;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -215,12 +314,14 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   const PetscScalar *aa;
   const int         *bptr, *bcol;
   const double      *bval;
+  int               *mptr = NULL, *mcol = NULL;
   cudaStream_t       stream;
   MatInfo            info;
-  PetscBool          isaij, right;
-  PetscLogDouble     t0, t1;
+  PetscBool          isaij, right, newpattern, newM;
+  PetscLogDouble     t0, t1, t2, t3;
   GpukitGSAIProblem  P;
-  int                nf, failrow, failstatus, nnza;
+  GpukitGSAIInfo     fin;
+  int                nnza;
   GSAIFailure        fail;
 
   PetscFunctionBegin;
@@ -228,6 +329,10 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   cu    = (PC_GSAI_CUDA *)gs->cuda;
   right = (gs->type == PCGSAI_GENERAL && gs->sideused == PC_RIGHT) ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(GpukitCUDAGetStream("PCGSAI builds M (or use -pc_gsai_use_device false)", &stream));
+  if (!GSAICUDAFinalizeRegistered) {
+    PetscCall(PetscRegisterFinalize(GSAICUDAFinalize));
+    GSAICUDAFinalizeRegistered = PETSC_TRUE;
+  }
   gs->conversion[0] = 0;
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &isaij));
   if (isaij) {
@@ -241,22 +346,28 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   PetscCall(MatGetInfo(Aaij, MAT_LOCAL, &info));
   nnza  = (int)info.nz_used;
   cu->n = (int)Aaij->rmap->n;
+  if (!cu->haveev) {
+    for (int i = 0; i < GSAI_NEV; i++) PetscCallCUDA(cudaEventCreateWithFlags(&cu->ev[i], i < GSAI_EV_MSTRUCT ? cudaEventDefault : cudaEventDisableTiming));
+    cu->haveev = PETSC_TRUE;
+  }
+  if (!cu->dinfo) PetscCall(GSAICUDAMalloc(&cu->dinfo, 1, stream));
   PetscCall(MatSeqAIJCUSPARSEGetIJ(Aaij, PETSC_FALSE, &ai, &aj));
   PetscCall(MatSeqAIJCUSPARSEGetArrayRead(Aaij, &aa));
 
   /* rows: B */
   PetscCall(PetscLogEventBegin(PC_GSAI_PatternCUDA, pc, 0, 0, 0));
-  PetscCall(PetscTime(&t0));
+  PetscCallCUDA(cudaEventRecord(cu->ev[GSAI_EV_START], stream));
+  PetscCallCUDA(GpukitGSAIInfoInit(cu->dinfo, stream));
   if (right) {
     if (!reuse || !cu->perm || cu->nnzb != nnza) {
-      PetscCall(GSAICUDAFree(&cu->bptr));
-      PetscCall(GSAICUDAFree(&cu->bcol));
-      PetscCall(GSAICUDAFree(&cu->bval));
-      PetscCall(GSAICUDAFree(&cu->perm));
-      PetscCall(GSAICUDAMalloc(&cu->bptr, (size_t)cu->n + 1));
-      PetscCall(GSAICUDAMalloc(&cu->bcol, (size_t)nnza));
-      PetscCall(GSAICUDAMalloc(&cu->bval, (size_t)nnza));
-      PetscCall(GSAICUDAMalloc(&cu->perm, (size_t)nnza));
+      PetscCall(GSAICUDAFree(&cu->bptr, stream));
+      PetscCall(GSAICUDAFree(&cu->bcol, stream));
+      PetscCall(GSAICUDAFree(&cu->bval, stream));
+      PetscCall(GSAICUDAFree(&cu->perm, stream));
+      PetscCall(GSAICUDAMalloc(&cu->bptr, (size_t)cu->n + 1, stream));
+      PetscCall(GSAICUDAMalloc(&cu->bcol, (size_t)nnza, stream));
+      PetscCall(GSAICUDAMalloc(&cu->bval, (size_t)nnza, stream));
+      PetscCall(GSAICUDAMalloc(&cu->perm, (size_t)nnza, stream));
       PetscCallCUDA(GpukitGSAITransposeCUDA(cu->n, nnza, ai, aj, aa, cu->bptr, cu->bcol, cu->bval, cu->perm, stream));
       cu->nnzb = nnza;
     } else PetscCallCUDA(GpukitGSAIPermuteCUDA(nnza, cu->perm, aa, cu->bval, stream));
@@ -268,18 +379,13 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
     bcol = aj;
     bval = aa;
   }
-  PetscCall(GSAICUDASync(stream));
-  PetscCall(PetscTime(&t1));
-  gs->time[GSAI_STAGE_ROWS] += t1 - t0;
+  PetscCallCUDA(cudaEventRecord(cu->ev[GSAI_EV_ROWS], stream));
 
   /* pattern */
-  if (!reuse || !cu->jptr) {
+  newpattern = (!reuse || !cu->jptr) ? PETSC_TRUE : PETSC_FALSE;
+  if (newpattern) {
     PetscCall(GSAICUDAFreePattern(cu));
-    PetscCall(PetscTime(&t0));
-    PetscCall(GSAICUDAPattern(gs, cu, bptr, bcol, bval, stream));
-    PetscCall(GSAICUDASync(stream));
-    PetscCall(PetscTime(&t1));
-    gs->time[GSAI_STAGE_PATTERN] += t1 - t0;
+    PetscCall(GSAICUDAPattern(gs, cu, bptr, bcol, bval, nnza, stream));
   }
   PetscCall(PetscLogEventEnd(PC_GSAI_PatternCUDA, pc, 0, 0, 0));
 
@@ -288,116 +394,168 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   P.bptr = bptr;
   P.bcol = bcol;
   P.bval = bval;
+
+  /* the plan: size classes, |I| where needed, workspace offsets; one read-back */
+  PetscCall(PetscLogEventBegin(PC_GSAI_DimsCUDA, pc, 0, 0, 0));
+  if (newpattern) {
+    PetscCall(GSAICUDAMalloc(&cu->n1, (size_t)cu->n, stream));
+    PetscCall(GSAICUDAMalloc(&cu->cur, (size_t)cu->nnzjcap, stream));
+    PetscCall(GSAICUDAMalloc(&cu->pos, (size_t)cu->n, stream));
+    PetscCall(GSAICUDAMalloc(&cu->cls, (size_t)cu->n, stream));
+    PetscCall(GSAICUDAMalloc(&cu->small, (size_t)cu->n, stream));
+    PetscCall(GSAICUDAMalloc(&cu->large, (size_t)cu->n, stream));
+    PetscCall(GSAICUDAMalloc(&cu->huge, (size_t)cu->n, stream));
+    PetscCall(GSAICUDAMalloc(&cu->status, (size_t)cu->n, stream));
+    PetscCall(GSAICUDAMalloc(&cu->woff, (size_t)cu->n + 1, stream));
+  }
   P.jptr = cu->jptr;
   P.jcol = cu->jcol;
-
-  /* dims: |I|, workspace offsets, size classes */
-  PetscCall(PetscLogEventBegin(PC_GSAI_DimsCUDA, pc, 0, 0, 0));
-  PetscCall(PetscTime(&t0));
-  if (!cu->woff) {
-    PetscCall(GSAICUDAMalloc(&cu->cur, (size_t)cu->nnzj));
-    PetscCall(GSAICUDAMalloc(&cu->pos, (size_t)cu->n));
-    PetscCall(GSAICUDAMalloc(&cu->woff, (size_t)cu->n + 1));
-    PetscCall(GSAICUDAMalloc(&cu->small, (size_t)cu->n));
-    PetscCall(GSAICUDAMalloc(&cu->large, (size_t)cu->n));
-    PetscCall(GSAICUDAMalloc(&cu->status, (size_t)cu->n));
-    PetscCall(GSAICUDAMalloc(&cu->vals, (size_t)cu->nnzj));
-    if (!P.spd) {
-      PetscCall(GSAICUDAMalloc(&cu->n1, (size_t)cu->n));
-      PetscCallCUDA(GpukitGSAIUnionCUDA(cu->n, cu->jptr, cu->jcol, NULL, bptr, bcol, NULL, cu->cur, cu->n1, NULL, NULL, NULL, stream));
-    }
-    P.n1   = cu->n1;
-    P.woff = cu->woff;
-    P.cur  = cu->cur;
-    P.pos  = cu->pos;
-    PetscCallCUDA(GpukitGSAIPlanCUDA(&P, cu->small, &cu->ns, cu->large, &cu->nl, &cu->wtotal, &cu->maxn1, &cu->maxn2, stream));
-  }
   P.n1   = cu->n1;
   P.woff = cu->woff;
   P.cur  = cu->cur;
   P.pos  = cu->pos;
-  PetscCall(GSAICUDASync(stream));
-  PetscCall(PetscTime(&t1));
-  gs->time[GSAI_STAGE_SOLVE] += t1 - t0;
+  if (newpattern) {
+    PetscCallCUDA(GpukitGSAIPlanCUDA(&P, cu->cls, cu->small, cu->large, cu->huge, cu->dinfo, stream));
+    if (right) PetscCallCUDA(GpukitGSAISamePatternCUDA(cu->n, cu->nnzb, bptr, bcol, cu->jptr, cu->jcol, cu->dinfo, stream));
+    PetscCallCUDA(GpukitGSAIInfoGet(cu->dinfo, &cu->plan, stream));
+    cu->nnzj = cu->plan.nnzj;
+    PetscCall(GSAICUDAMalloc(&cu->vals, (size_t)cu->nnzj, stream));
+    PetscCall(GSAICUDAFree(&cu->cls, stream));
+  }
+  PetscCallCUDA(cudaEventRecord(cu->ev[GSAI_EV_PATTERN], stream));
   PetscCall(PetscLogEventEnd(PC_GSAI_DimsCUDA, pc, 0, 0, 0));
 
-  /* solve, in batches that fit the workspace */
+  /* right, M not built yet and J not the pattern of A^T: M's structure is the transpose of J, made before the solve so
+     that the host can copy it while the device solves */
+  newM = gs->M ? PETSC_FALSE : PETSC_TRUE;
+  if (newM) {
+    cu->map = !right ? GSAI_MAP_IDENTITY : (cu->plan.jdiffers ? GSAI_MAP_GATHER : GSAI_MAP_SCATTER);
+    if (cu->map == GSAI_MAP_GATHER) {
+      PetscCall(GSAICUDAFree(&cu->mperm, stream));
+      PetscCall(GSAICUDAMalloc(&cu->mperm, (size_t)cu->nnzj, stream));
+      PetscCall(GSAICUDAMalloc(&mptr, (size_t)cu->n + 1, stream));
+      PetscCall(GSAICUDAMalloc(&mcol, (size_t)cu->nnzj, stream));
+      PetscCallCUDA(GpukitGSAITransposeCUDA(cu->n, cu->nnzj, cu->jptr, cu->jcol, NULL, mptr, mcol, NULL, cu->mperm, stream));
+      PetscCallCUDA(cudaEventRecord(cu->ev[GSAI_EV_MSTRUCT], stream));
+    }
+  }
+
+  /* solve: the small class in shared memory, the others in a global workspace (in batches if it exceeds the limit) */
   PetscCall(PetscLogEventBegin(PC_GSAI_SolveCUDA, pc, 0, 0, 0));
-  PetscCall(PetscTime(&t0));
+  PetscCallCUDA(GpukitGSAISolveSmallCUDA(&P, cu->small, cu->plan.ns, cu->plan.smallws, cu->vals, cu->status, cu->dinfo, stream));
   {
-    long long budget, cap = 0, base, size;
+    long long budget, cap = 0, base, size, wtotal = cu->plan.wtotal;
     int       nb = 0, r0, r1;
     double   *ws;
 
-    if (gs->workspace > 0) budget = (long long)gs->workspace * 1024 / (long long)sizeof(double);
-    else {
-      size_t fr, tot;
-      PetscCallCUDA(cudaMemGetInfo(&fr, &tot));
-      budget = (long long)(fr / 2 / sizeof(double));
+    if (cu->plan.nl + cu->plan.nh > 0) {
+      if (gs->workspace > 0) budget = (long long)gs->workspace * 1024 / (long long)sizeof(double);
+      else if (wtotal * (long long)sizeof(double) <= (64LL << 20)) budget = wtotal; /* small enough: no query */
+      else {
+        size_t fr, tot;
+        PetscCallCUDA(cudaMemGetInfo(&fr, &tot));
+        budget = (long long)(fr / 2 / sizeof(double));
+      }
+      if (cu->plan.nl && cu->plan.nh && !cu->aux) PetscCallCUDA(cudaStreamCreateWithFlags(&cu->aux, cudaStreamNonBlocking));
+      if (wtotal <= budget) {
+        nb  = 1;
+        cap = wtotal;
+        PetscCall(GSAICUDAMalloc(&ws, (size_t)cap, stream));
+        PetscCallCUDA(GpukitGSAISolveLargeCUDA(&P, 0, cu->n, 1, cu->large, cu->plan.nl, cu->huge, cu->plan.nh, ws, 0, cu->vals, cu->status, cu->dinfo, stream, cu->aux, cu->ev[GSAI_EV_FORK], cu->ev[GSAI_EV_JOIN]));
+      } else {
+        /* the largest batch first, to allocate the workspace once */
+        for (r0 = 0; r0 < cu->n; r0 = r1, nb++) {
+          PetscCallCUDA(GpukitGSAINextBatchCUDA(&P, r0, budget, &r1, &base, &size, stream));
+          cap = PetscMax(cap, size);
+        }
+        PetscCall(GSAICUDAMalloc(&ws, (size_t)cap, stream));
+        for (r0 = 0; r0 < cu->n; r0 = r1) {
+          PetscCallCUDA(GpukitGSAINextBatchCUDA(&P, r0, budget, &r1, &base, &size, stream));
+          if (size) PetscCallCUDA(GpukitGSAISolveLargeCUDA(&P, r0, r1, 0, cu->large, cu->plan.nl, cu->huge, cu->plan.nh, ws, base, cu->vals, cu->status, cu->dinfo, stream, cu->aux, cu->ev[GSAI_EV_FORK], cu->ev[GSAI_EV_JOIN]));
+        }
+      }
+      PetscCall(GSAICUDAFree(&ws, stream)); /* stream-ordered: after the kernels */
     }
-    /* the largest batch first, to allocate the workspace once */
-    for (r0 = 0; r0 < cu->n; r0 = r1, nb++) {
-      PetscCallCUDA(GpukitGSAINextBatchCUDA(&P, r0, budget, &r1, &base, &size, stream));
-      cap = PetscMax(cap, size);
-    }
-    PetscCall(PetscInfo(pc, "%d local problems (%d warp per row, %d block per row), workspace %lld doubles in %d batch(es) of at most %lld\n", cu->n, cu->ns, cu->nl, cu->wtotal, nb, cap));
-    PetscCall(GSAICUDAMalloc(&ws, (size_t)cap));
-    for (r0 = 0; r0 < cu->n; r0 = r1) {
-      PetscCallCUDA(GpukitGSAINextBatchCUDA(&P, r0, budget, &r1, &base, &size, stream));
-      PetscCallCUDA(GpukitGSAISolveBatchCUDA(&P, r0, r1, cu->small, cu->ns, cu->large, cu->nl, ws, base, size, cu->vals, cu->status, stream));
-    }
-    PetscCall(GSAICUDAFree(&ws));
-    PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)cu->wtotal * (PetscLogDouble)cu->maxn2));
+    if (newpattern)
+      PetscCall(PetscInfo(pc, "%d local problems: small %d (one warp each, %d doubles of shared memory), large %d (one block of %d threads each), huge %d (one block of %d threads each); workspace %lld doubles in %d batch(es) of at most %lld\n", cu->n, cu->plan.ns, cu->plan.smallws, cu->plan.nl, GPUKIT_GSAI_BLOCK_THREADS, cu->plan.nh, GPUKIT_GSAI_HUGE_THREADS, wtotal, nb, cap));
   }
-  PetscCallCUDA(GpukitGSAIStatusCUDA(cu->n, cu->status, &nf, &failrow, &failstatus, stream));
-  PetscCall(PetscTime(&t1));
-  gs->time[GSAI_STAGE_SOLVE] += t1 - t0;
+  PetscCallCUDA(cudaEventRecord(cu->ev[GSAI_EV_SOLVE], stream));
+  PetscCall(PetscLogGpuFlops((PetscLogDouble)cu->plan.flops));
   PetscCall(PetscLogEventEnd(PC_GSAI_SolveCUDA, pc, 0, 0, 0));
-  fail.row = -1;
-  if (failrow >= 0) {
-    fail.row   = failrow;
-    fail.kind  = failstatus - GPUKIT_GSAI_FAIL;
-    fail.value = 0.0;
-    if (fail.kind == GSAI_FAIL_NOTSPD) PetscCall(GSAICUDADiagonalEntry(bptr, bcol, bval, failrow, &fail.value));
-  }
 
-  /* assemble M (or G) once per pattern, then its values */
+  /* assemble M (or G): its structure on the host while the device solves, then its values on the device */
   PetscCall(PetscLogEventBegin(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
-  if (fail.row < 0) {
-    if (!gs->M) {
-      int *rows, *coo_i, *coo_j;
-      PetscCall(GSAICUDAMalloc(&rows, (size_t)cu->nnzj));
-      PetscCallCUDA(GpukitGSAIExpandRowsCUDA(cu->n, cu->jptr, rows, stream));
-      PetscCall(GSAICUDASync(stream));
-      coo_i = right ? cu->jcol : rows; /* right: M = N^T */
-      coo_j = right ? rows : cu->jcol;
-      PetscCall(MatCreate(PETSC_COMM_SELF, &gs->M));
-      PetscCall(MatSetSizes(gs->M, cu->n, cu->n, cu->n, cu->n));
-      PetscCall(MatSetType(gs->M, MATSEQAIJCUSPARSE));
-      PetscCall(MatSetPreallocationCOO(gs->M, cu->nnzj, coo_i, coo_j));
-      PetscCall(GSAICUDAFree(&rows));
+  if (newM) {
+    PetscCall(PetscInfo(pc, "M's structure: %s\n", cu->map == GSAI_MAP_IDENTITY ? "J, the pattern of the rows of N (values copied)" : (cu->map == GSAI_MAP_SCATTER ? "that of A, J being the pattern of A^T (values scattered)" : "the transpose of J (values gathered)")));
+    if (cu->map == GSAI_MAP_IDENTITY) PetscCall(GSAICUDACreateMat(cu->n, cu->nnzj, cu->jptr, cu->jcol, &gs->M));
+    else if (cu->map == GSAI_MAP_SCATTER) PetscCall(GSAICUDACreateMat(cu->n, cu->nnzj, ai, aj, &gs->M)); /* M = N^T has A's structure */
+    else {
+      PetscCallCUDA(cudaEventSynchronize(cu->ev[GSAI_EV_MSTRUCT]));
+      PetscCall(GSAICUDACreateMat(cu->n, cu->nnzj, mptr, mcol, &gs->M));
+      PetscCall(GSAICUDAFree(&mptr, stream));
+      PetscCall(GSAICUDAFree(&mcol, stream));
     }
-    PetscCall(MatSetValuesCOO(gs->M, cu->vals, INSERT_VALUES));
   }
   PetscCall(PetscTime(&t1));
-  gs->time[GSAI_STAGE_ASSEMBLE] += t1 - t0;
-  PetscCall(PetscLogEventEnd(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
+  PetscCallCUDA(cudaEventSynchronize(cu->ev[GSAI_EV_SOLVE])); /* not counted: the device finishes the solve */
+  PetscCall(PetscTime(&t2));
+  {
+    const PetscInt *mi, *mj;
+    PetscScalar    *mv;
 
+    if (newM) { /* uploads the structure */
+      PetscCall(MatSeqAIJCUSPARSEGetIJ(gs->M, PETSC_FALSE, &mi, &mj));
+      PetscCall(MatSeqAIJCUSPARSERestoreIJ(gs->M, PETSC_FALSE, &mi, &mj));
+    }
+    PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(gs->M, &mv));
+    switch (cu->map) {
+    case GSAI_MAP_IDENTITY:
+      if (cu->nnzj) PetscCallCUDA(cudaMemcpyAsync(mv, cu->vals, (size_t)cu->nnzj * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      break;
+    case GSAI_MAP_SCATTER:
+      PetscCallCUDA(GpukitGSAIScatterCUDA(cu->nnzj, cu->perm, cu->vals, mv, stream));
+      break;
+    case GSAI_MAP_GATHER:
+      PetscCallCUDA(GpukitGSAIPermuteCUDA(cu->nnzj, cu->mperm, cu->vals, mv, stream));
+      break;
+    default:
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unknown value map %d of M", (int)cu->map);
+    }
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(gs->M, &mv));
+  }
+  PetscCallCUDA(GpukitGSAIInfoGet(cu->dinfo, &fin, stream));
+  PetscCall(PetscTime(&t3));
+  gs->time[GSAI_STAGE_ASSEMBLE] += (t1 - t0) + (t3 - t2);
+  PetscCall(PetscLogEventEnd(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
+  PetscCall(GSAICUDAElapsed(cu->ev[GSAI_EV_START], cu->ev[GSAI_EV_ROWS], &gs->time[GSAI_STAGE_ROWS]));
+  PetscCall(GSAICUDAElapsed(cu->ev[GSAI_EV_ROWS], cu->ev[GSAI_EV_PATTERN], &gs->time[GSAI_STAGE_PATTERN]));
+  PetscCall(GSAICUDAElapsed(cu->ev[GSAI_EV_PATTERN], cu->ev[GSAI_EV_SOLVE], &gs->time[GSAI_STAGE_SOLVE]));
+
+  fail.row = -1;
+  if (fin.failrow != INT_MAX) {
+    int st;
+    PetscCallCUDA(cudaMemcpy(&st, cu->status + fin.failrow, sizeof(int), cudaMemcpyDeviceToHost));
+    fail.row   = fin.failrow;
+    fail.kind  = st - GPUKIT_GSAI_FAIL;
+    fail.value = 0.0;
+    if (fail.kind == GSAI_FAIL_NOTSPD) PetscCall(GSAICUDADiagonalEntry(bptr, bcol, bval, fin.failrow, &fail.value));
+    PetscCall(MatDestroy(&gs->M)); /* its values are not M's */
+  }
   PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(Aaij, &aa));
   PetscCall(MatSeqAIJCUSPARSERestoreIJ(Aaij, PETSC_FALSE, &ai, &aj));
   PetscCall(MatDestroy(&Aaij));
   PetscCall(GSAIRaiseFailure(pc, &fail)); /* one rank: no agreement needed */
 
   gs->nnz         = cu->nnzj;
-  gs->nfallback   = nf;
-  gs->maxn1       = cu->maxn1;
-  gs->maxn2       = cu->maxn2;
+  gs->nfallback   = fin.nfallback;
+  gs->maxn1       = PetscMax(cu->plan.maxn1, fin.maxn1);
+  gs->maxn2       = cu->plan.maxn2;
   gs->nloc        = cu->n;
   gs->havepattern = PETSC_TRUE;
   gs->ptype       = gs->type;
   gs->pside       = gs->sideused;
-  if (nf) PetscCall(PetscInfo(pc, "%d local problems fell back to the diagonal (singular or ill-conditioned)\n", nf));
+  if (fin.nfallback) PetscCall(PetscInfo(pc, "%d local problems fell back to the diagonal (singular or ill-conditioned)\n", fin.nfallback));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -24,9 +24,9 @@
 /* the stages of PCSetUp_GSAI() whose times PCView() prints */
 typedef enum {
   GSAI_STAGE_ROWS,     /* getting the rows of A (or A^T) that the local problems need */
-  GSAI_STAGE_PATTERN,  /* thresholds, powers, caps: the pattern of M */
+  GSAI_STAGE_PATTERN,  /* thresholds, powers, caps: the pattern of M (device: and the plan of the local problems) */
   GSAI_STAGE_SOLVE,    /* the local least-squares (or SPD) problems */
-  GSAI_STAGE_ASSEMBLE, /* M as a PETSc matrix */
+  GSAI_STAGE_ASSEMBLE, /* M as a PETSc matrix (device: the host's part, while the device solves) */
   GSAI_NSTAGES
 } GSAIStage;
 

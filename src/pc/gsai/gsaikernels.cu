@@ -1,36 +1,52 @@
 /*
-   Device kernels of PCGSAI's set-up (see gsaikernels.h). Row-wise steps run one warp per row; the local
-   problems run one warp per row for the small size class and one block of GPUKIT_GSAI_BLOCK_THREADS threads per
-   row for the large one, with the same device function for both (a Group of NT threads: a warp, or a block).
-   Each local problem lives in its own slice of a workspace, at an exact offset from a prefix sum of its size.
-   Every reduction leaves the same value in every thread, so the threads of a group take the same branches.
+   Device kernels of PCGSAI's set-up (see gsaikernels.h). Row-wise steps run one warp per row. The local problems
+   come in three size classes: small ones (at most GPUKIT_GSAI_WARP_MAX pattern entries, at most
+   GPUKIT_GSAI_SMALL_WS doubles) are gathered and solved by one warp each in shared memory, with no global workspace;
+   larger ones are gathered into a global workspace, at an exact offset from a prefix sum of their sizes, and solved
+   by one block each (GPUKIT_GSAI_BLOCK_THREADS threads, or GPUKIT_GSAI_HUGE_THREADS for the huge class). The same
+   device functions serve all classes (a Group of NT threads: a warp, or a block). In the block solve every warp
+   applies the Householder reflector of a column to its own share of the remaining columns, so that a column costs
+   one reduction and a few barriers. Every reduction leaves the same value in every thread, so the threads of a
+   group take the same branches. Scans, selections and sorts are CUB's, with their temporary storage from the
+   library's stream-ordered memory pool; nothing synchronises the stream unless its comment says so.
 */
 #include <climits>
 #include <cfloat>
 #include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <thrust/execution_policy.h>
-#include <thrust/scan.h>
-#include <thrust/sort.h>
-#include <thrust/sequence.h>
 #include <thrust/binary_search.h>
-#include <thrust/count.h>
-#include <thrust/find.h>
-#include <thrust/copy.h>
-#include <thrust/reduce.h>
-#include <thrust/functional.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include "gsaikernels.h"
+
+#define GSAI_TRY(call) \
+  do { \
+    cudaError_t err_ = (call); \
+    if (err_ != cudaSuccess) return err_; \
+  } while (0)
 
 namespace
 {
 
 constexpr unsigned FULL          = 0xffffffffu;
-constexpr int      WARPS_PER_BLK = 8; /* warp-per-row kernels: 256 threads per block */
+constexpr int      WARPS_PER_BLK = 8;        /* warp-per-row kernels: 256 threads per block */
+constexpr int      SMEM_LIMIT    = 48 * 1024; /* dynamic shared memory of the small solve, without opt-in */
+constexpr int      HUGE_PW       = 8;         /* huge class: reflectors per panel */
+constexpr int      HUGE_RW       = 32;        /* huge class: a column in registers, n1 <= 32 HUGE_RW (else unblocked) */
 
 __device__ inline double WarpSum(double v)
 {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL, v, o); /* a + b == b + a: every lane gets the same sum */
+  return v;
+}
+
+__device__ inline long long WarpSumLL(long long v)
+{
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL, v, o);
   return v;
 }
 
@@ -44,6 +60,12 @@ __device__ inline int WarpMin(int v)
 {
   for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(FULL, v, o));
   return v;
+}
+
+/* atomicMax that skips the atomic when the value cannot raise the maximum (most rows) */
+__device__ inline void RaiseMax(int *m, int v)
+{
+  if (v > *(volatile int *)m) atomicMax(m, v);
 }
 
 inline unsigned Blocks(long long work, int per)
@@ -79,6 +101,22 @@ struct Group<32> {
 };
 
 /* ------------------------------------------------------------------------------------------------------
+   Memory: a stream-ordered pool of the library
+   ------------------------------------------------------------------------------------------------------ */
+cudaMemPool_t pool        = nullptr;
+int           pool_device = -1;
+/* freed memory the pool keeps for the next set-up (above this, it is released at the next synchronisation) */
+constexpr unsigned long long POOL_KEEP = 256ull << 20;
+
+cudaError_t PoolsSupported(int dev, bool *yes)
+{
+  int v = 0;
+  GSAI_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev));
+  *yes = v != 0;
+  return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------------------------------------
    Transpose
    ------------------------------------------------------------------------------------------------------ */
 __global__ void ExpandRowsKernel(int n, const int *__restrict__ ptr, int *__restrict__ rows)
@@ -88,18 +126,39 @@ __global__ void ExpandRowsKernel(int n, const int *__restrict__ ptr, int *__rest
   for (int e = ptr[w] + lane; e < ptr[w + 1]; e += 32) rows[e] = w;
 }
 
-__global__ void GatherTransposeKernel(int nnz, const int *__restrict__ perm, const int *__restrict__ rows, const double *__restrict__ aval, int *__restrict__ bcol, double *__restrict__ bval)
+__global__ void IotaKernel(int nnz, int *__restrict__ v)
+{
+  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (e < nnz) v[e] = (int)e;
+}
+
+/* ptr (n+1) of the rows of sorted keys (nnz > 0): ptr[c] = first e with keys[e] >= c */
+__global__ void RowPtrFromSortedKernel(int n, int nnz, const int *__restrict__ keys, int *__restrict__ ptr)
+{
+  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (e > nnz) return;
+  const int lo = e == 0 ? 0 : keys[e - 1] + 1, hi = e == nnz ? n : keys[e];
+  for (int c = lo; c <= hi; c++) ptr[c] = (int)e;
+}
+
+__global__ void GatherTransposeKernel(int nnz, const int *__restrict__ perm, const int *__restrict__ rows, const double *__restrict__ sval, int *__restrict__ tcol, double *__restrict__ tval)
 {
   const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (e >= nnz) return;
-  bcol[e] = rows[perm[e]];
-  bval[e] = aval[perm[e]];
+  tcol[e] = rows[perm[e]];
+  if (tval) tval[e] = sval[perm[e]];
 }
 
 __global__ void PermuteKernel(int nnz, const int *__restrict__ perm, const double *__restrict__ in, double *__restrict__ out)
 {
   const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (e < nnz) out[e] = in[perm[e]];
+}
+
+__global__ void ScatterKernel(int nnz, const int *__restrict__ perm, const double *__restrict__ in, double *__restrict__ out)
+{
+  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (e < nnz) out[perm[e]] = in[e];
 }
 
 /* ------------------------------------------------------------------------------------------------------
@@ -214,21 +273,154 @@ __global__ void UnionKernel(int n, const int *__restrict__ sptr, const int *__re
   if (!FILL && lane == 0) cnt[k] = i;
 }
 
-/* ------------------------------------------------------------------------------------------------------
-   Plan: workspace per row and size classes
-   ------------------------------------------------------------------------------------------------------ */
-__global__ void WorkKernel(GpukitGSAIProblem P, long long *__restrict__ woff, int *__restrict__ cls)
+/*
+   The merge that finds I, the sorted union of the columns of the rows J[0..n2) of B, one warp: lane l owns the rows
+   J[l + 32 r], r < R (n2 <= 32 R), with their cursors in registers, so that a step of the merge costs a warp minimum
+   and the loads of the rows that advance. With FILL it also writes C(i, c) = B(J[c], I[i]), or 0, for every i < |I|
+   and c < n2 (column-major, leading dimension ld: no zeroing pass), and *p = the position of k in I (-1: absent).
+   Returns |I|.
+*/
+template <int R, bool FILL>
+__device__ int WarpMerge(const int *__restrict__ J, int n2, const int *__restrict__ bptr, const int *__restrict__ bcol, const double *__restrict__ bval, int k, double *C, long long ld, int lane, int *p)
 {
-  const long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (k > P.n) return;
-  if (k == P.n) {
-    woff[k] = 0; /* the exclusive scan puts the total here */
+  int    e[R], end[R], col[R], i = 0;
+  double val[R];
+
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const int c = lane + 32 * r;
+    e[r] = end[r] = 0;
+    col[r]        = INT_MAX;
+    val[r]        = 0.0;
+    if (c < n2) {
+      const int row = J[c];
+      e[r]          = bptr[row];
+      end[r]        = bptr[row + 1];
+      if (e[r] < end[r]) {
+        col[r] = bcol[e[r]];
+        if (FILL) val[r] = bval[e[r]];
+      }
+    }
+  }
+  if (FILL) *p = -1;
+  for (;;) {
+    int m = INT_MAX;
+#pragma unroll
+    for (int r = 0; r < R; r++) m = min(m, col[r]);
+    m = WarpMin(m);
+    if (m == INT_MAX) break;
+    if (FILL && m == k) *p = i;
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const int  c   = lane + 32 * r;
+      const bool hit = col[r] == m;
+      if (FILL && c < n2) C[i + c * ld] = hit ? val[r] : 0.0;
+      if (hit) {
+        e[r]++;
+        col[r] = INT_MAX;
+        if (e[r] < end[r]) {
+          col[r] = bcol[e[r]];
+          if (FILL) val[r] = bval[e[r]];
+        }
+      }
+    }
+    i++;
+  }
+  return i;
+}
+
+/* the same merge for any n2, the cursors in cur (n2 ints of global scratch) */
+template <bool FILL>
+__device__ int WarpMergeGlobal(const int *__restrict__ J, int n2, const int *__restrict__ bptr, const int *__restrict__ bcol, const double *__restrict__ bval, int k, double *C, long long ld, int *__restrict__ cur, int lane, int *p)
+{
+  int i = 0;
+
+  for (int c = lane; c < n2; c += 32) cur[c] = bptr[J[c]];
+  if (FILL) *p = -1;
+  for (;;) {
+    int m = INT_MAX;
+    for (int c = lane; c < n2; c += 32) {
+      const int e = cur[c];
+      if (e < bptr[J[c] + 1]) m = min(m, bcol[e]);
+    }
+    m = WarpMin(m);
+    if (m == INT_MAX) break;
+    if (FILL && m == k) *p = i;
+    for (int c = lane; c < n2; c += 32) {
+      const int  e   = cur[c];
+      const bool hit = e < bptr[J[c] + 1] && bcol[e] == m;
+      if (FILL) C[i + c * ld] = hit ? bval[e] : 0.0;
+      if (hit) cur[c] = e + 1;
+    }
+    i++;
+  }
+  return i;
+}
+
+/* WarpMerge with the register cursors when they fit (n2 <= 512), else with cur */
+template <bool FILL>
+__device__ int WarpMergeAny(const int *J, int n2, const int *bptr, const int *bcol, const double *bval, int k, double *C, long long ld, int *cur, int lane, int *p)
+{
+  if (n2 <= 32) return WarpMerge<1, FILL>(J, n2, bptr, bcol, bval, k, C, ld, lane, p);
+  if (n2 <= 128) return WarpMerge<4, FILL>(J, n2, bptr, bcol, bval, k, C, ld, lane, p);
+  if (n2 <= 512) return WarpMerge<16, FILL>(J, n2, bptr, bcol, bval, k, C, ld, lane, p);
+  return WarpMergeGlobal<FILL>(J, n2, bptr, bcol, bval, k, C, ld, cur, lane, p);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Is J the pattern of B?
+   ------------------------------------------------------------------------------------------------------ */
+__global__ void SamePatternKernel(int n, int nnzb, const int *__restrict__ bptr, const int *__restrict__ bcol, const int *__restrict__ jptr, const int *__restrict__ jcol, GpukitGSAIInfo *info)
+{
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (jptr[n] != nnzb) {
+    if (t == 0) info->jdiffers = 1;
     return;
   }
-  const long long n2 = P.jptr[k + 1] - P.jptr[k], n1 = P.spd ? n2 : P.n1[k];
-  woff[k] = P.spd ? n2 * n2 : n1 * (n2 + 1);
-  cls[k]  = (n1 <= GPUKIT_GSAI_WARP_MAX && n2 <= GPUKIT_GSAI_WARP_MAX) ? 0 : 1;
+  if ((t <= n && jptr[t] != bptr[t]) || (t < nnzb && jcol[t] != bcol[t])) info->jdiffers = 1;
 }
+
+/* ------------------------------------------------------------------------------------------------------
+   Plan: the size class and workspace of every row, one warp per row
+   ------------------------------------------------------------------------------------------------------ */
+__global__ void PlanKernel(GpukitGSAIProblem P, int *__restrict__ cls, long long *__restrict__ wsz, GpukitGSAIInfo *info)
+{
+  const int k = (int)((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+  if (k >= P.n) return;
+  const int  j0 = P.jptr[k], n2 = P.jptr[k + 1] - j0;
+  const int *J  = P.jcol + j0;
+  int        n1, ld;
+  bool       small;
+
+  if (P.spd) {
+    n1 = ld = n2;
+    small   = n2 <= GPUKIT_GSAI_WARP_MAX && n2 * n2 <= GPUKIT_GSAI_SMALL_WS;
+  } else {
+    /* a bound of |I| without a merge: the sum of the row lengths (at most n); the exact |I| only when needed */
+    long long s = 0;
+    for (int c = lane; c < n2; c += 32) s += P.bptr[J[c] + 1] - P.bptr[J[c]];
+    s  = WarpSumLL(s);
+    ld = (int)(s < P.n ? s : P.n);
+    n1 = -1;
+    if (!(n2 <= GPUKIT_GSAI_WARP_MAX && (long long)ld * (n2 + 1) <= GPUKIT_GSAI_SMALL_WS)) {
+      n1 = ld = WarpMergeAny<false>(J, n2, P.bptr, P.bcol, nullptr, k, nullptr, 0, P.cur + j0, lane, nullptr);
+    }
+    small = n2 <= GPUKIT_GSAI_WARP_MAX && (long long)ld * (n2 + 1) <= GPUKIT_GSAI_SMALL_WS;
+  }
+  if (lane) return;
+  const long long ws = P.spd ? (long long)n2 * n2 : (long long)ld * (n2 + 1);
+  if (!P.spd) P.n1[k] = ld;
+  cls[k] = small ? 0 : ((long long)ld * n2 >= GPUKIT_GSAI_HUGE_WORK ? 2 : 1);
+  wsz[k] = small ? 0 : ws;
+  RaiseMax(&info->maxn2, n2);
+  if (small) RaiseMax(&info->smallws, (int)ws);
+  else RaiseMax(&info->maxn1, n1 >= 0 ? n1 : n2);
+  if (small && P.spd) RaiseMax(&info->maxn1, n2);
+}
+
+struct ToLongLong {
+  __host__ __device__ long long operator()(int c) const { return c; }
+};
 
 struct IsClass {
   const int               *cls;
@@ -236,67 +428,70 @@ struct IsClass {
   __host__ __device__ bool operator()(int k) const { return cls[k] == want; }
 };
 
-struct RowLength {
-  const int              *ptr;
-  __host__ __device__ int operator()(int k) const { return ptr[k + 1] - ptr[k]; }
+/* the flops of a row's local problem, as the host counts them (small rows: from the bound of n1) */
+struct RowFlops {
+  GpukitGSAIProblem           P;
+  __host__ __device__ double operator()(int k) const
+  {
+    const double n2 = P.jptr[k + 1] - P.jptr[k];
+    if (P.spd) return n2 * n2 * n2 / 3.0 + 2.0 * n2 * n2;
+    const double n1 = P.n1[k];
+    return 2.0 * n1 * n2 * n2 + 4.0 * n1 * n2;
+  }
 };
 
-struct IsFailure {
-  __host__ __device__ bool operator()(int s) const { return s >= GPUKIT_GSAI_FAIL; }
-};
+__global__ void InfoInitKernel(GpukitGSAIInfo *info)
+{
+  if (blockIdx.x || threadIdx.x) return;
+  info->wtotal    = 0;
+  info->flops     = 0.0;
+  info->nnzj      = 0;
+  info->jdiffers  = 0;
+  info->ns        = 0;
+  info->nl        = 0;
+  info->nh        = 0;
+  info->smallws   = 0;
+  info->maxn1     = 0;
+  info->maxn2     = 0;
+  info->nfallback = 0;
+  info->failrow   = INT_MAX;
+}
 
 /* ------------------------------------------------------------------------------------------------------
-   Gathers: the dense local problem of each row into its workspace slice (zeroed), one warp per row
+   Gathers of the large classes: the dense local problem of each row of two lists (the huge rows first) into its
+   workspace slice, every entry written (no zeroing pass), one warp per row
    ------------------------------------------------------------------------------------------------------ */
 
 /* general: C (n1 x n2, column-major) with C(i, c) = B(J[c], I[i]), I the sorted union of the columns of the rows J;
    pos[k] = the position of k in I (-1 if absent) */
-__global__ void GatherGeneralKernel(GpukitGSAIProblem P, int r0, int r1, double *__restrict__ ws, long long base)
+__global__ void GatherGeneralKernel(GpukitGSAIProblem P, const int *__restrict__ rows, int nrows, const int *__restrict__ rows2, int nrows2, double *__restrict__ ws, long long base)
 {
-  const int k = r0 + (int)((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
-  if (k >= r1) return;
-  const int j0 = P.jptr[k], n2 = P.jptr[k + 1] - j0, n1 = P.n1[k];
-  double   *C = ws + (P.woff[k] - base);
-  int       i = 0, p = -1;
+  const int idx = (int)((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+  if (idx >= nrows + nrows2) return;
+  const int k = idx < nrows ? rows[idx] : rows2[idx - nrows], j0 = P.jptr[k], n2 = P.jptr[k + 1] - j0, n1 = P.n1[k];
+  int       p;
 
-  for (int c = lane; c < n2; c += 32) P.cur[j0 + c] = P.bptr[P.jcol[j0 + c]];
-  for (;;) {
-    int m = INT_MAX;
-    for (int c = lane; c < n2; c += 32) {
-      const int e = P.cur[j0 + c];
-      if (e < P.bptr[P.jcol[j0 + c] + 1]) m = min(m, P.bcol[e]);
-    }
-    m = WarpMin(m);
-    if (m == INT_MAX || i >= n1) break;
-    if (m == k) p = i;
-    for (int c = lane; c < n2; c += 32) {
-      const int e = P.cur[j0 + c];
-      if (e < P.bptr[P.jcol[j0 + c] + 1] && P.bcol[e] == m) {
-        C[i + (long long)c * n1] = P.bval[e];
-        P.cur[j0 + c]            = e + 1;
-      }
-    }
-    i++;
-  }
+  (void)WarpMergeAny<true>(P.jcol + j0, n2, P.bptr, P.bcol, P.bval, k, ws + (P.woff[k] - base), n1, P.cur + j0, lane, &p);
   if (lane == 0) P.pos[k] = p;
 }
 
-/* spd: S (n2 x n2, column-major) with S(c, t) = A(J[c], J[t]) where stored */
-__global__ void GatherSPDKernel(GpukitGSAIProblem P, int r0, int r1, double *__restrict__ ws, long long base)
+/* spd: S (n2 x n2, column-major) with S(c, t) = A(J[c], J[t]) where stored, else 0 */
+__global__ void GatherSPDKernel(GpukitGSAIProblem P, const int *__restrict__ rows, int nrows, const int *__restrict__ rows2, int nrows2, double *__restrict__ ws, long long base)
 {
-  const int k = r0 + (int)((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
-  if (k >= r1) return;
-  const int  j0 = P.jptr[k], n2 = P.jptr[k + 1] - j0;
+  const int idx = (int)((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+  if (idx >= nrows + nrows2) return;
+  const int  k = idx < nrows ? rows[idx] : rows2[idx - nrows], j0 = P.jptr[k], n2 = P.jptr[k + 1] - j0;
   const int *J = P.jcol + j0;
   double    *S = ws + (P.woff[k] - base);
 
   for (int c = lane; c < n2; c += 32) {
     const int r = J[c];
-    int       t = 0;
-    for (int e = P.bptr[r]; e < P.bptr[r + 1] && t < n2; e++) {
-      const int col = P.bcol[e];
-      while (t < n2 && J[t] < col) t++;
-      if (t < n2 && J[t] == col) S[c + (long long)t * n2] = P.bval[e];
+    int       e = P.bptr[r];
+    const int end = P.bptr[r + 1];
+    for (int t = 0; t < n2; t++) {
+      const int jt = J[t];
+      while (e < end && P.bcol[e] < jt) e++;
+      S[c + (long long)t * n2] = (e < end && P.bcol[e] == jt) ? P.bval[e] : 0.0;
     }
   }
 }
@@ -304,16 +499,22 @@ __global__ void GatherSPDKernel(GpukitGSAIProblem P, int r0, int r1, double *__r
 /* ------------------------------------------------------------------------------------------------------
    Local solves (GSAILeastSquares() and GSAICholeskyRow() in gsai.c): 0 solved, 1 fall back
    ------------------------------------------------------------------------------------------------------ */
+
+/* min ||C x - e_p|| for C n1 x n2 (leading dimension ld, overwritten), rhs n1 doubles of work, x n2. The reflector of
+   column c is applied to the columns c+1..n2 (n2: the right-hand side) by the warps of the group, each warp to its
+   own columns: one reduction of the group per column, and a warp reduction per column pair. */
 template <int NT>
-__device__ int HouseholderSolve(Group<NT> &g, double *red, int n1, int n2, double *C, double *rhs, int p, double *x)
+__device__ int HouseholderSolve(Group<NT> &g, double *red, int n1, int ld, int n2, double *C, double *rhs, int p, double *x)
 {
-  double rmax = 0.0, rmin = DBL_MAX;
+  constexpr int NW   = NT / 32;
+  const int     lane = g.t & 31, warp = g.t >> 5;
+  double        rmax = 0.0, rmin = DBL_MAX;
 
   if (p < 0 || n1 < n2) return 1;
   for (int i = g.t; i < n1; i += NT) rhs[i] = (i == p) ? 1.0 : 0.0;
   g.Sync();
   for (int c = 0; c < n2; c++) {
-    double *v = C + (long long)c * n1;
+    double *v = C + (long long)c * ld;
     double  s = 0.0;
     for (int i = c + g.t; i < n1; i += NT) s += v[i] * v[i];
     s                 = g.Sum(s, red);
@@ -323,14 +524,14 @@ __device__ int HouseholderSolve(Group<NT> &g, double *red, int n1, int n2, doubl
     g.Sync(); /* every thread has read v[c] */
     if (g.t == 0) v[c] = x0 - alpha;
     g.Sync();
-    for (int c2 = c + 1; c2 <= n2; c2++) { /* c2 = n2: the right-hand side */
-      double *wc = (c2 < n2) ? C + (long long)c2 * n1 : rhs;
+    for (int c2 = c + 1 + warp; c2 <= n2; c2 += NW) { /* c2 = n2: the right-hand side */
+      double *wc = (c2 < n2) ? C + (long long)c2 * ld : rhs;
       double  d  = 0.0;
-      for (int i = c + g.t; i < n1; i += NT) d += v[i] * wc[i];
-      d = g.Sum(d, red) * (2.0 / vtv);
-      for (int i = c + g.t; i < n1; i += NT) wc[i] -= d * v[i];
+      for (int i = c + lane; i < n1; i += 32) d += v[i] * wc[i];
+      d = WarpSum(d) * (2.0 / vtv);
+      for (int i = c + lane; i < n1; i += 32) wc[i] -= d * v[i];
     }
-    g.Sync();
+    g.Sync(); /* every warp is done with v */
     if (g.t == 0) v[c] = alpha; /* R(c,c); the reflector is no longer needed */
     g.Sync();
     rmax = fmax(rmax, fabs(alpha));
@@ -339,8 +540,110 @@ __device__ int HouseholderSolve(Group<NT> &g, double *red, int n1, int n2, doubl
   if (rmin <= GPUKIT_GSAI_RCOND_TOL * rmax) return 1;
   for (int c = n2 - 1; c >= 0; c--) { /* R x = (Q^T e_p)(0:n2), by columns */
     g.Sync();
-    const double xc = rhs[c] / C[c + (long long)c * n1];
-    for (int i = g.t; i < c; i += NT) rhs[i] -= C[i + (long long)c * n1] * xc;
+    const double xc = rhs[c] / C[c + (long long)c * ld];
+    for (int i = g.t; i < c; i += NT) rhs[i] -= C[i + (long long)c * ld] * xc;
+    if (g.t == 0) x[c] = xc;
+  }
+  g.Sync();
+  {
+    double bad = 0.0;
+    for (int c = g.t; c < n2; c += NT)
+      if (!isfinite(x[c])) bad += 1.0;
+    if (g.Sum(bad, red) > 0.0) return 1;
+  }
+  return 0;
+}
+
+/*
+   The same least-squares problem for the huge class, with the reflectors applied a panel of PW columns at a time: the
+   panel's columns are factored as above (each reflector applied at once to the rest of the panel), then every warp
+   takes its share of the remaining columns (and the right-hand side), holds a column in registers (n1 <= 32 RW) and
+   applies the PW reflectors to it in order before writing it back. The arithmetic is that of HouseholderSolve()
+   (the same reflectors applied in the same order), but a column is read and written once per panel instead of once
+   per reflector; the reflectors, read by every warp, stay in L1. The reflector's first entry stays in C during the
+   panel, R's diagonal is written after it.
+*/
+template <int NT, int PW, int RW>
+__device__ int HouseholderSolvePanel(Group<NT> &g, double *red, int n1, int ld, int n2, double *C, double *rhs, int p, double *x)
+{
+  constexpr int    NW   = NT / 32;
+  const int        lane = g.t & 31, warp = g.t >> 5;
+  double           rmax = 0.0, rmin = DBL_MAX;
+  __shared__ double alph[PW], vt[PW];
+
+  if (p < 0 || n1 < n2) return 1;
+  for (int i = g.t; i < n1; i += NT) rhs[i] = (i == p) ? 1.0 : 0.0;
+  g.Sync();
+  for (int c0 = 0; c0 < n2; c0 += PW) {
+    const int pw = min(PW, n2 - c0);
+    /* the panel */
+    for (int j = 0; j < pw; j++) {
+      const int c = c0 + j;
+      double   *v = C + (long long)c * ld;
+      double    s = 0.0;
+      for (int i = c + g.t; i < n1; i += NT) s += v[i] * v[i];
+      s                 = g.Sum(s, red);
+      const double norm = sqrt(s);
+      if (norm == 0.0) return 1;
+      const double x0 = v[c], alpha = x0 >= 0.0 ? -norm : norm, vtv = 2.0 * norm * (norm + fabs(x0));
+      g.Sync(); /* every thread has read v[c] */
+      if (g.t == 0) {
+        v[c]    = x0 - alpha;
+        alph[j] = alpha;
+        vt[j]   = vtv;
+      }
+      g.Sync();
+      for (int c2 = c + 1 + warp; c2 < c0 + pw; c2 += NW) {
+        double *wc = C + (long long)c2 * ld;
+        double  d  = 0.0;
+        for (int i = c + lane; i < n1; i += 32) d += v[i] * wc[i];
+        d = WarpSum(d) * (2.0 / vtv);
+        for (int i = c + lane; i < n1; i += 32) wc[i] -= d * v[i];
+      }
+      g.Sync();
+      rmax = fmax(rmax, fabs(alpha));
+      rmin = fmin(rmin, fabs(alpha));
+    }
+    /* the remaining columns and the right-hand side (c2 = n2), each in the registers of one warp */
+    for (int c2 = c0 + pw + warp; c2 <= n2; c2 += NW) {
+      double *wc = (c2 < n2) ? C + (long long)c2 * ld : rhs;
+      double  w[RW];
+#pragma unroll
+      for (int r = 0; r < RW; r++) {
+        const int i = c0 + lane + 32 * r;
+        w[r]        = i < n1 ? wc[i] : 0.0;
+      }
+      for (int j = 0; j < pw; j++) {
+        const int     c = c0 + j;
+        const double *v = C + (long long)c * ld;
+        double        d = 0.0;
+#pragma unroll
+        for (int r = 0; r < RW; r++) {
+          const int i = c0 + lane + 32 * r;
+          if (i >= c && i < n1) d += v[i] * w[r];
+        }
+        d = WarpSum(d) * (2.0 / vt[j]);
+#pragma unroll
+        for (int r = 0; r < RW; r++) {
+          const int i = c0 + lane + 32 * r;
+          if (i >= c && i < n1) w[r] -= d * v[i];
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < RW; r++) {
+        const int i = c0 + lane + 32 * r;
+        if (i < n1) wc[i] = w[r];
+      }
+    }
+    g.Sync(); /* every warp is done with the panel's reflectors */
+    if (g.t < pw) C[(c0 + g.t) + (long long)(c0 + g.t) * ld] = alph[g.t]; /* R(c,c) */
+    g.Sync();
+  }
+  if (rmin <= GPUKIT_GSAI_RCOND_TOL * rmax) return 1;
+  for (int c = n2 - 1; c >= 0; c--) { /* R x = (Q^T e_p)(0:n2), by columns */
+    g.Sync();
+    const double xc = rhs[c] / C[c + (long long)c * ld];
+    for (int i = g.t; i < c; i += NT) rhs[i] -= C[i + (long long)c * ld] * xc;
     if (g.t == 0) x[c] = xc;
   }
   g.Sync();
@@ -392,107 +695,233 @@ __device__ int CholeskyRow(Group<NT> &g, double *red, int n, double *S, double *
   return 0;
 }
 
-/* solve row k, or fall back to the diagonal (GSAISolveRows()); writes vals and status */
+/* the end of a row: status, counts, and the first failure */
+__device__ inline void RowDone(GpukitGSAIInfo *info, int *status, int k, int st)
+{
+  status[k] = st;
+  if (st == GPUKIT_GSAI_FALLBACK) atomicAdd(&info->nfallback, 1);
+  else if (st >= GPUKIT_GSAI_FAIL) atomicMin(&info->failrow, k);
+}
+
+/* general row k from its C (n1 x n2, leading dimension ld), or the fallback to the diagonal (GSAISolveRows()) */
 template <int NT>
-__device__ void SolveRow(Group<NT> &g, double *red, const GpukitGSAIProblem &P, int k, double *ws, long long base, double *vals, int *status)
+__device__ void SolveGeneral(Group<NT> &g, double *red, const GpukitGSAIProblem &P, int k, double *C, int ld, int n1, int p, double *vals, int *status, GpukitGSAIInfo *info)
 {
   const int  j0 = P.jptr[k], n2 = P.jptr[k + 1] - j0;
   const int *J = P.jcol + j0;
   double    *x = vals + j0;
-  int        fail;
 
-  if (!P.spd) {
-    const int n1 = P.n1[k], p = P.pos[k];
-    double   *C = ws + (P.woff[k] - base);
-    fail        = HouseholderSolve<NT>(g, red, n1, n2, C, C + (long long)n1 * n2, p, x);
-    if (!fail) {
-      if (g.t == 0) status[k] = 0;
-      return;
-    }
-    /* the diagonal-only least-squares solution b_kk / ||b_k||^2 */
-    double s = 0.0, bkk = 0.0;
-    for (int e = P.bptr[k] + g.t; e < P.bptr[k + 1]; e += NT) {
-      s += P.bval[e] * P.bval[e];
-      if (P.bcol[e] == k) bkk = P.bval[e];
-    }
-    s   = g.Sum(s, red);
-    bkk = g.Sum(bkk, red);
-    g.Sync();
-    if (s == 0.0 || p < 0 || bkk == 0.0) {
-      if (g.t == 0) status[k] = GPUKIT_GSAI_FAIL + (s == 0.0 ? 1 : (p < 0 ? 2 : 3));
-      return;
-    }
-    for (int c = g.t; c < n2; c += NT) x[c] = (J[c] == k) ? bkk / s : 0.0;
-    if (g.t == 0) status[k] = GPUKIT_GSAI_FALLBACK;
+  int fail = -1;
+
+  if constexpr (NT == GPUKIT_GSAI_HUGE_THREADS) {
+    if (n1 <= 32 * HUGE_RW) fail = HouseholderSolvePanel<NT, HUGE_PW, HUGE_RW>(g, red, n1, ld, n2, C, C + (long long)n2 * ld, p, x);
+  }
+  if (fail < 0) fail = HouseholderSolve<NT>(g, red, n1, ld, n2, C, C + (long long)n2 * ld, p, x);
+  if (!fail) {
+    if (g.t == 0) RowDone(info, status, k, 0);
+    return;
+  }
+  /* the diagonal-only least-squares solution b_kk / ||b_k||^2 */
+  double s = 0.0, bkk = 0.0;
+  for (int e = P.bptr[k] + g.t; e < P.bptr[k + 1]; e += NT) {
+    s += P.bval[e] * P.bval[e];
+    if (P.bcol[e] == k) bkk = P.bval[e];
+  }
+  s   = g.Sum(s, red);
+  bkk = g.Sum(bkk, red);
+  g.Sync();
+  if (s == 0.0 || p < 0 || bkk == 0.0) {
+    if (g.t == 0) RowDone(info, status, k, GPUKIT_GSAI_FAIL + (s == 0.0 ? 1 : (p < 0 ? 2 : 3)));
+    return;
+  }
+  for (int c = g.t; c < n2; c += NT) x[c] = (J[c] == k) ? bkk / s : 0.0;
+  if (g.t == 0) RowDone(info, status, k, GPUKIT_GSAI_FALLBACK);
+}
+
+/* spd row k from its S = A(J,J), or the fallback 1/sqrt(a_kk) */
+template <int NT>
+__device__ void SolveSPD(Group<NT> &g, double *red, const GpukitGSAIProblem &P, int k, double *S, double *vals, int *status, GpukitGSAIInfo *info)
+{
+  const int  j0 = P.jptr[k], n2 = P.jptr[k + 1] - j0;
+  const int *J = P.jcol + j0;
+  double    *x = vals + j0;
+
+  if (!CholeskyRow<NT>(g, red, n2, S, x)) {
+    if (g.t == 0) RowDone(info, status, k, 0);
+    return;
+  }
+  double akk = 0.0;
+  for (int e = P.bptr[k] + g.t; e < P.bptr[k + 1]; e += NT)
+    if (P.bcol[e] == k) akk = P.bval[e];
+  akk = g.Sum(akk, red);
+  g.Sync();
+  if (!(akk > 0.0)) {
+    if (g.t == 0) RowDone(info, status, k, GPUKIT_GSAI_FAIL + 4);
+    return;
+  }
+  for (int c = g.t; c < n2; c += NT) x[c] = (J[c] == k) ? 1.0 / sqrt(akk) : 0.0;
+  if (g.t == 0) RowDone(info, status, k, GPUKIT_GSAI_FALLBACK);
+}
+
+/* small class: one warp per row of rows[0..nrows), its problem gathered into its wsw doubles of shared memory. Lane c
+   owns row J[c] of B (n2 <= 32): the merge keeps its cursor in registers and writes every entry of C. */
+template <bool SPD>
+__global__ void SmallKernel(GpukitGSAIProblem P, const int *__restrict__ rows, int nrows, int wsw, double *vals, int *status, GpukitGSAIInfo *info)
+{
+  extern __shared__ double smem[];
+  const int                w = threadIdx.x >> 5, lane = threadIdx.x & 31, idx = blockIdx.x * (blockDim.x >> 5) + w;
+  if (idx >= nrows) return; /* the whole warp */
+  const int  k = rows[idx], j0 = P.jptr[k], n2 = P.jptr[k + 1] - j0;
+  const int *J = P.jcol + j0;
+  double    *W = smem + (size_t)w * wsw;
+  Group<32>  g(lane);
+
+  if (!SPD) {
+    const int ld = P.n1[k];
+    int       p;
+    const int i = WarpMerge<1, true>(J, n2, P.bptr, P.bcol, P.bval, k, W, ld, lane, &p);
+    __syncwarp();
+    SolveGeneral<32>(g, nullptr, P, k, W, ld, i, p, vals, status, info);
+    if (lane == 0) RaiseMax(&info->maxn1, i);
   } else {
-    double *S = ws + (P.woff[k] - base);
-    fail      = CholeskyRow<NT>(g, red, n2, S, x);
-    if (!fail) {
-      if (g.t == 0) status[k] = 0;
-      return;
+    if (lane < n2) {
+      const int r = J[lane], end = P.bptr[r + 1];
+      int       e = P.bptr[r];
+      for (int t = 0; t < n2; t++) {
+        const int jt = J[t];
+        while (e < end && P.bcol[e] < jt) e++;
+        W[lane + t * n2] = (e < end && P.bcol[e] == jt) ? P.bval[e] : 0.0;
+      }
     }
-    double akk = 0.0;
-    for (int e = P.bptr[k] + g.t; e < P.bptr[k + 1]; e += NT)
-      if (P.bcol[e] == k) akk = P.bval[e];
-    akk = g.Sum(akk, red);
-    g.Sync();
-    if (!(akk > 0.0)) {
-      if (g.t == 0) status[k] = GPUKIT_GSAI_FAIL + 4;
-      return;
-    }
-    for (int c = g.t; c < n2; c += NT) x[c] = (J[c] == k) ? 1.0 / sqrt(akk) : 0.0;
-    if (g.t == 0) status[k] = GPUKIT_GSAI_FALLBACK;
+    __syncwarp();
+    SolveSPD<32>(g, nullptr, P, k, W, vals, status, info);
   }
 }
 
-/* small class: one warp per row of rows[0..nrows) */
-__global__ void __launch_bounds__(32 * WARPS_PER_BLK) SolveWarpKernel(GpukitGSAIProblem P, const int *__restrict__ rows, int nrows, double *ws, long long base, double *vals, int *status)
+/* large and huge classes: one block of NT threads per row of rows[0..nrows), its problem in the global workspace */
+template <int NT>
+__global__ void __launch_bounds__(NT) BlockKernel(GpukitGSAIProblem P, const int *__restrict__ rows, int nrows, double *ws, long long base, double *vals, int *status, GpukitGSAIInfo *info)
 {
-  const int idx = blockIdx.x * WARPS_PER_BLK + (threadIdx.x >> 5);
-  if (idx >= nrows) return; /* the whole warp */
-  Group<32> g(threadIdx.x & 31);
-  SolveRow<32>(g, nullptr, P, rows[idx], ws, base, vals, status);
+  __shared__ double red[NT / 32];
+  Group<NT>         g(threadIdx.x);
+  const int         k = rows[blockIdx.x];
+  double           *W = ws + (P.woff[k] - base);
+
+  (void)nrows;
+  if (P.spd) SolveSPD<NT>(g, red, P, k, W, vals, status, info);
+  else {
+    const int n1 = P.n1[k];
+    SolveGeneral<NT>(g, red, P, k, W, n1, n1, P.pos[k], vals, status, info);
+  }
 }
 
-/* large class: one block per row of rows[0..nrows) */
-__global__ void __launch_bounds__(GPUKIT_GSAI_BLOCK_THREADS) SolveBlockKernel(GpukitGSAIProblem P, const int *__restrict__ rows, int nrows, double *ws, long long base, double *vals, int *status)
-{
-  __shared__ double                red[GPUKIT_GSAI_BLOCK_THREADS / 32];
-  Group<GPUKIT_GSAI_BLOCK_THREADS> g(threadIdx.x);
-  SolveRow<GPUKIT_GSAI_BLOCK_THREADS>(g, red, P, rows[blockIdx.x], ws, base, vals, status);
-}
+/* temporary device memory from the pool, freed when it goes out of scope (stream-ordered) */
+struct Temp {
+  void        *p = nullptr;
+  cudaStream_t s;
+  explicit Temp(cudaStream_t st) : s(st) { }
+  ~Temp()
+  {
+    if (p) (void)GpukitGSAIFree(p, s);
+  }
+  cudaError_t Get(size_t bytes) { return GpukitGSAIMalloc(&p, bytes, s); }
+  template <typename T>
+  T *As() const
+  {
+    return static_cast<T *>(p);
+  }
+};
 
 } // namespace
 
 /* ------------------------------------------------------------------------------------------------------
    C interface
    ------------------------------------------------------------------------------------------------------ */
-#define GSAI_TRY(call) \
-  do { \
-    cudaError_t err_ = (call); \
-    if (err_ != cudaSuccess) return err_; \
-  } while (0)
-
-extern "C" cudaError_t GpukitGSAITransposeCUDA(int n, int nnz, const int *aptr, const int *acol, const double *aval, int *bptr, int *bcol, double *bval, int *perm, cudaStream_t stream)
+extern "C" cudaError_t GpukitGSAIMalloc(void **p, size_t bytes, cudaStream_t stream)
 {
-  int *keys = nullptr, *rows = nullptr;
+  int  dev;
+  bool pools;
+
+  if (!p) return cudaErrorInvalidValue;
+  *p = nullptr;
+  if (!bytes) bytes = 1;
+  GSAI_TRY(cudaGetDevice(&dev));
+  GSAI_TRY(PoolsSupported(dev, &pools));
+  if (!pools) return cudaMalloc(p, bytes);
+  if (!pool) {
+    cudaMemPoolProps   props = {};
+    unsigned long long keep  = POOL_KEEP;
+    props.allocType          = cudaMemAllocationTypePinned;
+    props.location.type      = cudaMemLocationTypeDevice;
+    props.location.id        = dev;
+    GSAI_TRY(cudaMemPoolCreate(&pool, &props));
+    GSAI_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    pool_device = dev;
+  }
+  if (dev == pool_device) return cudaMallocFromPoolAsync(p, bytes, pool, stream);
+  return cudaMallocAsync(p, bytes, stream); /* another device: its default pool */
+}
+
+extern "C" cudaError_t GpukitGSAIFree(void *p, cudaStream_t stream)
+{
+  int  dev;
+  bool pools;
+
+  if (!p) return cudaSuccess;
+  GSAI_TRY(cudaGetDevice(&dev));
+  GSAI_TRY(PoolsSupported(dev, &pools));
+  return pools ? cudaFreeAsync(p, stream) : cudaFree(p);
+}
+
+extern "C" cudaError_t GpukitGSAIPoolDestroy(void)
+{
+  cudaError_t err = cudaSuccess;
+  if (pool) err = cudaMemPoolDestroy(pool); /* memory still allocated from it is released when freed */
+  pool        = nullptr;
+  pool_device = -1;
+  return err;
+}
+
+extern "C" cudaError_t GpukitGSAIInfoInit(GpukitGSAIInfo *dinfo, cudaStream_t stream)
+{
+  if (!dinfo) return cudaErrorInvalidValue;
+  InfoInitKernel<<<1, 1, 0, stream>>>(dinfo);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitGSAIInfoGet(const GpukitGSAIInfo *dinfo, GpukitGSAIInfo *hinfo, cudaStream_t stream)
+{
+  if (!dinfo || !hinfo) return cudaErrorInvalidValue;
+  GSAI_TRY(cudaMemcpyAsync(hinfo, dinfo, sizeof(*hinfo), cudaMemcpyDeviceToHost, stream));
+  return cudaStreamSynchronize(stream);
+}
+
+extern "C" cudaError_t GpukitGSAITransposeCUDA(int n, int nnz, const int *sptr, const int *scol, const double *sval, int *tptr, int *tcol, double *tval, int *perm, cudaStream_t stream)
+{
+  Temp   idx(stream), rows(stream), tmp(stream);
+  size_t bytes = 0;
+  int    bits  = 1;
 
   if (n < 0 || nnz < 0) return cudaErrorInvalidValue;
-  if (nnz == 0) return cudaMemsetAsync(bptr, 0, (size_t)(n + 1) * sizeof(int), stream);
-  GSAI_TRY(cudaMalloc((void **)&keys, (size_t)nnz * sizeof(int)));
-  GSAI_TRY(cudaMalloc((void **)&rows, (size_t)nnz * sizeof(int)));
-  GSAI_TRY(cudaMemcpyAsync(keys, acol, (size_t)nnz * sizeof(int), cudaMemcpyDeviceToDevice, stream));
-  if (n > 0) ExpandRowsKernel<<<Blocks(32LL * n, 256), 256, 0, stream>>>(n, aptr, rows);
+  if (nnz == 0) return cudaMemsetAsync(tptr, 0, (size_t)(n + 1) * sizeof(int), stream);
+  while (bits < 31 && (1 << bits) < n) bits++;
+  GSAI_TRY(idx.Get((size_t)nnz * sizeof(int)));
+  GSAI_TRY(rows.Get((size_t)nnz * sizeof(int)));
+  IotaKernel<<<Blocks(nnz, 256), 256, 0, stream>>>(nnz, idx.As<int>());
   GSAI_TRY(cudaGetLastError());
-  thrust::sequence(thrust::cuda::par.on(stream), perm, perm + nnz);
-  /* stable: the entries of a column stay in increasing row order */
-  thrust::stable_sort_by_key(thrust::cuda::par.on(stream), keys, keys + nnz, perm);
-  thrust::lower_bound(thrust::cuda::par.on(stream), keys, keys + nnz, thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(n + 1), bptr);
-  GatherTransposeKernel<<<Blocks(nnz, 256), 256, 0, stream>>>(nnz, perm, rows, aval, bcol, bval);
+  ExpandRowsKernel<<<Blocks(32LL * n, 256), 256, 0, stream>>>(n, sptr, rows.As<int>());
   GSAI_TRY(cudaGetLastError());
-  GSAI_TRY(cudaStreamSynchronize(stream));
-  GSAI_TRY(cudaFree(keys));
-  GSAI_TRY(cudaFree(rows));
+  /* stable: the entries of a column keep their increasing row order; the sorted keys go to tcol for a moment */
+  {
+    const unsigned *kin = reinterpret_cast<const unsigned *>(scol); /* the columns are non-negative */
+    unsigned       *kout = reinterpret_cast<unsigned *>(tcol);
+    GSAI_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, kin, kout, idx.As<int>(), perm, nnz, 0, bits, stream));
+    GSAI_TRY(tmp.Get(bytes));
+    GSAI_TRY(cub::DeviceRadixSort::SortPairs(tmp.p, bytes, kin, kout, idx.As<int>(), perm, nnz, 0, bits, stream));
+  }
+  RowPtrFromSortedKernel<<<Blocks((long long)nnz + 1, 256), 256, 0, stream>>>(n, nnz, tcol, tptr);
+  GSAI_TRY(cudaGetLastError());
+  GatherTransposeKernel<<<Blocks(nnz, 256), 256, 0, stream>>>(nnz, perm, rows.As<int>(), sval, tcol, sval ? tval : nullptr);
   return cudaGetLastError();
 }
 
@@ -501,6 +930,14 @@ extern "C" cudaError_t GpukitGSAIPermuteCUDA(int nnz, const int *perm, const dou
   if (nnz < 0) return cudaErrorInvalidValue;
   if (nnz == 0) return cudaSuccess;
   PermuteKernel<<<Blocks(nnz, 256), 256, 0, stream>>>(nnz, perm, in, out);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitGSAIScatterCUDA(int nnz, const int *perm, const double *in, double *out, cudaStream_t stream)
+{
+  if (nnz < 0) return cudaErrorInvalidValue;
+  if (nnz == 0) return cudaSuccess;
+  ScatterKernel<<<Blocks(nnz, 256), 256, 0, stream>>>(nnz, perm, in, out);
   return cudaGetLastError();
 }
 
@@ -513,29 +950,35 @@ extern "C" cudaError_t GpukitGSAISelectCUDA(int n, const int *ptr, const int *co
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t GpukitGSAIScanCUDA(int n, const int *cnt, int *ptr, int *total, cudaStream_t stream)
+extern "C" cudaError_t GpukitGSAIScanCUDA(int n, const int *cnt, int *ptr, int *dtotal, int *htotal, cudaStream_t stream)
 {
-  long long sum;
+  Temp   tmp(stream);
+  size_t bytes = 0;
 
   if (n < 0) return cudaErrorInvalidValue;
-  if (n == 0) {
-    *total = 0;
-    return cudaMemsetAsync(ptr, 0, sizeof(int), stream);
+  GSAI_TRY(cudaMemsetAsync(ptr, 0, sizeof(int), stream));
+  if (htotal) { /* the total on the host first: 32-bit indices */
+    Temp      sum(stream);
+    long long total;
+    auto      in = thrust::make_transform_iterator(cnt, ToLongLong{});
+    GSAI_TRY(sum.Get(sizeof(long long)));
+    GSAI_TRY(cub::DeviceReduce::Sum(nullptr, bytes, in, sum.As<long long>(), n, stream));
+    GSAI_TRY(tmp.Get(bytes));
+    GSAI_TRY(cub::DeviceReduce::Sum(tmp.p, bytes, in, sum.As<long long>(), n, stream));
+    GSAI_TRY(cudaMemcpyAsync(&total, sum.p, sizeof(total), cudaMemcpyDeviceToHost, stream));
+    GSAI_TRY(cudaStreamSynchronize(stream));
+    if (total > INT_MAX) return cudaErrorInvalidValue;
+    *htotal = (int)total;
+    GSAI_TRY(GpukitGSAIFree(tmp.p, stream));
+    tmp.p = nullptr;
+    bytes = 0;
   }
-  sum = thrust::reduce(thrust::cuda::par.on(stream), cnt, cnt + n, 0LL, thrust::plus<long long>());
-  if (sum > INT_MAX) return cudaErrorInvalidValue; /* 32-bit indices */
-  thrust::exclusive_scan(thrust::cuda::par.on(stream), cnt, cnt + n, ptr);
-  *total = (int)sum;
-  GSAI_TRY(cudaMemcpyAsync(ptr + n, total, sizeof(int), cudaMemcpyHostToDevice, stream));
-  GSAI_TRY(cudaStreamSynchronize(stream));
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t GpukitGSAIExpandRowsCUDA(int n, const int *ptr, int *rows, cudaStream_t stream)
-{
-  if (n < 0) return cudaErrorInvalidValue;
-  if (n == 0) return cudaSuccess;
-  ExpandRowsKernel<<<Blocks(32LL * n, 256), 256, 0, stream>>>(n, ptr, rows);
+  if (n > 0) {
+    GSAI_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, cnt, ptr + 1, n, stream));
+    GSAI_TRY(tmp.Get(bytes));
+    GSAI_TRY(cub::DeviceScan::InclusiveSum(tmp.p, bytes, cnt, ptr + 1, n, stream));
+  }
+  if (dtotal) GSAI_TRY(cudaMemcpyAsync(dtotal, ptr + n, sizeof(int), cudaMemcpyDeviceToDevice, stream));
   return cudaGetLastError();
 }
 
@@ -548,23 +991,48 @@ extern "C" cudaError_t GpukitGSAIUnionCUDA(int n, const int *sptr, const int *sc
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t GpukitGSAIPlanCUDA(const GpukitGSAIProblem *P, int *small, int *ns, int *large, int *nl, long long *total, int *maxn1, int *maxn2, cudaStream_t stream)
+extern "C" cudaError_t GpukitGSAISamePatternCUDA(int n, int nnzb, const int *bptr, const int *bcol, const int *jptr, const int *jcol, GpukitGSAIInfo *dinfo, cudaStream_t stream)
 {
-  int      *cls = nullptr;
-  const int n   = P ? P->n : -1;
+  const long long work = (long long)(nnzb > n + 1 ? nnzb : n + 1);
 
-  if (n < 0) return cudaErrorInvalidValue;
-  GSAI_TRY(cudaMalloc((void **)&cls, (size_t)(n > 0 ? n : 1) * sizeof(int)));
-  WorkKernel<<<Blocks((long long)n + 1, 256), 256, 0, stream>>>(*P, P->woff, cls);
+  if (n < 0 || nnzb < 0 || !dinfo) return cudaErrorInvalidValue;
+  SamePatternKernel<<<Blocks(work, 256), 256, 0, stream>>>(n, nnzb, bptr, bcol, jptr, jcol, dinfo);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitGSAIPlanCUDA(const GpukitGSAIProblem *P, int *cls, int *small, int *large, int *huge, GpukitGSAIInfo *dinfo, cudaStream_t stream)
+{
+  Temp      wsz(stream), tmp(stream);
+  size_t    bytes = 0, b;
+  const int n     = P ? P->n : -1;
+
+  if (n < 0 || !dinfo) return cudaErrorInvalidValue;
+  GSAI_TRY(cudaMemsetAsync(P->woff, 0, sizeof(long long), stream));
+  if (n == 0) return cudaGetLastError();
+  GSAI_TRY(wsz.Get((size_t)n * sizeof(long long)));
+  PlanKernel<<<Blocks(32LL * n, 256), 256, 0, stream>>>(*P, cls, wsz.As<long long>(), dinfo);
   GSAI_TRY(cudaGetLastError());
-  thrust::exclusive_scan(thrust::cuda::par.on(stream), P->woff, P->woff + n + 1, P->woff);
-  *ns = (int)(thrust::copy_if(thrust::cuda::par.on(stream), thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(n), small, IsClass{cls, 0}) - small);
-  *nl = (int)(thrust::copy_if(thrust::cuda::par.on(stream), thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(n), large, IsClass{cls, 1}) - large);
-  GSAI_TRY(cudaMemcpyAsync(total, P->woff + n, sizeof(long long), cudaMemcpyDeviceToHost, stream));
-  *maxn2 = n ? thrust::reduce(thrust::cuda::par.on(stream), thrust::make_transform_iterator(thrust::counting_iterator<int>(0), RowLength{P->jptr}), thrust::make_transform_iterator(thrust::counting_iterator<int>(n), RowLength{P->jptr}), 0, thrust::maximum<int>()) : 0;
-  *maxn1 = (n && !P->spd) ? thrust::reduce(thrust::cuda::par.on(stream), P->n1, P->n1 + n, 0, thrust::maximum<int>()) : *maxn2;
-  GSAI_TRY(cudaStreamSynchronize(stream));
-  GSAI_TRY(cudaFree(cls));
+
+  thrust::counting_iterator<int> rows(0);
+  auto                           flops = thrust::make_transform_iterator(rows, RowFlops{*P});
+  GSAI_TRY(cub::DeviceScan::InclusiveSum(nullptr, b, wsz.As<long long>(), P->woff + 1, n, stream));
+  bytes = b;
+  GSAI_TRY(cub::DeviceSelect::If(nullptr, b, rows, small, &dinfo->ns, n, IsClass{cls, 0}, stream));
+  bytes = b > bytes ? b : bytes;
+  GSAI_TRY(cub::DeviceReduce::Sum(nullptr, b, flops, &dinfo->flops, n, stream));
+  bytes = b > bytes ? b : bytes;
+  GSAI_TRY(tmp.Get(bytes));
+  b = bytes;
+  GSAI_TRY(cub::DeviceScan::InclusiveSum(tmp.p, b, wsz.As<long long>(), P->woff + 1, n, stream));
+  b = bytes;
+  GSAI_TRY(cub::DeviceSelect::If(tmp.p, b, rows, small, &dinfo->ns, n, IsClass{cls, 0}, stream));
+  b = bytes;
+  GSAI_TRY(cub::DeviceSelect::If(tmp.p, b, rows, large, &dinfo->nl, n, IsClass{cls, 1}, stream));
+  b = bytes;
+  GSAI_TRY(cub::DeviceSelect::If(tmp.p, b, rows, huge, &dinfo->nh, n, IsClass{cls, 2}, stream));
+  b = bytes;
+  GSAI_TRY(cub::DeviceReduce::Sum(tmp.p, b, flops, &dinfo->flops, n, stream));
+  GSAI_TRY(cudaMemcpyAsync(&dinfo->wtotal, P->woff + n, sizeof(long long), cudaMemcpyDeviceToDevice, stream));
   return cudaGetLastError();
 }
 
@@ -584,37 +1052,54 @@ extern "C" cudaError_t GpukitGSAINextBatchCUDA(const GpukitGSAIProblem *P, int r
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t GpukitGSAISolveBatchCUDA(const GpukitGSAIProblem *P, int r0, int r1, const int *small, int ns, const int *large, int nl, double *ws, long long base, long long size, double *vals, int *status, cudaStream_t stream)
+extern "C" cudaError_t GpukitGSAISolveSmallCUDA(const GpukitGSAIProblem *P, const int *small, int ns, int smallws, double *vals, int *status, GpukitGSAIInfo *dinfo, cudaStream_t stream)
 {
-  int a0, a1, b0, b1;
+  int    wpb;
+  size_t smem;
 
-  if (!P || r0 < 0 || r1 > P->n || r0 > r1 || size < 0) return cudaErrorInvalidValue;
-  if (r0 == r1) return cudaSuccess;
-  if (size) GSAI_TRY(cudaMemsetAsync(ws, 0, (size_t)size * sizeof(double), stream));
-  if (P->spd) GatherSPDKernel<<<Blocks(32LL * (r1 - r0), 256), 256, 0, stream>>>(*P, r0, r1, ws, base);
-  else GatherGeneralKernel<<<Blocks(32LL * (r1 - r0), 256), 256, 0, stream>>>(*P, r0, r1, ws, base);
-  GSAI_TRY(cudaGetLastError());
-  /* the rows of each class in [r0, r1): the class lists increase */
-  a0 = (int)(thrust::lower_bound(thrust::cuda::par.on(stream), small, small + ns, r0) - small);
-  a1 = (int)(thrust::lower_bound(thrust::cuda::par.on(stream), small, small + ns, r1) - small);
-  b0 = (int)(thrust::lower_bound(thrust::cuda::par.on(stream), large, large + nl, r0) - large);
-  b1 = (int)(thrust::lower_bound(thrust::cuda::par.on(stream), large, large + nl, r1) - large);
-  if (a1 > a0) SolveWarpKernel<<<Blocks(a1 - a0, WARPS_PER_BLK), 32 * WARPS_PER_BLK, 0, stream>>>(*P, small + a0, a1 - a0, ws, base, vals, status);
-  GSAI_TRY(cudaGetLastError());
-  if (b1 > b0) SolveBlockKernel<<<(unsigned)(b1 - b0), GPUKIT_GSAI_BLOCK_THREADS, 0, stream>>>(*P, large + b0, b1 - b0, ws, base, vals, status);
-  GSAI_TRY(cudaGetLastError());
-  return cudaStreamSynchronize(stream); /* the workspace is reused by the next batch */
+  if (!P || ns < 0 || smallws < 0 || smallws > GPUKIT_GSAI_SMALL_WS || !dinfo) return cudaErrorInvalidValue;
+  if (ns == 0) return cudaSuccess;
+  wpb  = smallws ? SMEM_LIMIT / (int)(smallws * sizeof(double)) : WARPS_PER_BLK;
+  wpb  = wpb < 1 ? 1 : (wpb > WARPS_PER_BLK ? WARPS_PER_BLK : wpb);
+  smem = (size_t)wpb * smallws * sizeof(double);
+  if (P->spd) SmallKernel<true><<<Blocks(ns, wpb), 32 * wpb, smem, stream>>>(*P, small, ns, smallws, vals, status, dinfo);
+  else SmallKernel<false><<<Blocks(ns, wpb), 32 * wpb, smem, stream>>>(*P, small, ns, smallws, vals, status, dinfo);
+  return cudaGetLastError();
 }
 
-extern "C" cudaError_t GpukitGSAIStatusCUDA(int n, const int *status, int *nfallback, int *failrow, int *failstatus, cudaStream_t stream)
+extern "C" cudaError_t GpukitGSAISolveLargeCUDA(const GpukitGSAIProblem *P, int r0, int r1, int whole, const int *large, int nl, const int *huge, int nh, double *ws, long long base, double *vals, int *status, GpukitGSAIInfo *dinfo, cudaStream_t stream, cudaStream_t aux, cudaEvent_t fork, cudaEvent_t join)
 {
-  if (n < 0) return cudaErrorInvalidValue;
-  *nfallback  = n ? (int)thrust::count(thrust::cuda::par.on(stream), status, status + n, GPUKIT_GSAI_FALLBACK) : 0;
-  *failrow    = n ? (int)(thrust::find_if(thrust::cuda::par.on(stream), status, status + n, IsFailure{}) - status) : 0;
-  *failstatus = 0;
-  if (*failrow < n) {
-    GSAI_TRY(cudaMemcpyAsync(failstatus, status + *failrow, sizeof(int), cudaMemcpyDeviceToHost, stream));
-    GSAI_TRY(cudaStreamSynchronize(stream));
-  } else *failrow = -1;
+  int a0 = 0, a1 = nl, b0 = 0, b1 = nh;
+
+  if (!P || r0 < 0 || r1 > P->n || r0 > r1 || nl < 0 || nh < 0 || !dinfo) return cudaErrorInvalidValue;
+  if (r0 == r1) return cudaSuccess;
+  if (!whole) { /* the rows of each class in [r0, r1): the class lists increase */
+    a0 = (int)(thrust::lower_bound(thrust::cuda::par.on(stream), large, large + nl, r0) - large);
+    a1 = (int)(thrust::lower_bound(thrust::cuda::par.on(stream), large, large + nl, r1) - large);
+    b0 = (int)(thrust::lower_bound(thrust::cuda::par.on(stream), huge, huge + nh, r0) - huge);
+    b1 = (int)(thrust::lower_bound(thrust::cuda::par.on(stream), huge, huge + nh, r1) - huge);
+  }
+  /* one gather for both classes, then the huge rows first: each is a long critical path */
+  if (a1 > a0 || b1 > b0) {
+    const long long nw = (long long)(b1 - b0) + (a1 - a0);
+    if (P->spd) GatherSPDKernel<<<Blocks(32LL * nw, 256), 256, 0, stream>>>(*P, huge + b0, b1 - b0, large + a0, a1 - a0, ws, base);
+    else GatherGeneralKernel<<<Blocks(32LL * nw, 256), 256, 0, stream>>>(*P, huge + b0, b1 - b0, large + a0, a1 - a0, ws, base);
+    GSAI_TRY(cudaGetLastError());
+  }
+  /* with aux, the large rows run beside the few huge ones, which leave most of the device idle: aux starts after the
+     gather, stream waits for aux at the end */
+  const bool side = aux && fork && join && b1 > b0 && a1 > a0;
+  if (side) {
+    GSAI_TRY(cudaEventRecord(fork, stream));
+    GSAI_TRY(cudaStreamWaitEvent(aux, fork, 0));
+  }
+  if (b1 > b0) BlockKernel<GPUKIT_GSAI_HUGE_THREADS><<<(unsigned)(b1 - b0), GPUKIT_GSAI_HUGE_THREADS, 0, stream>>>(*P, huge + b0, b1 - b0, ws, base, vals, status, dinfo);
+  GSAI_TRY(cudaGetLastError());
+  if (a1 > a0) BlockKernel<GPUKIT_GSAI_BLOCK_THREADS><<<(unsigned)(a1 - a0), GPUKIT_GSAI_BLOCK_THREADS, 0, side ? aux : stream>>>(*P, large + a0, a1 - a0, ws, base, vals, status, dinfo);
+  GSAI_TRY(cudaGetLastError());
+  if (side) {
+    GSAI_TRY(cudaEventRecord(join, aux));
+    GSAI_TRY(cudaStreamWaitEvent(stream, join, 0));
+  }
   return cudaGetLastError();
 }

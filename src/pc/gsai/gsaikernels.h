@@ -1,15 +1,18 @@
 /*
    Device kernels of PCGSAI's set-up: pure CUDA with a C interface, no PETSc. The PETSc glue (gsaicuda.cu)
    owns the arrays and the order of the steps; the host reference of every step is in gsai.c:
-     GpukitGSAITransposeCUDA()  - B = A^T for right preconditioning (MatTranspose())
-     GpukitGSAISelectCUDA()     - threshold, lower part, cap of each row (GSAIAddThresholdedRow(), GSAIPatternRows())
-     GpukitGSAIUnionCUDA()      - one level of the power pattern, and the sizes of the sets I (GSAIPatternRows())
-     GpukitGSAISolveBatchCUDA() - the local problems: Householder QR least squares or FSAI Cholesky, with the
-                                  documented fallback to the diagonal (GSAILeastSquares(), GSAICholeskyRow(),
-                                  GSAISolveRows())
-   Matrices are CSR with int indices, sorted columns, double values, all on the device. Every launch function
-   returns the first CUDA error (cudaErrorInvalidValue for bad arguments); functions that return counts to the
-   host synchronise the stream.
+     GpukitGSAITransposeCUDA()   - B = A^T for right preconditioning (MatTranspose()), and M = N^T's structure
+     GpukitGSAISelectCUDA()      - threshold, lower part, cap of each row (GSAIAddThresholdedRow(), GSAIPatternRows())
+     GpukitGSAIUnionCUDA()       - one level of the power pattern (GSAIPatternRows())
+     GpukitGSAIPlanCUDA()        - |I| of every row, its size class and workspace
+     GpukitGSAISolveSmallCUDA()  - the local problems of the small class, one warp each, in shared memory
+     GpukitGSAISolveLargeCUDA()  - the others, one block each, in a global workspace (in batches)
+   Both solves do Householder QR least squares or FSAI Cholesky with the documented fallback to the diagonal
+   (GSAILeastSquares(), GSAICholeskyRow(), GSAISolveRows()).
+   Matrices are CSR with int indices, sorted columns, double values, all on the device. Every function returns the
+   first CUDA error (cudaErrorInvalidValue for bad arguments). Only the functions that say so synchronise the stream;
+   the others only enqueue work on it. Device memory comes from GpukitGSAIMalloc(): a stream-ordered pool of the
+   library, so that a new set-up reuses the memory of the previous one instead of calling cudaMalloc()/cudaFree().
 */
 #pragma once
 
@@ -19,9 +22,14 @@
 extern "C" {
 #endif
 
-/* a local problem with at most this many rows and columns is solved by one warp, a larger one by one block */
+/* small class: at most GPUKIT_GSAI_WARP_MAX pattern entries and a dense problem of at most GPUKIT_GSAI_SMALL_WS
+   doubles: one warp per row, the problem in shared memory. Large class: one block of GPUKIT_GSAI_BLOCK_THREADS
+   threads per row; huge class (n1 n2 at least GPUKIT_GSAI_HUGE_WORK): one block of GPUKIT_GSAI_HUGE_THREADS. */
 #define GPUKIT_GSAI_WARP_MAX      32
+#define GPUKIT_GSAI_SMALL_WS      2048
 #define GPUKIT_GSAI_BLOCK_THREADS 128
+#define GPUKIT_GSAI_HUGE_THREADS  512
+#define GPUKIT_GSAI_HUGE_WORK     32768
 /* pivots below this fraction of the largest fall back to the diagonal: keep equal to GSAI_RCOND_TOL (gsaiimpl.h) */
 #define GPUKIT_GSAI_RCOND_TOL 1.0e-12
 
@@ -31,11 +39,37 @@ extern "C" {
 #define GPUKIT_GSAI_FALLBACK 1
 #define GPUKIT_GSAI_FAIL     10
 
-/* B = A^T (n x n, nnz entries): bptr n+1, bcol and bval nnz, and perm (nnz) with bval[e] = aval[perm[e]];
-   within a row of B the columns increase */
-cudaError_t GpukitGSAITransposeCUDA(int n, int nnz, const int *aptr, const int *acol, const double *aval, int *bptr, int *bcol, double *bval, int *perm, cudaStream_t stream);
+/* Device memory from the library's stream-ordered pool (cudaMallocFromPoolAsync(); plain cudaMalloc() where the
+   device has no memory pools). Freed memory stays in the pool, up to a release threshold, for the next set-up. */
+cudaError_t GpukitGSAIMalloc(void **p, size_t bytes, cudaStream_t stream);
+cudaError_t GpukitGSAIFree(void *p, cudaStream_t stream); /* p may be NULL */
+cudaError_t GpukitGSAIPoolDestroy(void);                  /* at PetscFinalize() */
+
+/* What the host needs to know of a set-up, gathered on the device and read with GpukitGSAIInfoGet() */
+typedef struct {
+  long long wtotal;    /* workspace of the large and huge classes, doubles */
+  double    flops;     /* of the local problems, an estimate (small rows: from the bound of n1) */
+  int       nnzj;      /* entries of the pattern J */
+  int       jdiffers;  /* GpukitGSAISamePatternCUDA(): 1 when J is not the pattern of B */
+  int       ns, nl, nh;                      /* rows in the small, large and huge classes */
+  int       smallws;                         /* shared memory of the small class, doubles per warp */
+  int       maxn1, maxn2;                    /* largest |I| (spd: |J|) and |J| */
+  int       nfallback;                       /* rows that fell back to the diagonal */
+  int       failrow;                         /* first row with no fallback, INT_MAX if none */
+} GpukitGSAIInfo;
+
+/* zero *dinfo (failrow INT_MAX) */
+cudaError_t GpukitGSAIInfoInit(GpukitGSAIInfo *dinfo, cudaStream_t stream);
+/* *hinfo = *dinfo, then synchronise the stream */
+cudaError_t GpukitGSAIInfoGet(const GpukitGSAIInfo *dinfo, GpukitGSAIInfo *hinfo, cudaStream_t stream);
+
+/* T = S^T (n x n, nnz entries): tptr n+1, tcol nnz, perm nnz with T's entry e being S's entry perm[e]; tval (when
+   sval and tval are not NULL) = sval[perm[e]]. Within a row of T the columns increase (a stable radix sort). */
+cudaError_t GpukitGSAITransposeCUDA(int n, int nnz, const int *sptr, const int *scol, const double *sval, int *tptr, int *tcol, double *tval, int *perm, cudaStream_t stream);
 /* out[e] = in[perm[e]] */
 cudaError_t GpukitGSAIPermuteCUDA(int nnz, const int *perm, const double *in, double *out, cudaStream_t stream);
+/* out[perm[e]] = in[e] */
+cudaError_t GpukitGSAIScatterCUDA(int nnz, const int *perm, const double *in, double *out, cudaStream_t stream);
 
 typedef struct {
   int    threshold; /* 0: every stored entry is a candidate; 1: only |a| > (1 - tau) max |a| of the row */
@@ -50,16 +84,18 @@ typedef struct {
    With optr NULL: cnt[k] = the row length. Otherwise: ocol (and ow when not NULL) filled at optr[k]. */
 cudaError_t GpukitGSAISelectCUDA(int n, const int *ptr, const int *col, const double *val, const double *w, const GpukitGSAISelectArgs *a, int *cnt, const int *optr, int *ocol, double *ow, cudaStream_t stream);
 
-/* ptr (n+1) = exclusive scan of cnt (n); *total = ptr[n] on the host; cudaErrorInvalidValue past INT_MAX */
-cudaError_t GpukitGSAIScanCUDA(int n, const int *cnt, int *ptr, int *total, cudaStream_t stream);
-
-/* rows[e] = k for ptr[k] <= e < ptr[k+1] */
-cudaError_t GpukitGSAIExpandRowsCUDA(int n, const int *ptr, int *rows, cudaStream_t stream);
+/* ptr (n+1) = exclusive scan of cnt (n); the total ptr[n] also to *dtotal (device, when not NULL) and to *htotal
+   (host, when not NULL: then the stream is synchronised); cudaErrorInvalidValue when the total passes INT_MAX */
+cudaError_t GpukitGSAIScanCUDA(int n, const int *cnt, int *ptr, int *dtotal, int *htotal, cudaStream_t stream);
 
 /* Row k of the result: the union of the rows T(j,:) over j in S(k,:), in increasing column order, with weight
    sum_j sw_j tw_jm (when sw, tw and ow are not NULL). With optr NULL: cnt[k] = its length. Otherwise: ocol (and
    ow) filled at optr[k]. cur: scratch of sptr[n] ints. */
 cudaError_t GpukitGSAIUnionCUDA(int n, const int *sptr, const int *scol, const double *sw, const int *tptr, const int *tcol, const double *tw, int *cur, int *cnt, const int *optr, int *ocol, double *ow, cudaStream_t stream);
+
+/* dinfo->jdiffers = 1 unless (jptr, jcol) is the pattern (bptr, bcol) (n rows, nnzb entries; jcol holds at least
+   min(jptr[n], nnzb) entries) */
+cudaError_t GpukitGSAISamePatternCUDA(int n, int nnzb, const int *bptr, const int *bcol, const int *jptr, const int *jcol, GpukitGSAIInfo *dinfo, cudaStream_t stream);
 
 /* the local problems of the rows of N */
 typedef struct {
@@ -68,26 +104,31 @@ typedef struct {
   const int    *bptr, *bcol; /* B (A for spd) */
   const double *bval;
   const int    *jptr, *jcol; /* the pattern J of every row */
-  const int    *n1;          /* general: |I| of every row (GpukitGSAIUnionCUDA() count of J over B) */
+  int          *n1;          /* general, from GpukitGSAIPlanCUDA(): |I| of every row of the large classes; for the
+                                small class an upper bound of |I|, the leading dimension of its C */
   long long    *woff;        /* n+1: workspace offset of every row, in doubles (GpukitGSAIPlanCUDA()) */
   int          *cur;         /* scratch: jptr[n] ints */
-  int          *pos;         /* scratch: n ints, the position of k in I */
+  int          *pos;         /* scratch: n ints, the position of k in I (large classes) */
 } GpukitGSAIProblem;
 
-/* Workspace offsets (general n1 (n2 + 1), spd n2^2 doubles per row), the rows of each size class in increasing
-   order (small: at most GPUKIT_GSAI_WARP_MAX rows and columns, warp per row; large: block per row), and on the
-   host: ns, nl, the total workspace and the largest n1, n2. small and large have room for n rows. */
-cudaError_t GpukitGSAIPlanCUDA(const GpukitGSAIProblem *P, int *small, int *ns, int *large, int *nl, long long *total, int *maxn1, int *maxn2, cudaStream_t stream);
+/* The size classes (cls: n ints of scratch) and the lists of their rows in increasing order (small, large and huge
+   have room for n rows), the workspace offsets of the large and huge rows (small rows take none), and in dinfo: ns,
+   nl, nh, smallws, maxn2, maxn1 (of the large classes; the small solve adds its own), wtotal, flops. Enqueued only. */
+cudaError_t GpukitGSAIPlanCUDA(const GpukitGSAIProblem *P, int *cls, int *small, int *large, int *huge, GpukitGSAIInfo *dinfo, cudaStream_t stream);
 
-/* The batch of rows [r0, *r1) whose workspace fits budget doubles (at least one row), its first offset and size (host) */
+/* The batch of rows [r0, *r1) whose workspace fits budget doubles (at least one row), its first offset and size
+   (host; synchronises the stream) */
 cudaError_t GpukitGSAINextBatchCUDA(const GpukitGSAIProblem *P, int r0, long long budget, int *r1, long long *base, long long *size, cudaStream_t stream);
 
-/* Gather and solve the rows [r0, r1) (a batch) in the workspace ws (size doubles, offset base): the values of
-   row k go to vals[jptr[k] ..], its status to status[k]. small (ns) and large (nl) as from GpukitGSAIPlanCUDA(). */
-cudaError_t GpukitGSAISolveBatchCUDA(const GpukitGSAIProblem *P, int r0, int r1, const int *small, int ns, const int *large, int nl, double *ws, long long base, long long size, double *vals, int *status, cudaStream_t stream);
+/* Gather and solve the rows small[0..ns) in shared memory (smallws doubles per warp, from the plan): the values of
+   row k go to vals[jptr[k] ..], its status to status[k]; dinfo's nfallback, failrow and maxn1 are updated */
+cudaError_t GpukitGSAISolveSmallCUDA(const GpukitGSAIProblem *P, const int *small, int ns, int smallws, double *vals, int *status, GpukitGSAIInfo *dinfo, cudaStream_t stream);
 
-/* on the host: the rows that fell back to the diagonal, and the first row with no fallback (-1: none) with its status */
-cudaError_t GpukitGSAIStatusCUDA(int n, const int *status, int *nfallback, int *failrow, int *failstatus, cudaStream_t stream);
+/* Gather and solve the rows of large[0..nl) and huge[0..nh) in [r0, r1) in the workspace ws (offset base), as above.
+   With whole, [r0, r1) holds every row (no look-up, nothing synchronised); otherwise the sublists are looked up
+   (synchronises the stream). With aux (a non-blocking stream) and the events fork and join (all may be NULL), the large
+   rows are solved on aux beside the huge ones; stream waits for aux at the end. */
+cudaError_t GpukitGSAISolveLargeCUDA(const GpukitGSAIProblem *P, int r0, int r1, int whole, const int *large, int nl, const int *huge, int nh, double *ws, long long base, double *vals, int *status, GpukitGSAIInfo *dinfo, cudaStream_t stream, cudaStream_t aux, cudaEvent_t fork, cudaEvent_t join);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,228 @@
+/*
+   PCGSAI's device set-up on bad input and on the documented fallbacks, against the host set-up of the same matrix:
+   every local problem with no fallback must raise the same error code with the same message on the device as on the
+   host (the first failing row, its kind, a_kk for spd), a failed set-up must leave no M, and a later set-up must work;
+   the fallbacks to the diagonal must be the same rows' count and give the host's M (1e-12). One rank.
+*/
+#include "gktest.h"
+
+/* an n x n matrix from a rule: value of (i,j), and whether it is stored */
+typedef PetscScalar (*Rule)(PetscInt, PetscInt, PetscBool *);
+
+static PetscErrorCode Build(PetscInt n, Rule rule, Mat *A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, n, n, 5, NULL, A));
+  PetscCall(MatSetOption(*A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt j = 0; j < n; j++) {
+      PetscBool   stored = PETSC_FALSE;
+      PetscScalar v      = rule(i, j, &stored);
+      if (stored) PetscCall(MatSetValue(*A, i, j, v, INSERT_VALUES));
+    }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscScalar Tridiag(PetscInt i, PetscInt j, PetscBool *s)
+{
+  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
+  return i == j ? 4.0 : -1.0;
+}
+
+/* the same pattern with A(3,3) = 0 stored: not SPD */
+static PetscScalar ZeroDiag3(PetscInt i, PetscInt j, PetscBool *s)
+{
+  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
+  return i == j ? (i == 3 ? 0.0 : 4.0) : -1.0;
+}
+
+/* cyclic shift A(i, i+1 mod 12) = 1: structurally singular local problems */
+static PetscScalar Shift(PetscInt i, PetscInt j, PetscBool *s)
+{
+  *s = (j == (i + 1) % 12) ? PETSC_TRUE : PETSC_FALSE;
+  return 1.0;
+}
+
+/* tridiagonal with row and column 5 empty */
+static PetscScalar EmptyRowCol5(PetscInt i, PetscInt j, PetscBool *s)
+{
+  *s = (PetscAbsInt(i - j) <= 1 && i != 5 && j != 5) ? PETSC_TRUE : PETSC_FALSE;
+  return i == j ? 4.0 : -1.0;
+}
+
+/* rows 0 and 1 = (1, 1) and (1, 1 + 1e-14): ill-conditioned local problems of rows 0 and 1 (left) */
+static PetscScalar NearlyDependent(PetscInt i, PetscInt j, PetscBool *s)
+{
+  if (i <= 1) {
+    *s = j <= 1 ? PETSC_TRUE : PETSC_FALSE;
+    return (i == 1 && j == 1) ? 1.0 + 1e-14 : 1.0;
+  }
+  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
+  return i == j ? 4.0 : -1.0;
+}
+
+/* SPD with the block [1 1; 1 1+1e-14]: the FSAI system of row 1 is ill-conditioned */
+static PetscScalar NearlySingularSPD(PetscInt i, PetscInt j, PetscBool *s)
+{
+  if (i <= 1 && j <= 1) {
+    *s = PETSC_TRUE;
+    return (i == 1 && j == 1) ? 1.0 + 1e-14 : 1.0;
+  }
+  *s = (i == j) ? PETSC_TRUE : PETSC_FALSE;
+  return 2.0;
+}
+
+static PetscErrorCode MakePC(Mat A, PCGSAIType type, PCSide side, PC *pc)
+{
+  PetscFunctionBegin;
+  PetscCall(PCCreate(PETSC_COMM_SELF, pc));
+  PetscCall(PCSetType(*pc, PCGSAI));
+  PetscCall(PCSetOperators(*pc, A, A));
+  PetscCall(PCGSAISetType(*pc, type));
+  if (type == PCGSAI_GENERAL) PetscCall(PCGSAISetSide(*pc, side));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the device and the host set-ups of A must both fail with code and a message that says text */
+static PetscErrorCode ExpectSameError(Mat A, PCGSAIType type, PCSide side, PetscErrorCode code, const char *text, const char *what)
+{
+  Mat            Ad;
+  PC             pc;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Ad));
+  for (int dev = 0; dev < 2; dev++) {
+    char w[256];
+    PetscCall(PetscSNPrintf(w, sizeof(w), "%s (%s)", what, dev ? "device" : "host"));
+    PetscCall(MakePC(dev ? Ad : A, type, side, &pc));
+    PetscCall(GKExpectErrorBegin());
+    ierr = PCSetUp(pc);
+    PetscCall(GKExpectErrorEnd(ierr, code, text, w));
+    {
+      Mat            M;
+      PetscErrorCode ierr2;
+      PetscCall(GKExpectErrorBegin());
+      ierr2 = PCGSAIGetMatrix(pc, &M);
+      PetscCall(GKExpectErrorEnd(ierr2, PETSC_ERR_ARG_WRONGSTATE, "no approximate inverse", w));
+    }
+    PetscCall(PCDestroy(&pc));
+  }
+  PetscCall(MatDestroy(&Ad));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* pcd (device) and pch (host) set up: the same fallback count nf, M finite and equal to 1e-12 */
+static PetscErrorCode CompareSetUps(PC pcd, PC pch, PetscInt nfexpect, const char *what)
+{
+  Mat       Md, Mh;
+  PetscInt  nfd, nfh;
+  PetscBool ond;
+  PetscReal nrm;
+
+  PetscFunctionBegin;
+  PetscCall(PCGSAIGetSetUpInfo(pcd, NULL, &nfd, &ond));
+  PetscCall(PCGSAIGetSetUpInfo(pch, NULL, &nfh, NULL));
+  PetscCheck(ond, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: M was not built on the device", what);
+  PetscCheck(nfd == nfexpect && nfh == nfexpect, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " fallbacks on the device, %" PetscInt_FMT " on the host, expected %" PetscInt_FMT, what, nfd, nfh, nfexpect);
+  PetscCall(PCGSAIGetMatrix(pcd, &Md));
+  PetscCall(PCGSAIGetMatrix(pch, &Mh));
+  PetscCall(MatNorm(Md, NORM_FROBENIUS, &nrm));
+  PetscCheck(!PetscIsInfOrNanReal(nrm), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the device M has Inf or NaN entries", what);
+  PetscCall(GKCheckMatClose(Md, Mh, 1e-12, what));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok: %s -> %" PetscInt_FMT " fallbacks, device M = host M, ||M||_F = %g\n", what, nfd, (double)nrm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ExpectFallbacks(Mat A, PCGSAIType type, PCSide side, PetscInt nfexpect, const char *what)
+{
+  Mat Ad;
+  PC  pcd, pch;
+
+  PetscFunctionBegin;
+  PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Ad));
+  PetscCall(MakePC(Ad, type, side, &pcd));
+  PetscCall(MakePC(A, type, side, &pch));
+  PetscCall(PCSetUp(pcd));
+  PetscCall(PCSetUp(pch));
+  PetscCall(CompareSetUps(pcd, pch, nfexpect, what));
+  PetscCall(PCDestroy(&pcd));
+  PetscCall(PCDestroy(&pch));
+  PetscCall(MatDestroy(&Ad));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  Mat            A, Ad, Z, Zd, W;
+  PC             pcd, pch;
+  PetscErrorCode ierr;
+  const PetscInt n = 12;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscGPUKitInitialize());
+
+  /* no fallback: the same error on the device as on the host */
+  PetscCall(Build(n, ZeroDiag3, &A));
+  PetscCall(ExpectSameError(A, PCGSAI_SPD, PC_LEFT, PETSC_ERR_ARG_WRONG, "A(3,3) = 0", "spd, zero diagonal"));
+  PetscCall(ExpectFallbacks(A, PCGSAI_GENERAL, PC_LEFT, 0, "general left, zero diagonal reached by the pattern"));
+  PetscCall(ExpectFallbacks(A, PCGSAI_GENERAL, PC_RIGHT, 0, "general right, zero diagonal reached by the pattern"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(Build(n, Shift, &A));
+  PetscCall(ExpectSameError(A, PCGSAI_GENERAL, PC_LEFT, PETSC_ERR_ARG_WRONG, "structurally singular", "cyclic shift, left"));
+  PetscCall(ExpectSameError(A, PCGSAI_GENERAL, PC_RIGHT, PETSC_ERR_ARG_WRONG, "structurally singular", "cyclic shift, right"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(Build(n, EmptyRowCol5, &A));
+  PetscCall(ExpectSameError(A, PCGSAI_GENERAL, PC_LEFT, PETSC_ERR_ARG_WRONG, "row 5 of A has no nonzero entry", "empty row, left"));
+  PetscCall(ExpectSameError(A, PCGSAI_GENERAL, PC_RIGHT, PETSC_ERR_ARG_WRONG, "column 5 of A has no nonzero entry", "empty column, right"));
+  PetscCall(ExpectSameError(A, PCGSAI_SPD, PC_LEFT, PETSC_ERR_ARG_WRONG, "A(5,5) = 0", "empty row, spd"));
+  PetscCall(MatDestroy(&A));
+
+  /* the fallbacks to the diagonal */
+  PetscCall(Build(n, NearlyDependent, &A));
+  PetscCall(ExpectFallbacks(A, PCGSAI_GENERAL, PC_LEFT, 2, "nearly dependent rows 0 and 1, left"));
+  PetscCall(MatDestroy(&A));
+  PetscCall(Build(n, NearlySingularSPD, &A));
+  PetscCall(ExpectFallbacks(A, PCGSAI_SPD, PC_LEFT, 1, "nearly singular 2x2 block, spd"));
+  PetscCall(MatDestroy(&A));
+
+  /* SAME_NONZERO_PATTERN: a good set-up, new values that fail (no M afterwards), the good values again */
+  PetscCall(Build(n, Tridiag, &A));
+  PetscCall(Build(n, ZeroDiag3, &Z));
+  PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Ad));
+  PetscCall(MatConvert(Z, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Zd));
+  PetscCall(MatDuplicate(Ad, MAT_COPY_VALUES, &W));
+  PetscCall(MakePC(W, PCGSAI_SPD, PC_LEFT, &pcd));
+  PetscCall(MakePC(A, PCGSAI_SPD, PC_LEFT, &pch));
+  PetscCall(PCSetUp(pcd));
+  PetscCall(PCSetUp(pch));
+  PetscCall(CompareSetUps(pcd, pch, 0, "spd, tridiagonal"));
+  PetscCall(MatCopy(Zd, W, SAME_NONZERO_PATTERN));
+  PetscCall(PCSetOperators(pcd, W, W));
+  PetscCall(GKExpectErrorBegin());
+  ierr = PCSetUp(pcd);
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_WRONG, "A(3,3) = 0", "spd, SAME_NONZERO_PATTERN with A(3,3) = 0 (device)"));
+  {
+    Mat M;
+    PetscCall(GKExpectErrorBegin());
+    ierr = PCGSAIGetMatrix(pcd, &M);
+    PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_WRONGSTATE, "no approximate inverse", "no M after a failed set-up (device)"));
+  }
+  PetscCall(MatCopy(Ad, W, SAME_NONZERO_PATTERN));
+  PetscCall(PCSetOperators(pcd, W, W));
+  PetscCall(PCSetUp(pcd));
+  PetscCall(CompareSetUps(pcd, pch, 0, "spd, tridiagonal again after the failed set-up"));
+  PetscCall(PCDestroy(&pcd));
+  PetscCall(PCDestroy(&pch));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&Ad));
+  PetscCall(MatDestroy(&W));
+  PetscCall(MatDestroy(&Z));
+  PetscCall(MatDestroy(&Zd));
+
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "gsai_cuda_errors: ok\n"));
+  PetscCall(PetscFinalize());
+  return 0;
+}
