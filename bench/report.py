@@ -253,6 +253,18 @@ def cavity_section(L, folder):
             pct(r.get("share_pcapply")), pct(r.get("share_kspsolve")), fmt_ratio(r.get("speedup_vs_reference")),
             fmt_num(r.get("solution_rel_diff_vs_reference"), ".1e")]) + " |")
     L.append("")
+    steps = [r for r in recs if r.get("copies_by_step")]
+    if steps:
+        L.append("Copies by Newton step, counted by the example itself (PETSc's copy counters at each Newton step's monitor call):")
+        L.append("CpuToGpu/GpuToCpu, and in parentheses how many of the GpuToCpu were `VecMDot` results (a few scalars each; `VecNorm`")
+        L.append("and `VecDot` results are counted apart, as scalars, and are not in these numbers). *setup* is SNESSolve before the first")
+        L.append("Newton step; the first step includes PCMG's one-time set-up of the hierarchy.")
+        L.append("")
+        L.append("| grid | run | copies by step |")
+        L.append("|---|---|---|")
+        for r in steps:
+            L.append(f"| {r['grid']}^2 | {r['config']} | {r['copies_by_step']} |")
+        L.append("")
 
 
 def cacg_section(L, folder):
