@@ -503,6 +503,24 @@ __global__ void GatherSPDKernel(GpukitGSAIProblem P, const int *__restrict__ row
 /* min ||C x - e_p|| for C n1 x n2 (leading dimension ld, overwritten), rhs n1 doubles of work, x n2. The reflector of
    column c is applied to the columns c+1..n2 (n2: the right-hand side) by the warps of the group, each warp to its
    own columns: one reduction of the group per column, and a warp reduction per column pair. */
+/* the end of both Householder solves: x = R^{-1} rhs(0:n2), R in the upper triangle of C (by columns); 1 when x is not
+   finite */
+template <int NT>
+__device__ int BackSubstitute(Group<NT> &g, double *red, int ld, int n2, const double *C, double *rhs, double *x)
+{
+  for (int c = n2 - 1; c >= 0; c--) { /* R x = (Q^T e_p)(0:n2), by columns */
+    g.Sync();
+    const double xc = rhs[c] / C[c + (long long)c * ld];
+    for (int i = g.t; i < c; i += NT) rhs[i] -= C[i + (long long)c * ld] * xc;
+    if (g.t == 0) x[c] = xc;
+  }
+  g.Sync();
+  double bad = 0.0;
+  for (int c = g.t; c < n2; c += NT)
+    if (!isfinite(x[c])) bad += 1.0;
+  return g.Sum(bad, red) > 0.0 ? 1 : 0;
+}
+
 template <int NT>
 __device__ int HouseholderSolve(Group<NT> &g, double *red, int n1, int ld, int n2, double *C, double *rhs, int p, double *x)
 {
@@ -538,20 +556,7 @@ __device__ int HouseholderSolve(Group<NT> &g, double *red, int n1, int ld, int n
     rmin = fmin(rmin, fabs(alpha));
   }
   if (rmin <= GPUKIT_GSAI_RCOND_TOL * rmax) return 1;
-  for (int c = n2 - 1; c >= 0; c--) { /* R x = (Q^T e_p)(0:n2), by columns */
-    g.Sync();
-    const double xc = rhs[c] / C[c + (long long)c * ld];
-    for (int i = g.t; i < c; i += NT) rhs[i] -= C[i + (long long)c * ld] * xc;
-    if (g.t == 0) x[c] = xc;
-  }
-  g.Sync();
-  {
-    double bad = 0.0;
-    for (int c = g.t; c < n2; c += NT)
-      if (!isfinite(x[c])) bad += 1.0;
-    if (g.Sum(bad, red) > 0.0) return 1;
-  }
-  return 0;
+  return BackSubstitute(g, red, ld, n2, C, rhs, x);
 }
 
 /*
@@ -640,20 +645,7 @@ __device__ int HouseholderSolvePanel(Group<NT> &g, double *red, int n1, int ld, 
     g.Sync();
   }
   if (rmin <= GPUKIT_GSAI_RCOND_TOL * rmax) return 1;
-  for (int c = n2 - 1; c >= 0; c--) { /* R x = (Q^T e_p)(0:n2), by columns */
-    g.Sync();
-    const double xc = rhs[c] / C[c + (long long)c * ld];
-    for (int i = g.t; i < c; i += NT) rhs[i] -= C[i + (long long)c * ld] * xc;
-    if (g.t == 0) x[c] = xc;
-  }
-  g.Sync();
-  {
-    double bad = 0.0;
-    for (int c = g.t; c < n2; c += NT)
-      if (!isfinite(x[c])) bad += 1.0;
-    if (g.Sum(bad, red) > 0.0) return 1;
-  }
-  return 0;
+  return BackSubstitute(g, red, ld, n2, C, rhs, x);
 }
 
 template <int NT>
