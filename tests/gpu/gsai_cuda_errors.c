@@ -5,9 +5,7 @@
    the fallbacks to the diagonal must be the same rows' count and give the host's M (1e-12). One rank.
 */
 #include "gktest.h"
-
-/* an n x n matrix from a rule: value of (i,j), and whether it is stored */
-typedef PetscScalar (*Rule)(PetscInt, PetscInt, PetscBool *);
+#include "../pc/gsairules.h"
 
 static PetscErrorCode Build(PetscInt n, Rule rule, Mat *A)
 {
@@ -17,61 +15,12 @@ static PetscErrorCode Build(PetscInt n, Rule rule, Mat *A)
   for (PetscInt i = 0; i < n; i++)
     for (PetscInt j = 0; j < n; j++) {
       PetscBool   stored = PETSC_FALSE;
-      PetscScalar v      = rule(i, j, &stored);
+      PetscScalar v      = rule(n, i, j, &stored);
       if (stored) PetscCall(MatSetValue(*A, i, j, v, INSERT_VALUES));
     }
   PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscScalar Tridiag(PetscInt i, PetscInt j, PetscBool *s)
-{
-  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
-  return i == j ? 4.0 : -1.0;
-}
-
-/* the same pattern with A(3,3) = 0 stored: not SPD */
-static PetscScalar ZeroDiag3(PetscInt i, PetscInt j, PetscBool *s)
-{
-  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
-  return i == j ? (i == 3 ? 0.0 : 4.0) : -1.0;
-}
-
-/* cyclic shift A(i, i+1 mod 12) = 1: structurally singular local problems */
-static PetscScalar Shift(PetscInt i, PetscInt j, PetscBool *s)
-{
-  *s = (j == (i + 1) % 12) ? PETSC_TRUE : PETSC_FALSE;
-  return 1.0;
-}
-
-/* tridiagonal with row and column 5 empty */
-static PetscScalar EmptyRowCol5(PetscInt i, PetscInt j, PetscBool *s)
-{
-  *s = (PetscAbsInt(i - j) <= 1 && i != 5 && j != 5) ? PETSC_TRUE : PETSC_FALSE;
-  return i == j ? 4.0 : -1.0;
-}
-
-/* rows 0 and 1 = (1, 1) and (1, 1 + 1e-14): ill-conditioned local problems of rows 0 and 1 (left) */
-static PetscScalar NearlyDependent(PetscInt i, PetscInt j, PetscBool *s)
-{
-  if (i <= 1) {
-    *s = j <= 1 ? PETSC_TRUE : PETSC_FALSE;
-    return (i == 1 && j == 1) ? 1.0 + 1e-14 : 1.0;
-  }
-  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
-  return i == j ? 4.0 : -1.0;
-}
-
-/* SPD with the block [1 1; 1 1+1e-14]: the FSAI system of row 1 is ill-conditioned */
-static PetscScalar NearlySingularSPD(PetscInt i, PetscInt j, PetscBool *s)
-{
-  if (i <= 1 && j <= 1) {
-    *s = PETSC_TRUE;
-    return (i == 1 && j == 1) ? 1.0 + 1e-14 : 1.0;
-  }
-  *s = (i == j) ? PETSC_TRUE : PETSC_FALSE;
-  return 2.0;
 }
 
 static PetscErrorCode MakePC(Mat A, PCGSAIType type, PCSide side, PC *pc)

@@ -5,8 +5,7 @@
 */
 #include "gktest.h"
 
-/* an n x n MATAIJ matrix from a rule: value of (i,j), or 0 for "not stored" (stored zeros: see zero) */
-typedef PetscScalar (*Rule)(PetscInt, PetscInt, PetscInt, PetscBool *);
+#include "gsairules.h"
 
 static PetscErrorCode Build(PetscInt n, Rule rule, PetscBool assemble, Mat *A)
 {
@@ -27,70 +26,6 @@ static PetscErrorCode Build(PetscInt n, Rule rule, PetscBool assemble, Mat *A)
     PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* tridiagonal, diagonally dominant */
-static PetscScalar Tridiag(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
-{
-  (void)n;
-  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
-  return i == j ? 4.0 : -1.0;
-}
-
-/* tridiagonal with A(3,3) = 0 stored: not SPD */
-static PetscScalar ZeroDiag3(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
-{
-  (void)n;
-  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
-  return i == j ? (i == 3 ? 0.0 : 4.0) : -1.0;
-}
-
-/* pairs swapped: A(2i, 2i+1) = A(2i+1, 2i) = 1, no diagonal. A^{-1} = A, in the pattern of A */
-static PetscScalar SwapPairs(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
-{
-  (void)n;
-  *s = (j == (i ^ 1)) ? PETSC_TRUE : PETSC_FALSE;
-  return 1.0;
-}
-
-/* cyclic shift A(i, i+1 mod n) = 1: the inverse A^T is out of reach of any pattern built from A */
-static PetscScalar Shift(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
-{
-  *s = (j == (i + 1) % n) ? PETSC_TRUE : PETSC_FALSE;
-  return 1.0;
-}
-
-/* tridiagonal with row and column 5 empty: structurally singular */
-static PetscScalar EmptyRowCol5(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
-{
-  (void)n;
-  *s = (PetscAbsInt(i - j) <= 1 && i != 5 && j != 5) ? PETSC_TRUE : PETSC_FALSE;
-  return i == j ? 4.0 : -1.0;
-}
-
-/* tridiagonal except rows 0 and 1 = (1, 1) and (1, 1 + 1e-14): A nonsingular, but the local problems of rows 0
-   and 1 (left) are ill-conditioned far past GSAI_RCOND_TOL */
-static PetscScalar NearlyDependent(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
-{
-  (void)n;
-  if (i <= 1) {
-    *s = j <= 1 ? PETSC_TRUE : PETSC_FALSE;
-    return (i == 1 && j == 1) ? 1.0 + 1e-14 : 1.0;
-  }
-  *s = PetscAbsInt(i - j) <= 1 ? PETSC_TRUE : PETSC_FALSE;
-  return i == j ? 4.0 : -1.0;
-}
-
-/* SPD with A(0:2,0:2) = [1 1; 1 1+1e-14] block: the FSAI system of row 1 is ill-conditioned */
-static PetscScalar NearlySingularSPD(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
-{
-  (void)n;
-  if (i <= 1 && j <= 1) {
-    *s = PETSC_TRUE;
-    return (i == 1 && j == 1) ? 1.0 + 1e-14 : 1.0;
-  }
-  *s = (i == j) ? PETSC_TRUE : PETSC_FALSE;
-  return 2.0;
 }
 
 static PetscErrorCode MakePC(Mat A, PCGSAIType type, PCSide side, PC *pc)
