@@ -25,6 +25,7 @@ static const char help[] = "KSP benchmark: gpukit's KSPCACG (s-step CG) against 
 #include <petsctime.h>
 #include "gpukitcompat.h"
 #include "gkbench.h"
+#include "gktest.h" /* GKFillPoisson() */
 #if defined(GK_BENCH_CUDA)
   #include <petscdevice_cuda.h>
 #endif
@@ -73,41 +74,6 @@ typedef struct {
   PetscReal err;    /* || x - x_baseline || / || x_baseline || at the end of the solve to solution */
   PetscInt  outer, cgsteps, replacements, truncations;
 } Method;
-
-/* 2*dim on the diagonal, -1 per neighbour in the domain (homogeneous Dirichlet) */
-static PetscErrorCode FillPoisson(DM da, Mat A)
-{
-  DMDALocalInfo info;
-
-  PetscFunctionBegin;
-  PetscCall(DMDAGetLocalInfo(da, &info));
-  for (PetscInt k = info.zs; k < info.zs + info.zm; k++)
-    for (PetscInt j = info.ys; j < info.ys + info.ym; j++)
-      for (PetscInt i = info.xs; i < info.xs + info.xm; i++) {
-        MatStencil  row = {0}, col[7];
-        PetscScalar v[7];
-        PetscInt    nc = 0, ii[3] = {i, j, k}, n[3] = {info.mx, info.my, info.mz};
-        row.i   = i;
-        row.j   = j;
-        row.k   = k;
-        col[nc] = row;
-        v[nc++] = 2.0 * info.dim;
-        for (PetscInt d = 0; d < info.dim; d++)
-          for (PetscInt sg = -1; sg <= 1; sg += 2) {
-            MatStencil c = row;
-            if (ii[d] + sg < 0 || ii[d] + sg >= n[d]) continue;
-            if (d == 0) c.i += sg;
-            else if (d == 1) c.j += sg;
-            else c.k += sg;
-            col[nc] = c;
-            v[nc++] = -1.0;
-          }
-        PetscCall(MatSetValuesStencil(A, 1, &row, nc, col, v, INSERT_VALUES));
-      }
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 static PetscErrorCode ParseMethod(const char *name, Method *m)
 {
@@ -234,7 +200,7 @@ int main(int argc, char **argv)
   PetscCall(DMSetMatType(da, mattype));
   PetscCall(DMSetUp(da));
   PetscCall(DMCreateMatrix(da, &A));
-  PetscCall(FillPoisson(da, A));
+  PetscCall(GKFillPoisson(da, A));
   PetscCall(MatSetOption(A, MAT_SPD, PETSC_TRUE)); /* Jacobi then keeps its diagonal on the device (facts.md) */
   rows = n * n * (dim == 3 ? n : 1);
   PetscCall(PetscSNPrintf(casename, sizeof(casename), "%" PetscInt_FMT "d%" PetscInt_FMT "pt_n%" PetscInt_FMT, dim, 2 * dim + 1, n));

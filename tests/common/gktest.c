@@ -73,3 +73,39 @@ PetscErrorCode GKCheck(PetscBool cond, const char *what)
   PetscCheck(cond, PETSC_COMM_SELF, PETSC_ERR_PLIB, "check failed: %s", what);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* the Poisson operator of a DMDA (one dof, any dimension): 2*dim on the diagonal, -1 per neighbour in the domain
+   (homogeneous Dirichlet), assembled */
+PetscErrorCode GKFillPoisson(DM da, Mat A)
+{
+  DMDALocalInfo info;
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetLocalInfo(da, &info));
+  for (PetscInt k = info.zs; k < info.zs + info.zm; k++)
+    for (PetscInt j = info.ys; j < info.ys + info.ym; j++)
+      for (PetscInt i = info.xs; i < info.xs + info.xm; i++) {
+        MatStencil  row = {0}, col[7];
+        PetscScalar v[7];
+        PetscInt    nc = 0, ii[3] = {i, j, k}, n[3] = {info.mx, info.my, info.mz};
+        row.i   = i;
+        row.j   = j;
+        row.k   = k;
+        col[nc] = row;
+        v[nc++] = 2.0 * info.dim;
+        for (PetscInt d = 0; d < info.dim; d++)
+          for (PetscInt sg = -1; sg <= 1; sg += 2) {
+            MatStencil c = row;
+            if (ii[d] + sg < 0 || ii[d] + sg >= n[d]) continue;
+            if (d == 0) c.i += sg;
+            else if (d == 1) c.j += sg;
+            else c.k += sg;
+            col[nc] = c;
+            v[nc++] = -1.0;
+          }
+        PetscCall(MatSetValuesStencil(A, 1, &row, nc, col, v, INSERT_VALUES));
+      }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -21,3 +21,4 @@ PETSC_EXTERN PetscErrorCode GKCheckMatClose(Mat, Mat, PetscReal, const char *);
 PETSC_EXTERN PetscErrorCode GKExpectErrorBegin(void);
 PETSC_EXTERN PetscErrorCode GKExpectErrorEnd(PetscErrorCode, PetscErrorCode, const char *, const char *);
 PETSC_EXTERN PetscErrorCode GKCheck(PetscBool, const char *);
+PETSC_EXTERN PetscErrorCode GKFillPoisson(DM, Mat);

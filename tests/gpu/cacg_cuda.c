@@ -27,40 +27,6 @@ static const char help[] = "KSPCACG on CUDA vectors and GPU matrices (aijcuspars
   #define GK_CTOG() 0.0
 #endif
 
-static PetscErrorCode Poisson(DM da, Mat A)
-{
-  DMDALocalInfo info;
-
-  PetscFunctionBegin;
-  PetscCall(DMDAGetLocalInfo(da, &info));
-  for (PetscInt k = info.zs; k < info.zs + info.zm; k++)
-    for (PetscInt j = info.ys; j < info.ys + info.ym; j++)
-      for (PetscInt i = info.xs; i < info.xs + info.xm; i++) {
-        MatStencil  row = {0}, col[7];
-        PetscScalar v[7];
-        PetscInt    nc = 0, ii[3] = {i, j, k}, n[3] = {info.mx, info.my, info.mz};
-        row.i   = i;
-        row.j   = j;
-        row.k   = k;
-        col[nc] = row;
-        v[nc++] = 2.0 * info.dim;
-        for (PetscInt d = 0; d < info.dim; d++)
-          for (PetscInt sg = -1; sg <= 1; sg += 2) {
-            MatStencil c = row;
-            if (ii[d] + sg < 0 || ii[d] + sg >= n[d]) continue;
-            if (d == 0) c.i += sg;
-            else if (d == 1) c.j += sg;
-            else c.k += sg;
-            col[nc] = c;
-            v[nc++] = -1.0;
-          }
-        PetscCall(MatSetValuesStencil(A, 1, &row, nc, col, v, INSERT_VALUES));
-      }
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode CreateProblem(PetscInt dim, PetscInt n, const char *mattype, PetscBool gpu, DM *da, Mat *A)
 {
   PetscFunctionBegin;
@@ -70,7 +36,7 @@ static PetscErrorCode CreateProblem(PetscInt dim, PetscInt n, const char *mattyp
   PetscCall(DMSetMatType(*da, mattype));
   PetscCall(DMSetUp(*da));
   PetscCall(DMCreateMatrix(*da, A));
-  PetscCall(Poisson(*da, *A));
+  PetscCall(GKFillPoisson(*da, *A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
