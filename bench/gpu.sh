@@ -38,21 +38,7 @@ grep -qs '^#define PETSC_HAVE_CUDA 1' "$PETSC_DIR/include/petscconf.h" || {
   exit 1
 }
 
-# what the records say about this run (see bench/run.sh)
-commit=${GPUKIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-if [ -z "${GPUKIT_SOURCE_STATE:-}" ]; then
-  changed=$(git status --porcelain -- src include makefile 2>/dev/null | awk '{print $NF}' | tr '\n' ' ' | sed 's/ $//')
-  if [ "$commit" = unknown ] || ! git rev-parse HEAD >/dev/null 2>&1; then GPUKIT_SOURCE_STATE=unknown
-  elif [ -n "$changed" ]; then GPUKIT_SOURCE_STATE="modified: $changed"
-  else GPUKIT_SOURCE_STATE=clean; fi
-fi
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
-mem=$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null || true)
-export GPUKIT_COMMIT=$commit GPUKIT_SOURCE_STATE
-export GPUKIT_HOST=$(hostname 2>/dev/null || echo unknown)
-export GPUKIT_MACHINE="${cpu:-unknown CPU}, $(nproc) cores, ${mem:-unknown memory}"
-export GPUKIT_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-export GPUKIT_LOAD=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo unknown)
+source "$top/bench/runinfo.sh" # commit, GPUKIT_COMMIT, GPUKIT_SOURCE_STATE, GPUKIT_HOST, ...
 export GPUKIT_DEVICE=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
 driver=$(timeout 30 nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2>/dev/null | head -n 1)
 

@@ -20,19 +20,7 @@ case $objdir in /*) ;; *) objdir=$top/$objdir ;; esac
 bin=$objdir/bench/sgdia_mult
 [ -x "$bin" ] || { echo "bench/run.sh: $bin is missing; run 'make bench' (it builds the benchmarks first)" >&2; exit 1; }
 
-# what the records say about this run. GPUKIT_SOURCE_STATE names the library sources (src/, include/, makefile)
-# that differ from the commit, so that a run of uncommitted library code is marked as such; uncommitted files
-# elsewhere (bench/, docs/, tests/) do not change what is measured.
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-changed=$(git status --porcelain -- src include makefile 2>/dev/null | awk '{print $NF}' | tr '\n' ' ' | sed 's/ $//')
-if [ "$commit" = unknown ]; then state=unknown; elif [ -n "$changed" ]; then state="modified: $changed"; else state=clean; fi
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
-mem=$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null || true)
-export GPUKIT_COMMIT=$commit GPUKIT_SOURCE_STATE=$state
-export GPUKIT_HOST=$(hostname 2>/dev/null || echo unknown)
-export GPUKIT_MACHINE="${cpu:-unknown CPU}, $(nproc) cores, ${mem:-unknown memory}"
-export GPUKIT_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-export GPUKIT_LOAD=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo unknown)
+source "$top/bench/runinfo.sh" # commit, GPUKIT_COMMIT, GPUKIT_SOURCE_STATE, GPUKIT_HOST, ...
 
 mkdir -p bench/results
 out=bench/results/cpu-$(date -u +%Y-%m-%d).json
@@ -46,7 +34,7 @@ cases=(
   "-dim 2 -dof 4 -stencil star -n 256 -reps 10"
   "-dim 2 -dof 4 -stencil star -n 512 -reps 3"
 )
-echo "gpukit CPU benchmarks: commit $GPUKIT_COMMIT (library sources: $state), $GPUKIT_HOST ($GPUKIT_MACHINE), $GPUKIT_DATE"
+echo "gpukit CPU benchmarks: commit $GPUKIT_COMMIT (library sources: $GPUKIT_SOURCE_STATE), $GPUKIT_HOST ($GPUKIT_MACHINE), $GPUKIT_DATE"
 if awk -v l="$GPUKIT_LOAD" 'BEGIN { exit !(l + 0 > 0.5) }'; then
   echo "bench/run.sh: warning: load average $GPUKIT_LOAD before starting; other processes share the cores and the times will be noisy" >&2
 fi
