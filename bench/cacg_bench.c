@@ -155,7 +155,7 @@ int main(int argc, char **argv)
   PetscBool        set, gpu, hasjson;
   PetscMPIInt      size, rank;
   KSPCACGBasisType basis = KSP_CACG_BASIS_NEWTON;
-  const char      *commit = getenv("GPUKIT_COMMIT"), *state = getenv("GPUKIT_SOURCE_STATE"), *host = getenv("GPUKIT_HOST"), *machine = getenv("GPUKIT_MACHINE"), *envdate = getenv("GPUKIT_DATE"), *load = getenv("GPUKIT_LOAD");
+  const char      *envdate = getenv("GPUKIT_DATE");
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -302,14 +302,7 @@ int main(int argc, char **argv)
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"rtol\": %g, \"its_to_solution\": %" PetscInt_FMT ", \"its_ratio_vs_baseline\": %.6g, \"time_to_solution_ms\": %.6g, \"speedup_to_solution_vs_baseline\": %.6g, ", (double)rtol, m->its, (double)m->its / meth[0].its, 1e3 * m->tts, (double)(meth[0].tts / m->tts)));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"reductions_per_it\": %.4g, \"gpu_to_host_copies_per_it\": %.4g, \"solution_diff_vs_baseline\": %.3g, ", (double)m->red, (double)m->gtoc, (double)m->err));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"cacg_outer\": %" PetscInt_FMT ", \"cacg_replacements\": %" PetscInt_FMT ", \"cacg_truncations\": %" PetscInt_FMT ", \"batches\": %" PetscInt_FMT ", ", m->outer, m->replacements, m->truncations, batches));
-        PetscCall(GKJSONString(fp, "petsc_version", version, PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "date", date, PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "commit", commit ? commit : "unknown", PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "source_state", state ? state : "unknown", PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "host", host ? host : "unknown", PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "load_avg", load ? load : "unknown", PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "machine", machine ? machine : "unknown", PETSC_FALSE));
-        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"device\": \"%s\"}\n", device));
+        PetscCall(GKJSONRunInfo(fp, version, date, device));
       }
     }
     PetscCall(PetscFClose(PETSC_COMM_WORLD, fp));

@@ -316,7 +316,7 @@ int main(int argc, char **argv)
   PetscBool      gpu, parasails = PETSC_FALSE, solve = PETSC_TRUE, hasjson, ondevice = PETSC_FALSE, set, sideset;
   PetscMPIInt    size;
   MatInfo        info;
-  const char    *commit = getenv("GPUKIT_COMMIT"), *state = getenv("GPUKIT_SOURCE_STATE"), *host = getenv("GPUKIT_HOST"), *machine = getenv("GPUKIT_MACHINE"), *envdate = getenv("GPUKIT_DATE"), *load = getenv("GPUKIT_LOAD");
+  const char    *envdate = getenv("GPUKIT_DATE");
   MatType        atype;
   PetscLogDouble t0, t1;
 
@@ -514,14 +514,7 @@ int main(int argc, char **argv)
       }
     }
     PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"batches\": %" PetscInt_FMT ", ", batches));
-    PetscCall(GKJSONString(fp, "petsc_version", version, PETSC_FALSE));
-    PetscCall(GKJSONString(fp, "date", date, PETSC_FALSE));
-    PetscCall(GKJSONString(fp, "commit", commit ? commit : "unknown", PETSC_FALSE));
-    PetscCall(GKJSONString(fp, "source_state", state ? state : "unknown", PETSC_FALSE));
-    PetscCall(GKJSONString(fp, "host", host ? host : "unknown", PETSC_FALSE));
-    PetscCall(GKJSONString(fp, "load_avg", load ? load : "unknown", PETSC_FALSE));
-    PetscCall(GKJSONString(fp, "machine", machine ? machine : "unknown", PETSC_FALSE));
-    PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"device\": \"%s\"}\n", device));
+    PetscCall(GKJSONRunInfo(fp, version, date, device));
     PetscCall(PetscFClose(PETSC_COMM_WORLD, fp));
   }
 

@@ -281,7 +281,7 @@ int main(int argc, char **argv)
   PetscLogDouble nnz, flops;
   PetscReal      copy_gbps = 0;
   MatInfo        info;
-  const char    *commit, *state, *host, *machine, *envdate, *load;
+  const char    *envdate;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -446,11 +446,6 @@ int main(int argc, char **argv)
   }
 
   /* report */
-  commit  = getenv("GPUKIT_COMMIT");
-  state   = getenv("GPUKIT_SOURCE_STATE");
-  load    = getenv("GPUKIT_LOAD");
-  host    = getenv("GPUKIT_HOST");
-  machine = getenv("GPUKIT_MACHINE");
   envdate = getenv("GPUKIT_DATE");
   if (envdate && envdate[0]) PetscCall(PetscStrncpy(date, envdate, sizeof(date)));
   else {
@@ -504,15 +499,7 @@ int main(int argc, char **argv)
         PetscCall(JSONNumber(fp, "ksp_ms_per_it", 1e3 * fmt[f].kspit, (PetscBool)(kspits > 0), PETSC_FALSE));
         PetscCall(JSONNumber(fp, "ksp_speedup_vs_baseline", kspits > 0 ? fmt[ib].kspit / fmt[f].kspit : 0, (PetscBool)(kspits > 0), PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"setup_s\": %.3g, \"reps\": %" PetscInt_FMT ", \"batches\": %" PetscInt_FMT ", ", fmt[f].tsetup, reps, batches));
-        PetscCall(GKJSONString(fp, "petsc_version", version, PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "date", date, PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "commit", commit ? commit : "unknown", PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "source_state", state ? state : "unknown", PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "host", host ? host : "unknown", PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "load_avg", load ? load : "unknown", PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "machine", machine ? machine : "unknown", PETSC_FALSE));
-        PetscCall(GKJSONString(fp, "device", device, PETSC_TRUE));
-        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "}\n"));
+        PetscCall(GKJSONRunInfo(fp, version, date, device));
       }
     }
     PetscCall(PetscFClose(PETSC_COMM_WORLD, fp));

@@ -55,3 +55,31 @@ PetscErrorCode GKJSONString(FILE *fp, const char *key, const char *s, PetscBool 
   PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"%s", last ? "" : ", "));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/*
+  GKJSONRunInfo - ends a JSON record with what it says about the run: "petsc_version", "date", then "commit",
+  "source_state", "host", "load_avg" and "machine" from the environment (GPUKIT_COMMIT, GPUKIT_SOURCE_STATE,
+  GPUKIT_HOST, GPUKIT_LOAD, GPUKIT_MACHINE, as bench/runinfo.sh exports them; "unknown" when unset), "device",
+  and the closing brace and newline
+*/
+PetscErrorCode GKJSONRunInfo(FILE *fp, const char *version, const char *date, const char *device)
+{
+  const char *env[][2] = {
+    {"commit",       "GPUKIT_COMMIT"      },
+    {"source_state", "GPUKIT_SOURCE_STATE"},
+    {"host",         "GPUKIT_HOST"        },
+    {"load_avg",     "GPUKIT_LOAD"        },
+    {"machine",      "GPUKIT_MACHINE"     }
+  };
+
+  PetscFunctionBegin;
+  PetscCall(GKJSONString(fp, "petsc_version", version, PETSC_FALSE));
+  PetscCall(GKJSONString(fp, "date", date, PETSC_FALSE));
+  for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+    const char *v = getenv(env[i][1]);
+    PetscCall(GKJSONString(fp, env[i][0], v ? v : "unknown", PETSC_FALSE));
+  }
+  PetscCall(GKJSONString(fp, "device", device, PETSC_TRUE));
+  PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "}\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

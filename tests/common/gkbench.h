@@ -16,3 +16,4 @@
 PETSC_EXTERN PetscErrorCode GKDeviceSynchronize(PetscBool);
 PETSC_EXTERN PetscErrorCode GKDeviceName(char *, size_t);
 PETSC_EXTERN PetscErrorCode GKJSONString(FILE *, const char *, const char *, PetscBool);
+PETSC_EXTERN PetscErrorCode GKJSONRunInfo(FILE *, const char *, const char *, const char *);
