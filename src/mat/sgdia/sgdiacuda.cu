@@ -120,6 +120,15 @@ static PetscErrorCode SGDIACUDACheckSetUp_Private(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the stencil by value in the kernel arguments (k <= GPUKIT_SGDIA_CUDA_PARAM_K): offsets in the ghosted or the owned box */
+static void SGDIACUDAStencilByValue(const Mat_SGDIA *sg, PetscBool ghosted, GpukitSGDIAMultArgs *a)
+{
+  for (PetscInt s = 0; s < sg->k; s++) {
+    a->poff[s] = (long long)(ghosted ? sg->goff[s] : sg->ooff[s]);
+    for (PetscInt d = 0; d < 3; d++) a->pdelta[3 * s + d] = (signed char)sg->delta[3 * s + d];
+  }
+}
+
 /* Device storage of the right size and the stencil offsets on the device (written by a kernel for stencils of at
    most GPUKIT_SGDIA_CUDA_PARAM_K points, copied up otherwise); a new value array is zeroed, so the
    slots outside the domain are zero there as on the host. Copies no values. */
@@ -156,10 +165,7 @@ static PetscErrorCode SGDIACUDAAllocate_Private(Mat A, cudaStream_t stream)
       PetscCall(PetscMemzero(&a, sizeof(a)));
       a.k = (int)k;
       for (PetscInt b = 0; b < 2; b++) {
-        for (PetscInt s = 0; s < k; s++) {
-          a.poff[s] = (long long)(b ? sg->goff[s] : sg->ooff[s]);
-          for (PetscInt d = 0; d < 3; d++) a.pdelta[3 * s + d] = (signed char)sg->delta[3 * s + d];
-        }
+        SGDIACUDAStencilByValue(sg, (PetscBool)b, &a);
         PetscCallCUDA(GpukitSGDIAFillStencilCUDA(&a, cu->off + b * k, cu->delta, stream));
       }
       cu->k = k;
@@ -311,12 +317,7 @@ static PetscErrorCode SGDIACUDASetArgs_Private(Mat A, PetscBool ghosted, GpukitS
   a->v     = cu->v;
   a->delta = cu->delta;
   a->off   = cu->off + (ghosted ? sg->k : 0);
-  if (sg->k <= GPUKIT_SGDIA_CUDA_PARAM_K) {
-    for (PetscInt s = 0; s < sg->k; s++) {
-      a->poff[s] = (long long)(ghosted ? sg->goff[s] : sg->ooff[s]);
-      for (PetscInt d = 0; d < 3; d++) a->pdelta[3 * s + d] = (signed char)sg->delta[3 * s + d];
-    }
-  }
+  if (sg->k <= GPUKIT_SGDIA_CUDA_PARAM_K) SGDIACUDAStencilByValue(sg, ghosted, a);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
