@@ -130,13 +130,28 @@ __global__ void __launch_bounds__(1024) SGDIAMult2Kernel(const GpukitSGDIAMultAr
   *(double2 *)(y + i) = sum;
 }
 
+/* SGDIANeighbourIn() with the stencil offsets from the kernel arguments (s a compile-time index) */
+__device__ __forceinline__ bool SGDIANeighbourInByValue(const GpukitSGDIAMultArgs &a, const int g[3], int s)
+{
+  bool in = true;
+#pragma unroll
+  for (int d = 0; d < 3; d++) {
+    const int q = g[d] + a.pdelta[3 * s + d];
+    if (!a.periodic[d] && (q < 0 || q >= a.M[d])) in = false;
+  }
+  return in;
+}
+
 /* variant 2: one thread per row, specialised on the stencil size K as well as the dof: the stencil loop is unrolled
    with the offsets as compile-time indices into the kernel arguments, and the K*DOF loads of v (streamed: read
-   once, so they should not evict x from L1) are issued before the first use. Rows whose stencil leaves the domain
-   take the generic code. Measured on an H200, 27-point box at 128^3, best block size of each: this kernel 0.138 ms;
-   the same with __ldg for v 0.142; the loads interleaved with the products 0.142; either with up to 64 registers
-   (__launch_bounds__(1024, 1): every load of a row in flight, half the threads per multiprocessor) 0.175, and with
-   up to 121 (at most 256 threads a block) 0.31; the generic row kernel 0.144. */
+   once, so they should not evict x from L1) are issued before the first use. A row whose stencil leaves the domain
+   runs the same code with each neighbour's x load and product predicated on its being in the domain (the terms and
+   their order are those of SGDIARow()), so a warp holding a boundary row does not wait for a serial loop.
+   Measured on an H200 outside PETSc (scratch harness, best block size of each), 27-point box 128^3 / 7-point 256^3 /
+   7-point 128^3 dof 3, ms: this kernel (up to 64 registers) 0.129 / 0.280 / 0.271; boundary rows in the generic
+   row code instead (32 registers) 0.138 / 0.290 / 0.274; that with an unrolled branch per neighbour for them 0.132 /
+   0.292; this kernel held to 48 registers (spills) 0.148 / 0.280 / 0.294, to 32 registers 0.212. Earlier, on the
+   generic-boundary form: __ldg for v 0.142, loads interleaved with the products 0.142, the generic row kernel 0.144. */
 template <typename IT, int DOF, int K, bool ADD>
 __global__ void __launch_bounds__(1024) SGDIAMultStencilKernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
 {
@@ -148,22 +163,24 @@ __global__ void __launch_bounds__(1024) SGDIAMultStencilKernel(const GpukitSGDIA
 
   if (i >= (IT)a.m) return;
   SGDIAPoint<IT>(a, i / DOF, g, &xb, &inside);
-  if (inside) {
-    const long long stride = (long long)DOF * a.m;
-    const double   *vs     = a.v + i;
-    double          w[K * DOF];
+  const long long stride = (long long)DOF * a.m;
+  const double   *vs     = a.v + i;
+  double          w[K * DOF];
 #pragma unroll
-    for (int s = 0; s < K; s++) {
+  for (int s = 0; s < K; s++) {
 #pragma unroll
-      for (int c = 0; c < DOF; c++) w[s * DOF + c] = __ldcs(vs + s * stride + c * a.m);
+    for (int c = 0; c < DOF; c++) w[s * DOF + c] = __ldcs(vs + s * stride + c * a.m);
+  }
+#pragma unroll
+  for (int s = 0; s < K; s++) {
+    const bool    in = inside || SGDIANeighbourInByValue(a, g, s);
+    const double *xp = x + (xb + a.poff[s]) * DOF; /* read only when in the domain */
+#pragma unroll
+    for (int c = 0; c < DOF; c++) {
+      const double xv = in ? __ldg(xp + c) : 0.0, t = sum + w[s * DOF + c] * xv;
+      sum = in ? t : sum;
     }
-#pragma unroll
-    for (int s = 0; s < K; s++) {
-      const double *xp = x + (xb + a.poff[s]) * DOF;
-#pragma unroll
-      for (int c = 0; c < DOF; c++) sum += w[s * DOF + c] * __ldg(xp + c);
-    }
-  } else sum = SGDIARow<IT, DOF>(a, x, i);
+  }
   y[i] = ADD ? y0[i] + sum : sum;
 }
 
