@@ -10,6 +10,10 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
                            "                     -dm_mat_type sgdiacuda or aijcusparse)\n"
                            "  -coarse_mat_type <type>   with -pc_type mg: matrix type of the coarsest level (e.g. aijcusparse, so that\n"
                            "                     its LU solves run on the GPU)\n"
+                           "  -cavity_device_interpolation <bool>   with -use_gpu and -pc_type mg: build the MG interpolation on the\n"
+                           "                     device (a MATSHELL of CUDA kernels, default true), else DMDA's host matrix converted\n"
+                           "  -check_interpolation      with -use_gpu: compare the device interpolation with DMDA's on every coarsening\n"
+                           "                     of the grid by 2 (products and scaling vector), print the differences and exit\n"
                            "  -check_converged <bool>   exit with an error if SNES did not converge (default true)\n"
                            "and every PETSc option (-da_refine, -da_grid_x, -dm_mat_type, -snes_*, -ksp_*, -pc_*, ...).\n"
                            "The last line is a summary: grid, Newton and KSP iterations, final residual norm, SNESSolve time.\n";
@@ -39,8 +43,12 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
        local vector. No host round trip per Newton step.
    With -pc_type mg every level is rediscretised: PCMG coarsens the DMDA and the Jacobian above runs on each
    level (on the GPU with -use_gpu). DMDA makes the interpolation MATAIJ (host) for any -dm_mat_type whose name
-   does not start with "aij" (sgdia, sgdiacuda); with device vectors this program converts it to
-   MATAIJCUSPARSE once, after the first PCSetUp (a KSP pre-solve hook, CavityInterpolationToGPU()).
+   does not start with "aij" (sgdia, sgdiacuda), and its scaling vector by host products. With -use_gpu this
+   program replaces both: a DM coarsen hook gives every coarse DMDA a DMCreateInterpolation() that returns a
+   MATSHELL whose products are CUDA kernels, and the scaling vector computed with them (cavitycuda.cu), so that
+   PCMG's set-up copies nothing between host and device for them. Where that does not apply (another refinement
+   ratio, -cavity_device_interpolation 0, Galerkin coarse operators, ...) DMDA's host interpolation is converted
+   to MATAIJCUSPARSE once, after the first PCSetUp (a KSP pre-solve hook, CavityInterpolationToGPU()).
 */
 #include <petscgpukit.h>
 #include <petscsnes.h>
@@ -48,7 +56,7 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
 #include <petsctime.h>
 #include "cavity.h"
 
-PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU;
+PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA;
 
 typedef enum {
   CAVITY_ASSEMBLY_STENCIL,
@@ -61,6 +69,9 @@ typedef struct {
   CavityAssembly assembly;
   PetscBool      use_gpu;
   PetscBool      check_converged;
+  PetscBool      device_interp;       /* -cavity_device_interpolation */
+  PetscBool      check_interp;        /* -check_interpolation */
+  PetscBool      attach_interp;       /* the coarsen hook gives coarse DMDAs the device interpolation */
   char           coarse_mattype[256]; /* "" unless -coarse_mat_type */
   PetscInt       mglevels;            /* PCMG levels, for the coarsen hook */
 } AppCtx;
@@ -356,8 +367,11 @@ static PetscErrorCode CavityInterpolationToGPU(KSP ksp, Vec b, Vec x, void *ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* DM coarsen hook for -coarse_mat_type: PCMG coarsens the DMDA level by level; the coarsest level's DM gets
-   the matrix type asked for, so DMCreateMatrix() makes its Jacobian of that type */
+/* DM coarsen hook, for PCMG, which coarsens the DMDA level by level:
+   - -coarse_mat_type: the coarsest level's DM gets the matrix type asked for, so DMCreateMatrix() makes its
+     Jacobian of that type;
+   - -use_gpu: every coarse DMDA gets the device interpolation (CavityDeviceInterpolationAttach(), cavitycuda.cu:
+     PCMG's DMCreateInterpolation(coarse, fine) then returns a MATSHELL of CUDA kernels where it applies) */
 static PetscErrorCode CavityCoarsenHook(DM fine, DM coarse, void *ctx)
 {
   AppCtx  *user = (AppCtx *)ctx;
@@ -366,12 +380,136 @@ static PetscErrorCode CavityCoarsenHook(DM fine, DM coarse, void *ctx)
   PetscFunctionBeginUser;
   PetscCall(DMCoarsenHookAdd(coarse, CavityCoarsenHook, NULL, ctx));
   PetscCall(DMGetCoarsenLevel(coarse, &level));
-  if (level == user->mglevels - 1) {
+  if (user->coarse_mattype[0] && level == user->mglevels - 1) {
     PetscCall(PetscInfo(coarse, "Cavity: coarsest MG level (coarsened %" PetscInt_FMT " times) gets matrix type %s\n", level, user->coarse_mattype));
     PetscCall(DMSetMatType(coarse, user->coarse_mattype));
   }
+#if defined(CAVITY_HAVE_CUDA)
+  if (user->attach_interp) PetscCall(CavityDeviceInterpolationAttach(coarse));
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+#if defined(CAVITY_HAVE_CUDA)
+/* max|a - b| / max|b| (max|a - b| where b = 0) */
+static PetscErrorCode CavityRelDiff(Vec a, Vec b, PetscReal *d)
+{
+  Vec       w;
+  PetscReal nb;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(b, &w));
+  PetscCall(VecWAXPY(w, -1.0, b, a));
+  PetscCall(VecNorm(w, NORM_INFINITY, d));
+  PetscCall(VecNorm(b, NORM_INFINITY, &nb));
+  if (nb > 0) *d /= nb;
+  PetscCall(VecDestroy(&w));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -check_interpolation: on every coarsening of the grid by 2 (DMCoarsen(), as PCMG does), the device interpolation
+   (cavitycuda.cu) against DMDA's own from DMCreateInterpolation(): MatMult, MatMultAdd (into another vector and in
+   place), MatMultTranspose, MatMultTransposeAdd (likewise) on random vectors, and the scaling vectors; one line per
+   level with the relative differences (max norm), an error if one exceeds tol */
+static PetscErrorCode CavityCheckInterpolation(DM da, PetscReal tol)
+{
+  static const char *const what[] = {"MatMult", "MatMultAdd", "MatMultAdd in place", "MatMultTranspose", "MatMultTransposeAdd", "MatMultTransposeAdd in place", "rscale"};
+  PetscRandom              rnd;
+  DM                       daf = da, dac;
+  PetscInt                 nlev = 0, nbad = 0;
+  PetscReal                worst = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+  PetscCall(PetscRandomSetInterval(rnd, -1.0, 1.0));
+  PetscCall(PetscRandomSetSeed(rnd, 20261121));
+  PetscCall(PetscRandomSeed(rnd));
+  PetscCall(PetscObjectReference((PetscObject)daf));
+  for (;;) {
+    PetscInt  Mf, Nf, Mc, Nc;
+    Mat       Pd, Ph;
+    Vec       sd, sh, xc, xf, zf, zc, yd, yh, cd, ch;
+    PetscReal d[7];
+    PetscBool ok;
+    char      why[256], line[1024];
+    size_t    len;
+
+    PetscCall(DMDAGetInfo(daf, NULL, &Mf, &Nf, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    if (Mf < 5 || Nf < 5 || (Mf - 1) % 2 || (Nf - 1) % 2) break; /* no coarser grid with ratio 2 and 3 points */
+    PetscCall(DMCoarsen(daf, MPI_COMM_NULL, &dac));
+    PetscCall(DMDAGetInfo(dac, NULL, &Mc, &Nc, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    PetscCall(CavityInterpolationQualifies(dac, daf, &ok, why, sizeof(why)));
+    PetscCheck(ok, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-check_interpolation: the device interpolation does not apply to %" PetscInt_FMT "x%" PetscInt_FMT " -> %" PetscInt_FMT "x%" PetscInt_FMT ": %s", Mc, Nc, Mf, Nf, why);
+    PetscCall(CavityCreateInterpolationCUDA(dac, daf, &Pd, &sd));
+    PetscCall(DMCreateInterpolation(dac, daf, &Ph, &sh)); /* DMDA's own: this DMDA has no coarsen hook */
+    PetscCall(DMCreateGlobalVector(dac, &xc));
+    PetscCall(DMCreateGlobalVector(daf, &xf));
+    PetscCall(VecDuplicate(xf, &zf));
+    PetscCall(VecDuplicate(xf, &yd));
+    PetscCall(VecDuplicate(xf, &yh));
+    PetscCall(VecDuplicate(xc, &zc));
+    PetscCall(VecDuplicate(xc, &cd));
+    PetscCall(VecDuplicate(xc, &ch));
+    PetscCall(VecSetRandom(xc, rnd));
+    PetscCall(VecSetRandom(xf, rnd));
+    PetscCall(VecSetRandom(zf, rnd));
+    PetscCall(VecSetRandom(zc, rnd));
+    PetscCall(MatMult(Pd, xc, yd));
+    PetscCall(MatMult(Ph, xc, yh));
+    PetscCall(CavityRelDiff(yd, yh, &d[0]));
+    PetscCall(MatMultAdd(Pd, xc, zf, yd));
+    PetscCall(MatMultAdd(Ph, xc, zf, yh));
+    PetscCall(CavityRelDiff(yd, yh, &d[1]));
+    PetscCall(VecCopy(zf, yd));
+    PetscCall(VecCopy(zf, yh));
+    PetscCall(MatMultAdd(Pd, xc, yd, yd));
+    PetscCall(MatMultAdd(Ph, xc, yh, yh));
+    PetscCall(CavityRelDiff(yd, yh, &d[2]));
+    PetscCall(MatMultTranspose(Pd, xf, cd));
+    PetscCall(MatMultTranspose(Ph, xf, ch));
+    PetscCall(CavityRelDiff(cd, ch, &d[3]));
+    PetscCall(MatMultTransposeAdd(Pd, xf, zc, cd));
+    PetscCall(MatMultTransposeAdd(Ph, xf, zc, ch));
+    PetscCall(CavityRelDiff(cd, ch, &d[4]));
+    PetscCall(VecCopy(zc, cd));
+    PetscCall(VecCopy(zc, ch));
+    PetscCall(MatMultTransposeAdd(Pd, xf, cd, cd));
+    PetscCall(MatMultTransposeAdd(Ph, xf, ch, ch));
+    PetscCall(CavityRelDiff(cd, ch, &d[5]));
+    PetscCheck(sd && sh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "-check_interpolation: a scaling vector is missing");
+    PetscCall(CavityRelDiff(sd, sh, &d[6]));
+    PetscCall(PetscSNPrintf(line, sizeof(line), "cavity: interpolation %" PetscInt_FMT "x%" PetscInt_FMT " -> %" PetscInt_FMT "x%" PetscInt_FMT ", device vs DMDA, relative differences:", Mc, Nc, Mf, Nf));
+    for (PetscInt k = 0; k < 7; k++) {
+      PetscCall(PetscStrlen(line, &len));
+      PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, "%s %s %.2e", k ? "," : "", what[k], (double)d[k]));
+      if (!(d[k] <= tol)) nbad++;
+      worst = PetscMax(worst, d[k]);
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", line));
+    PetscCall(VecDestroy(&xc));
+    PetscCall(VecDestroy(&xf));
+    PetscCall(VecDestroy(&zf));
+    PetscCall(VecDestroy(&zc));
+    PetscCall(VecDestroy(&yd));
+    PetscCall(VecDestroy(&yh));
+    PetscCall(VecDestroy(&cd));
+    PetscCall(VecDestroy(&ch));
+    PetscCall(VecDestroy(&sd));
+    PetscCall(VecDestroy(&sh));
+    PetscCall(MatDestroy(&Pd));
+    PetscCall(MatDestroy(&Ph));
+    PetscCall(DMDestroy(&daf));
+    daf = dac;
+    nlev++;
+  }
+  PetscCall(DMDestroy(&daf));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCheck(nlev > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-check_interpolation: the grid does not coarsen by 2 (it needs (mx - 1) and (my - 1) even and at least 5 x 5 points)");
+  PetscCheck(nbad == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "-check_interpolation: %" PetscInt_FMT " differences above %g (largest %g)", nbad, (double)tol, (double)worst);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "cavity: interpolation check passed: %" PetscInt_FMT " levels, largest relative difference %.2e (limit %.0e)\n", nlev, (double)worst, (double)tol));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
 
 #if defined(CAVITY_HAVE_CUDA) && defined(PETSC_USE_LOG)
   #define CAVITY_COUNT_COPIES 1
@@ -455,6 +593,10 @@ static PetscErrorCode ProcessOptions(DM da, AppCtx *user)
   user->assembly          = CAVITY_ASSEMBLY_STENCIL;
   user->use_gpu           = PETSC_FALSE;
   user->check_converged   = PETSC_TRUE;
+  user->device_interp     = PETSC_TRUE;
+  user->check_interp      = PETSC_FALSE;
+  user->attach_interp     = PETSC_FALSE;
+  user->mglevels          = 1;
   user->coarse_mattype[0] = 0;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Driven cavity options", NULL);
   PetscCall(PetscOptionsReal("-lidvelocity", "Dimensionless velocity of the lid (default 1/(mx*my))", NULL, user->p.lid, &user->p.lid, NULL));
@@ -463,6 +605,8 @@ static PetscErrorCode ProcessOptions(DM da, AppCtx *user)
   PetscCall(PetscOptionsEnum("-jacobian_assembly", "How the host Jacobian reaches the matrix", NULL, CavityAssemblies, (PetscEnum)user->assembly, (PetscEnum *)&user->assembly, NULL));
   PetscCall(PetscOptionsBool("-use_gpu", "Residual and Jacobian by CUDA kernels on device arrays", NULL, user->use_gpu, &user->use_gpu, NULL));
   PetscCall(PetscOptionsString("-coarse_mat_type", "With -pc_type mg: matrix type of the coarsest level", NULL, user->coarse_mattype, user->coarse_mattype, sizeof(user->coarse_mattype), NULL));
+  PetscCall(PetscOptionsBool("-cavity_device_interpolation", "With -use_gpu and -pc_type mg: MG interpolation by CUDA kernels (else DMDA's host matrix, converted)", NULL, user->device_interp, &user->device_interp, NULL));
+  PetscCall(PetscOptionsBool("-check_interpolation", "With -use_gpu: compare the device MG interpolation with DMDA's and exit", NULL, user->check_interp, &user->check_interp, NULL));
   PetscCall(PetscOptionsBool("-check_converged", "Exit with an error if SNES did not converge", NULL, user->check_converged, &user->check_converged, NULL));
   PetscOptionsEnd();
   PetscCheck(user->p.prandtl >= 0.0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-prandtl must be at least 0, got %g", (double)user->p.prandtl);
@@ -483,6 +627,7 @@ static PetscErrorCode ProcessOptions(DM da, AppCtx *user)
     PetscCall(PetscStrInList(mtype, "sgdiacuda,seqsgdiacuda,mpisgdiacuda,aijcusparse,seqaijcusparse,mpiaijcusparse", ',', &okmat));
     PetscCheck(okmat, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-use_gpu writes the Jacobian on the device into MATSGDIACUDA (-dm_mat_type sgdiacuda) or MATAIJCUSPARSE (-dm_mat_type aijcusparse), not %s", mtype);
   }
+  PetscCheck(!user->check_interp || user->use_gpu, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-check_interpolation compares the device interpolation with DMDA's: add -use_gpu (and its -dm_vec_type cuda -dm_mat_type sgdiacuda)");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -517,6 +662,7 @@ int main(int argc, char **argv)
   PetscCall(PetscLogEventRegister("CavityResidCUDA", classid, &CAVITY_ResidualCUDA));
   PetscCall(PetscLogEventRegister("CavityJacCUDA", classid, &CAVITY_JacobianCUDA));
   PetscCall(PetscLogEventRegister("CavityInterpGPU", classid, &CAVITY_InterpToGPU));
+  PetscCall(PetscLogEventRegister("CavityInterpCUDA", classid, &CAVITY_InterpCUDA));
 
   /* the grid: 4 x 4 by default, -da_grid_x/y, -da_refine (as ex19) */
   PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 4, 4, PETSC_DECIDE, PETSC_DECIDE, CAVITY_DOF, 1, NULL, NULL, &da));
@@ -531,6 +677,14 @@ int main(int argc, char **argv)
   PetscCall(DMSetApplicationContext(da, &user));
   PetscCall(DMGetVecType(da, &vtype));
   PetscCall(PetscStrInList(vtype, "cuda,seqcuda,mpicuda", ',', &cudavec));
+#if defined(CAVITY_HAVE_CUDA)
+  if (user.check_interp) {
+    PetscCall(CavityCheckInterpolation(da, 1e-14));
+    PetscCall(DMDestroy(&da));
+    PetscCall(PetscFinalize());
+    return 0;
+  }
+#endif
 
   PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));
   PetscCall(SNESSetDM(snes, da));
@@ -548,12 +702,17 @@ int main(int argc, char **argv)
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMG, &ismg));
   if (cudavec) PetscCall(KSPSetPreSolve(ksp, CavityInterpolationToGPU, NULL));
-  if (user.coarse_mattype[0]) {
-    if (ismg) {
-      PetscCall(PCMGGetLevels(pc, &user.mglevels));
-      if (user.mglevels > 1) PetscCall(DMCoarsenHookAdd(da, CavityCoarsenHook, NULL, &user));
-    } else PetscCall(PetscInfo(snes, "Cavity: -coarse_mat_type ignored: the PC is not PCMG\n"));
+  if (ismg) PetscCall(PCMGGetLevels(pc, &user.mglevels));
+  if (user.use_gpu && ismg && user.mglevels > 1) {
+    PCMGGalerkinType galerkin;
+
+    PetscCall(PCMGGetGalerkin(pc, &galerkin));
+    if (!user.device_interp) PetscCall(PetscInfo(snes, "Cavity: -cavity_device_interpolation 0: DMDA's interpolation, converted to %s after the first PCSetUp\n", MATAIJCUSPARSE));
+    else if (galerkin != PC_MG_GALERKIN_NONE) PetscCall(PetscInfo(snes, "Cavity: Galerkin coarse operators need an assembled interpolation: DMDA's, converted to %s after the first PCSetUp\n", MATAIJCUSPARSE));
+    else user.attach_interp = PETSC_TRUE;
   }
+  if (ismg && user.mglevels > 1 && (user.coarse_mattype[0] || user.attach_interp)) PetscCall(DMCoarsenHookAdd(da, CavityCoarsenHook, NULL, &user));
+  if (user.coarse_mattype[0] && !ismg) PetscCall(PetscInfo(snes, "Cavity: -coarse_mat_type ignored: the PC is not PCMG\n"));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "lid velocity = %g, prandtl # = %g, grashof # = %g\n", (double)user.p.lid, (double)user.p.prandtl, (double)user.p.grashof));
 
   PetscCall(DMCreateGlobalVector(da, &x));

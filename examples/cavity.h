@@ -63,13 +63,22 @@ typedef struct {
   PetscInt   slot[CAVITY_MAX_K]; /* star point of each layout point, or -1 */
 } CavityLayout;
 
+/* one product of the MG interpolation P (cavitycuda.cu): the output's owned box, the box of the input array (the
+   input's ghosted box: its local vector's, or on one rank the global vector's, which is the same box), and the fine
+   grid's size */
+typedef struct {
+  PetscInt mx, my;         /* fine grid points */
+  PetscInt xs, ys, xm, ym; /* owned box of the output (fine grid for P x, coarse for P^T x) */
+  PetscInt gxs, gys, gxm;  /* box of the input array (coarse grid for P x, fine for P^T x) */
+} CavityInterpBox;
+
 /* physical parameters, from the options */
 typedef struct {
   PetscReal lid, grashof, prandtl;
 } CavityParams;
 
 /* log events, registered by examples/cavity.c */
-PETSC_EXTERN PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU;
+PETSC_EXTERN PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA;
 
 /* the grid of the DMDA dm (any MG level) with the parameters */
 PETSC_EXTERN PetscErrorCode CavityGetGrid(DM, const CavityParams *, CavityGrid *);
@@ -83,6 +92,12 @@ PETSC_EXTERN PetscErrorCode CavitySGDIALayout(Mat, const CavityGrid *, CavityLay
 /* the GPU path (examples/cavitycuda.cu): residual and Jacobian by CUDA kernels on device arrays */
 PETSC_EXTERN PetscErrorCode CavityFormFunctionCUDA(SNES, Vec, Vec, void *);
 PETSC_EXTERN PetscErrorCode CavityFormJacobianCUDA(SNES, Vec, Mat, Mat, void *);
+/* the MG interpolation on the device (cavitycuda.cu): whether it applies to a coarse/fine DMDA pair (collective; why
+   says why not, or what it is), the MATSHELL and its scaling vector 1 ./ (P^T 1) (rscale may be NULL), and the
+   replacement of a coarse DMDA's DMCreateInterpolation() by one that returns them where they apply */
+PETSC_EXTERN PetscErrorCode CavityInterpolationQualifies(DM, DM, PetscBool *, char[], size_t);
+PETSC_EXTERN PetscErrorCode CavityCreateInterpolationCUDA(DM, DM, Mat *, Vec *);
+PETSC_EXTERN PetscErrorCode CavityDeviceInterpolationAttach(DM);
 #endif
 
 /* ---- point functions: the same body on host and device -------------------------------------------------- */
@@ -237,4 +252,50 @@ CAVITY_HD void CavityLayoutRow(const CavityLayout *L, const CavityField *xl, Pet
     const PetscInt t = L->slot[s];
     for (PetscInt c = 0; c < CAVITY_DOF; c++) v[(s * CAVITY_DOF + c) * m + row] = t >= 0 ? J[t][c] : 0.0;
   }
+}
+
+/* ---- MG interpolation: DMDA's Q1 interpolation for refinement ratio 2, non-periodic, one entry of a product ------ */
+
+/* Entry t = p*4 + c of y = P x on the output box b (owned fine points p = (j - ys)*xm + (i - xs), component c);
+   xc is the coarse array on box b.g*. Fine (i, j) = sum over coarse (I, J), (I+1, J), (I, J+1), (I+1, J+1),
+   I = i/2, J = j/2, weights (1-x)(1-y), x(1-y), (1-x)y, xy with x = (i - 2I)/2, y = (j - 2J)/2: zero weights are
+   skipped (so nothing outside the grid is read), the others summed in ascending column order as in DMDA's AIJ row.
+   The weights are 1, 1/2, 1/4, so every product is exact. */
+CAVITY_HD PetscScalar CavityInterpEntry(const CavityInterpBox *b, const PetscScalar *xc, PetscInt t)
+{
+  const PetscInt     c = t % CAVITY_DOF, p = t / CAVITY_DOF;
+  const PetscInt     i = b->xs + p % b->xm, j = b->ys + p / b->xm, ic = i / 2, jc = j / 2;
+  const PetscBool    oi = (PetscBool)(i != 2 * ic), oj = (PetscBool)(j != 2 * jc);
+  const PetscReal    x = oi ? 0.5 : 0.0, y = oj ? 0.5 : 0.0;
+  const PetscInt     e = CAVITY_DOF, n = CAVITY_DOF * b->gxm;
+  const PetscScalar *xl = xc + ((jc - b->gys) * b->gxm + (ic - b->gxs)) * CAVITY_DOF + c;
+  PetscScalar        s  = (1.0 - x) * (1.0 - y) * xl[0];
+
+  if (oi) s += x * (1.0 - y) * xl[e];
+  if (oj) s += (1.0 - x) * y * xl[n];
+  if (oi && oj) s += x * y * xl[n + e];
+  return s;
+}
+
+/* Entry t = p*4 + c of y = P^T x on the output box b (owned coarse points); xf is the fine array on box b.g*.
+   Gather form (deterministic): coarse (I, J) sums fine (2I+a, 2J+b), a, b in {-1, 0, 1}, inside the grid, with
+   weight w(a) w(b), w(0) = 1, w(+-1) = 1/2, in ascending fine index. */
+CAVITY_HD PetscScalar CavityInterpTransposeEntry(const CavityInterpBox *b, const PetscScalar *xf, PetscInt t)
+{
+  const PetscInt c = t % CAVITY_DOF, p = t / CAVITY_DOF;
+  const PetscInt ic = b->xs + p % b->xm, jc = b->ys + p / b->xm;
+  PetscScalar    s = 0.0;
+
+  for (PetscInt dj = -1; dj <= 1; dj++) {
+    const PetscInt j = 2 * jc + dj;
+
+    if (j < 0 || j >= b->my) continue;
+    for (PetscInt di = -1; di <= 1; di++) {
+      const PetscInt i = 2 * ic + di;
+
+      if (i < 0 || i >= b->mx) continue;
+      s += (di ? 0.5 : 1.0) * (dj ? 0.5 : 1.0) * xf[((j - b->gys) * b->gxm + (i - b->gxs)) * CAVITY_DOF + c];
+    }
+  }
+  return s;
 }
