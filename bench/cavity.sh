@@ -3,13 +3,13 @@
 #
 #   ours-gpu          examples/cavity -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda   (residual and Jacobian by CUDA
 #                     kernels on every MG level; interpolation moved to aijcusparse by the example)
-#   ours-gpu-lean     the same plus -coarse_mat_type aijcusparse (coarsest LU solves on cuSPARSE) and
-#                     -mg_levels_pc_jacobi_fixdiagonal 0 (PCJACOBI set-up without a host round trip of the diagonal).
-#                     Left: one upload per smoothed level and Newton step, the Chebyshev eigenvalue estimate's "noisy"
-#                     right-hand side, which PETSc fills on the host (the smoothers have no other right-hand side at
-#                     set-up; -mg_levels_ksp_chebyshev_esteig_noisy 0 stops with "Chebyshev must use a noisy ... right-hand
-#                     side ... when no right-hand side is available" under PCMG), and the coarse LU refactorisation on
-#                     the host (cuSPARSE solves)
+#   ours-gpu-lean     the same plus -coarse_mat_type densecuda -mg_coarse_pc_factor_mat_solver_type cuda (the
+#                     coarsest level a dense device matrix written by a kernel, its LU factorisation and solves by
+#                     cuSOLVER on the device) and -mg_levels_pc_jacobi_fixdiagonal 0 (PCJACOBI set-up without a host
+#                     round trip of the diagonal). Left: one upload per smoothed level and Newton step, the Chebyshev
+#                     eigenvalue estimate's "noisy" right-hand side, which PETSc fills on the host (the smoothers have no
+#                     other right-hand side at set-up; -mg_levels_ksp_chebyshev_esteig_noisy 0 stops with "Chebyshev
+#                     must use a noisy ... right-hand side ... when no right-hand side is available" under PCMG)
 #   ex19-aijcusparse  stock SNES ex19 -dm_vec_type cuda -dm_mat_type aijcusparse (Jacobian by FD colouring on the host)
 #   ex19-aij-np2      stock SNES ex19 -dm_mat_type aij on 2 MPI ranks (CPU)
 # and, on request (GPUKIT_CAVITY_CONFIGS), CPU runs for reference: ours-sgdia, ours-sgdia-array (-jacobian_assembly
@@ -84,7 +84,7 @@ echo "bench/cavity.sh: commit $commit, $host ($machine), $device, PETSc $pver at
 echo "  ours: $cavity; stock ex19: ${ex19:-(none)}; grids 9x9 refined ${refines// /, } times; runs: $configs"
 
 common=(-da_grid_x 9 -da_grid_y 9 -ksp_type fgmres -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -mg_coarse_pc_type lu -snes_converged_reason -ksp_converged_reason -use_gpu_aware_mpi 0)
-lean=(-coarse_mat_type aijcusparse -mg_levels_pc_jacobi_fixdiagonal 0)
+lean=(-coarse_mat_type densecuda -mg_coarse_pc_factor_mat_solver_type cuda -mg_levels_pc_jacobi_fixdiagonal 0)
 failed=0
 for r in $refines; do
   for c in $configs; do

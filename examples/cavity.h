@@ -254,6 +254,26 @@ CAVITY_HD void CavityLayoutRow(const CavityLayout *L, const CavityField *xl, Pet
   }
 }
 
+/* Row `row` of the Jacobian into a dense column-major array a (leading dimension lda) on one rank, where the
+   global index of (i, j, c) is (j*mx + i)*4 + c: the in-domain star points' columns; the rest of the row must be 0
+   already (the caller zeroes the array). */
+CAVITY_HD void CavityDenseRow(const CavityGrid *g, const CavityField *xl, PetscInt row, PetscInt lda, PetscScalar *a)
+{
+  const PetscInt     p = row / CAVITY_DOF, r = row % CAVITY_DOF;
+  const PetscInt     i = g->xs + p % g->xm, j = g->ys + p / g->xm;
+  const CavityField *nb[CAVITY_NPOINTS];
+  PetscScalar        J[CAVITY_NPOINTS][CAVITY_DOF];
+
+  CavityNeighbours(g, xl, i, j, nb);
+  CavityJacobianRow(g, i, j, r, nb, J);
+  for (PetscInt s = 0; s < CAVITY_NPOINTS; s++) {
+    const PetscInt in = i + (s == CAVITY_W ? -1 : (s == CAVITY_E ? 1 : 0)), jn = j + (s == CAVITY_S ? -1 : (s == CAVITY_N ? 1 : 0));
+
+    if (in < 0 || in >= g->mx || jn < 0 || jn >= g->my) continue;
+    for (PetscInt c = 0; c < CAVITY_DOF; c++) a[((jn * g->mx + in) * CAVITY_DOF + c) * lda + row] = J[s][c];
+  }
+}
+
 /* ---- MG interpolation: DMDA's Q1 interpolation for refinement ratio 2, non-periodic, one entry of a product ------ */
 
 /* Entry t = p*4 + c of y = P x on the output box b (owned fine points p = (j - ys)*xm + (i - xs), component c);

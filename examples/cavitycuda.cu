@@ -93,6 +93,15 @@ __global__ static void CavityJacobianKernel(const CavityLayout L, const CavityFi
   if (row < m) CavityLayoutRow(&L, xl, row, v);
 }
 
+/* one thread per row: CavityDenseRow() (MATSEQDENSECUDA, one rank) */
+__global__ static void CavityJacobianDenseKernel(const CavityGrid g, const CavityField *__restrict__ xl, PetscInt lda, PetscScalar *__restrict__ a)
+{
+  const PetscInt m   = CAVITY_DOF * g.xm * g.ym;
+  const PetscInt row = (PetscInt)blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (row < m) CavityDenseRow(&g, xl, row, lda, a);
+}
+
 PetscErrorCode CavityFormFunctionCUDA(SNES snes, Vec X, Vec F, void *ctx)
 {
   const CavityParams *par = (const CavityParams *)ctx;
@@ -136,7 +145,7 @@ PetscErrorCode CavityFormJacobianCUDA(SNES snes, Vec X, Mat J, Mat B, void *ctx)
   CavityLayout        L;
   const PetscScalar  *x;
   PetscScalar        *v;
-  PetscBool           issg, iscusparse;
+  PetscBool           issg, iscusparse, isdense;
   cudaStream_t        stream;
   PetscInt            m;
   MatType             mtype;
@@ -147,9 +156,36 @@ PetscErrorCode CavityFormJacobianCUDA(SNES snes, Vec X, Mat J, Mat B, void *ctx)
   m = CAVITY_DOF * g.xm * g.ym;
   PetscCall(PetscObjectTypeCompareAny((PetscObject)B, &issg, MATSEQSGDIACUDA, MATMPISGDIACUDA, ""));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)B, &iscusparse, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQDENSECUDA, &isdense));
   PetscCall(MatGetType(B, &mtype));
-  PetscCheck(issg || iscusparse, PetscObjectComm((PetscObject)B), PETSC_ERR_SUP, "-use_gpu writes the Jacobian on the device into MATSGDIACUDA or MATAIJCUSPARSE; the matrix of the %" PetscInt_FMT " x %" PetscInt_FMT " grid is %s (see -dm_mat_type, -coarse_mat_type)", g.mx, g.my, mtype);
+  PetscCheck(issg || iscusparse || isdense, PetscObjectComm((PetscObject)B), PETSC_ERR_SUP, "-use_gpu writes the Jacobian on the device into MATSGDIACUDA, MATAIJCUSPARSE or (one rank, e.g. -coarse_mat_type densecuda) MATSEQDENSECUDA; the matrix of the %" PetscInt_FMT " x %" PetscInt_FMT " grid is %s (see -dm_mat_type, -coarse_mat_type)", g.mx, g.my, mtype);
   PetscCall(PetscLogEventBegin(CAVITY_JacobianCUDA, B, 0, 0, 0));
+  if (isdense) { /* zero, then each row's star entries; the matrix stays on the device */
+    PetscInt lda;
+
+    PetscCall(MatDenseGetLDA(B, &lda));
+    PetscCall(CavityGetStream(&stream));
+    PetscCall(MatDenseCUDAGetArrayWrite(B, &v));
+    PetscCall(VecCUDAGetArrayRead(Xl, &x));
+    PetscCall(PetscLogGpuTimeBegin());
+    if (m > 0) {
+      PetscCallCUDA(cudaMemsetAsync(v, 0, sizeof(PetscScalar) * (size_t)lda * (size_t)m, stream));
+      CavityJacobianDenseKernel<<<(unsigned int)((m + CAVITY_CUDA_BLOCK - 1) / CAVITY_CUDA_BLOCK), CAVITY_CUDA_BLOCK, 0, stream>>>(g, (const CavityField *)x, lda, v);
+      PetscCallCUDA(cudaGetLastError());
+    }
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(VecCUDARestoreArrayRead(Xl, &x));
+    PetscCall(MatDenseCUDARestoreArrayWrite(B, &v));
+    PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(PetscLogEventEnd(CAVITY_JacobianCUDA, B, 0, 0, 0));
+    if (J != B) {
+      PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
+    }
+    PetscCall(DMRestoreLocalVector(dm, &Xl));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (issg) {
     PetscCall(CavitySGDIALayout(B, &g, &L));
     PetscCall(MatSGDIAGetArrayWriteCUDA(B, &v));
