@@ -236,7 +236,7 @@ def cavity_section(L, folder):
     L.append("- all runs: `-da_grid_x 9 -da_grid_y 9 -da_refine R`, Grashof 1, `-ksp_type fgmres -pc_type mg -mg_levels_ksp_type chebyshev")
     L.append("  -mg_levels_pc_type jacobi -mg_coarse_pc_type lu` (2-rank CPU runs: redundant LU on the coarsest level). **ours-gpu**:")
     L.append("  `examples/cavity -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda` (residual and Jacobian by CUDA kernels on every")
-    L.append("  level); **ours-gpu-lean**: the same with `-coarse_mat_type aijcusparse -mg_levels_pc_jacobi_fixdiagonal 0`;")
+    L.append("  level, device MG interpolation); **ours-gpu-lean**: the same with `-coarse_mat_type densecuda -mg_coarse_pc_factor_mat_solver_type cuda -mg_levels_pc_jacobi_fixdiagonal 0`;")
     L.append("  **ex19-aijcusparse**: stock SNES ex19, `-dm_vec_type cuda -dm_mat_type aijcusparse` (FD-colouring Jacobian on the host);")
     L.append("  **ex19-aij-np2**: stock ex19 on 2 CPU ranks. Speed-up: SNESSolve time of ex19-aijcusparse / the run's.")
     L.append("- copies: CpuToGpu / GpuToCpu counts inside SNESSolve from `-log_view` (PETSc counts every dot-product result read")
