@@ -83,6 +83,7 @@ static PetscErrorCode SGDIAFreeStorage_Private(Mat_SGDIA *sg)
   PetscCall(VecDestroy(&sg->yl));
   PetscCall(MatDestroy(&sg->aij));
   PetscCall(MatDestroy(&sg->aijnoinode));
+  PetscCall(SGDIAMPKDestroy_Private(&sg->mpk));
   PetscCall(DMDestroy(&sg->da));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1379,6 +1380,7 @@ static PetscErrorCode MatDestroy_SGDIA(Mat A)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetStencil_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqsgdia_seqaij_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpisgdia_mpiaij_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMatrixPowers_C", NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1437,6 +1439,7 @@ static PetscErrorCode MatCreate_SGDIA_Common(Mat A, MatType name)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIASetDropOutsideStencil_C", MatSGDIASetDropOutsideStencil_SGDIA));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetArray_C", MatSGDIAGetArray_SGDIA));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetStencil_C", MatSGDIAGetStencil_SGDIA));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMatrixPowers_C", MatMatrixPowers_SGDIA)); /* KSPCACG's matrix powers kernel */
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, name));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1468,6 +1471,7 @@ PetscErrorCode MatRegister_SGDIA_Private(void)
 {
   PetscFunctionBegin;
   PetscCall(MatRegisterRootName(MATSGDIA, MATSEQSGDIA, MATMPISGDIA));
+  PetscCall(PetscLogEventRegister("SGDIAMatPowers", MAT_CLASSID, &MAT_SGDIA_MatPowers)); /* MatMatrixPowers_SGDIA(), sgdiampk.c */
   PetscCall(MatRegister(MATSGDIA, MatCreate_SGDIA));
   PetscCall(MatRegister(MATSEQSGDIA, MatCreate_SeqSGDIA));
   PetscCall(MatRegister(MATMPISGDIA, MatCreate_MPISGDIA));

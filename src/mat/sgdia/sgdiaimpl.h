@@ -28,6 +28,9 @@ typedef struct {
   PetscScalar *v;
 } SGDIAStash;
 
+/* the matrix powers kernel's ghost region and cached values (sgdiampk.c) */
+typedef struct _n_SGDIAMPK *SGDIAMPK;
+
 typedef struct {
   /* grid and stencil, from the DMDA */
   DM               da;
@@ -81,6 +84,9 @@ typedef struct {
   PetscErrorCode (*hostaccess)(Mat, PetscBool);
   /* the CUDA twin's lines for MatView() with ::ascii_info */
   PetscErrorCode (*viewinfo)(Mat, PetscViewer);
+
+  /* MatMatrixPowers_SGDIA(): ghost region of depth k*sw and the values gathered there (sgdiampk.c) */
+  SGDIAMPK         mpk;
 } Mat_SGDIA;
 
 /* Every host function that reads (write = PETSC_FALSE) or changes (PETSC_TRUE) the values calls this first */
@@ -109,6 +115,10 @@ PETSC_INTERN PetscErrorCode MatSGDIAFDColoringCreate_Private(Mat, ISColoring, Ma
 PETSC_INTERN PetscErrorCode MatSGDIAFDColoringSetUp_Private(Mat, ISColoring, MatFDColoring);
 PETSC_INTERN PetscErrorCode MatSGDIAFDColoringApply_Private(Mat, MatFDColoring, Vec, void *);
 PETSC_INTERN PetscErrorCode MatGetFactor_SGDIA_PETSc(Mat, MatFactorType, Mat *);
+/* the matrix powers hook "MatMatrixPowers_C" of the host types (sgdiampk.c; contract in src/ksp/cacg/cacgimpl.h) */
+PETSC_INTERN PetscErrorCode MatMatrixPowers_SGDIA(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
+PETSC_INTERN PetscErrorCode SGDIAMPKDestroy_Private(SGDIAMPK *);
+PETSC_INTERN PetscLogEvent  MAT_SGDIA_MatPowers;
 
 /* owned point (i,j,k) in owned-box coordinates -> point index */
 static inline PetscInt SGDIAPoint(const Mat_SGDIA *sg, PetscInt i, PetscInt j, PetscInt l)
