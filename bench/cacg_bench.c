@@ -3,8 +3,10 @@ static const char help[] = "KSP benchmark: gpukit's KSPCACG (s-step CG) against 
                            "  -dim 2|3             grid dimension (default 2)\n"
                            "  -n n                 grid points per dimension (default 256)\n"
                            "  -mat_type t          aij, sgdia (host) or aijcusparse, sgdiacuda (GPU, VECCUDA vectors); default aij\n"
-                           "  -methods m1,m2,...   cg, pipecg, groppcg, cacg<s> (s = 1..16); default cg,pipecg,groppcg,cacg2,cacg4,cacg8;\n"
-                           "                       the first is the baseline of the ratios\n"
+                           "  -methods m1,m2,...   cg, pipecg, groppcg, cacg<s> (s = 1..16), cacg<s>mult; default cg,pipecg,groppcg,cacg2,cacg4,cacg8,\n"
+                           "                       and cacg4mult when the matrix has a matrix powers hook; the first is the baseline of the ratios.\n"
+                           "                       cacg<s> uses the matrix's MatMatrixPowers_C (sgdia, sgdiacuda) when it has one, cacg<s>mult never\n"
+                           "                       (-ksp_cacg_matrix_powers 0: s MatMult + Jacobi calls); the record's \"mpk\" says which ran\n"
                            "  -basis b             the KSPCACG basis: newton (default), chebyshev, monomial\n"
                            "  -its k               iterations of the fixed-length solves that give the time per iteration (default 200)\n"
                            "  -rtol r              relative tolerance of the solves to convergence that give the time to solution (default 1e-8)\n"
@@ -65,6 +67,8 @@ typedef struct {
   char      name[16];
   KSPType   type;
   PetscInt  s;      /* KSPCACG only */
+  PetscBool nohook; /* KSPCACG without the matrix powers hook (cacg<s>mult) */
+  char      mpk[8]; /* KSPCACG: "hook" (the matrix's MatMatrixPowers_C) or "default" (MatMult + PCApply); else "" */
   PetscReal tit;    /* seconds per iteration, fastest batch of the fixed-length solve */
   PetscReal titmed; /* median */
   PetscReal tts;    /* seconds to solution, fastest batch */
@@ -81,7 +85,9 @@ static PetscErrorCode ParseMethod(const char *name, Method *m)
 
   PetscFunctionBegin;
   PetscCall(PetscStrncpy(m->name, name, sizeof(m->name)));
-  m->s = 0;
+  m->s      = 0;
+  m->nohook = PETSC_FALSE;
+  m->mpk[0] = 0;
   PetscCall(PetscStrcmp(name, "cg", &match));
   if (match) m->type = KSPCG;
   else {
@@ -92,10 +98,14 @@ static PetscErrorCode ParseMethod(const char *name, Method *m)
       if (match) m->type = KSPGROPPCG;
       else {
         PetscCall(PetscStrncmp(name, "cacg", 4, &match));
-        PetscCheck(match, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown method '%s' in -methods; known: cg, pipecg, groppcg, cacg<s> with s = 1..16 (cacg4, ...)", name);
-        m->type = KSPCACG;
-        m->s    = (PetscInt)atoi(name + 4);
-        PetscCheck(m->s >= 1 && m->s <= 16, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "Method '%s': write cacg<s> with s = 1..16, e.g. cacg4", name);
+        PetscCheck(match, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown method '%s' in -methods; known: cg, pipecg, groppcg, cacg<s> and cacg<s>mult with s = 1..16 (cacg4, ...)", name);
+        {
+          char *end;
+          m->type = KSPCACG;
+          m->s    = (PetscInt)strtol(name + 4, &end, 10);
+          PetscCall(PetscStrcmp(end, "mult", &m->nohook));
+          PetscCheck(m->s >= 1 && m->s <= 16 && (!*end || m->nohook), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "Method '%s': write cacg<s> or cacg<s>mult with s = 1..16, e.g. cacg4", name);
+        }
       }
     }
   }
@@ -118,6 +128,18 @@ static PetscErrorCode CreateSolver(Method *m, Mat A, KSPCACGBasisType basis, KSP
     PetscCall(KSPCACGSetBasis(*ksp, basis));
   }
   PetscCall(KSPSetFromOptions(*ksp));
+  if (m->s) { /* the matrix powers route: the hook when the matrix has one, unless cacg<s>mult or -bench_ksp_cacg_matrix_powers 0 */
+    PetscBool use = PETSC_TRUE, set, isjac;
+    void (*hook)(void) = NULL;
+    PetscCall(PetscOptionsGetBool(NULL, "bench_", "-ksp_cacg_matrix_powers", &use, &set));
+    if (m->nohook) {
+      use = PETSC_FALSE;
+      PetscCall(KSPCACGSetUseMatrixPowers(*ksp, PETSC_FALSE));
+    }
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", &hook));
+    PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &isjac));
+    PetscCall(PetscStrncpy(m->mpk, use && hook && isjac ? "hook" : "default", sizeof(m->mpk)));
+  }
   PetscCall(KSPSetUp(*ksp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -177,6 +199,7 @@ int main(int argc, char **argv)
     const char *def[] = {"cg", "pipecg", "groppcg", "cacg2", "cacg4", "cacg8"};
     nm                = 6;
     for (PetscInt i = 0; i < nm; i++) PetscCall(PetscStrallocpy(def[i], &names[i]));
+    /* cacg4mult is appended below when the matrix has a matrix powers hook */
   }
   PetscCheck(nm >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-methods lists no method");
   PetscCheck(dim == 2 || dim == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dim must be 2 or 3, got %" PetscInt_FMT, dim);
@@ -202,6 +225,15 @@ int main(int argc, char **argv)
   PetscCall(DMCreateMatrix(da, &A));
   PetscCall(GKFillPoisson(da, A));
   PetscCall(MatSetOption(A, MAT_SPD, PETSC_TRUE)); /* Jacobi then keeps its diagonal on the device (facts.md) */
+  if (!set) { /* the fused matrix powers kernel against s MatMults */
+    void (*hook)(void) = NULL;
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", &hook));
+    if (hook) {
+      PetscCall(PetscStrallocpy("cacg4mult", &names[nm]));
+      PetscCall(ParseMethod(names[nm], &meth[nm]));
+      nm++;
+    }
+  }
   rows = n * n * (dim == 3 ? n : 1);
   PetscCall(PetscSNPrintf(casename, sizeof(casename), "%" PetscInt_FMT "d%" PetscInt_FMT "pt_n%" PetscInt_FMT, dim, 2 * dim + 1, n));
   PetscCall(DMCreateGlobalVector(da, &b));
@@ -273,10 +305,10 @@ int main(int argc, char **argv)
   }
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, %d rank(s), %s, Jacobi, %" PetscInt_FMT " rows; per iteration: %" PetscInt_FMT "-iteration solves; to solution: rtol %g; fastest of %" PetscInt_FMT "; KSPCACG basis %s\n", casename, size, mattype, rows, its, (double)rtol, batches, basisname));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-8s %12s %9s %12s %6s %9s %10s %10s\n", "method", "ms/iter", "vs " "base", "ms to sol.", "its", "vs base", "red./iter", "D2H/iter"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-10s %12s %9s %12s %6s %9s %10s %10s %8s\n", "method", "ms/iter", "vs " "base", "ms to sol.", "its", "vs base", "red./iter", "D2H/iter", "mpk"));
   for (PetscInt i = 0; i < nm; i++) {
     Method *m = &meth[i];
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-8s %12.4f %8.2fx %12.2f %6" PetscInt_FMT " %8.2fx %10.2f %10.2f\n", m->name, 1e3 * m->tit, (double)(meth[0].tit / m->tit), 1e3 * m->tts, m->its, (double)(meth[0].tts / m->tts), (double)m->red, (double)m->gtoc));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-10s %12.4f %8.2fx %12.2f %6" PetscInt_FMT " %8.2fx %10.2f %10.2f %8s\n", m->name, 1e3 * m->tit, (double)(meth[0].tit / m->tit), 1e3 * m->tts, m->its, (double)(meth[0].tts / m->tts), (double)m->red, (double)m->gtoc, m->mpk[0] ? m->mpk : "-"));
   }
   if (hasjson && json[0]) {
     FILE *fp;
@@ -297,6 +329,7 @@ int main(int argc, char **argv)
         PetscCall(GKJSONString(fp, "ksp_type", m->type, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"s\": %" PetscInt_FMT ", ", m->s));
         PetscCall(GKJSONString(fp, "basis", m->s ? basisname : "", PETSC_FALSE));
+        PetscCall(GKJSONString(fp, "mpk", m->mpk, PETSC_FALSE));
         PetscCall(GKJSONString(fp, "baseline", meth[0].name, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"its_fixed\": %" PetscInt_FMT ", \"time_per_it_ms\": %.6g, \"time_per_it_ms_median\": %.6g, \"speedup_per_it_vs_baseline\": %.6g, ", its, 1e3 * m->tit, 1e3 * m->titmed, (double)(meth[0].tit / m->tit)));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"rtol\": %g, \"its_to_solution\": %" PetscInt_FMT ", \"its_ratio_vs_baseline\": %.6g, \"time_to_solution_ms\": %.6g, \"speedup_to_solution_vs_baseline\": %.6g, ", (double)rtol, m->its, (double)m->its / meth[0].its, 1e3 * m->tts, (double)(meth[0].tts / m->tts)));

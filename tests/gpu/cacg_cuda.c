@@ -5,7 +5,11 @@ static const char help[] = "KSPCACG on CUDA vectors and GPU matrices (aijcuspars
                            "  -rtol r                  relative tolerance (default 1e-10)\n"
                            "  -sol_tol t               ||x_gpu - x_host|| <= t ||x_host|| (default 1e-6)\n"
                            "  -expect_device_gram 0|1  the Gram matrices must come from the device kernel (default 1; 0 with -ksp_cacg_fused_gram 0)\n"
-                           "Other -ksp_cacg_* options reach both solvers.\n";
+                           "Other -ksp_cacg_* options reach both solvers.\n\n"
+                           "  -test mpk                the MATSGDIACUDA matrix powers hook instead (MatMatrixPowers_C, below):\n"
+                           "  -dim 2|3 -n n -dof d -stencil star|box -periodic 0|1   its grid (default 2, 32, 1, star, 0)\n"
+                           "  -mpk_tol t               hook vs host reference, relative max norm (default 1e-12)\n"
+                           "  -ksp_sol_tol t           KSPCACG with vs without the hook (default 1e-10)\n";
 
 /*
    For each GPU matrix type and each (basis, s): KSPCACG + Jacobi on the host (MATAIJ, host vectors) and on the GPU
@@ -17,6 +21,7 @@ static const char help[] = "KSPCACG on CUDA vectors and GPU matrices (aijcuspars
 */
 #include "gktest.h"
 #include <petscksp.h>
+#include <petscdmda.h>
 
 /* the vector copies between host and device PETSc has logged (not the single scalars of dot products) */
 #if PetscDefined(HAVE_CUDA)
@@ -93,6 +98,382 @@ static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *rel)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* ------------------------------------------------------------------------------------------------------------
+   -test mpk: MATSGDIACUDA's "MatMatrixPowers_C" (src/mat/sgdia/sgdiacuda.cu) against the host reference: for k = 1..8,
+   with and without dinv, the basis from MatMult + VecAXPBYPCZ/VecAXPBY/VecScale + VecPointwiseMult on a host MATSGDIA
+   with the same values; V[0], W[0] unchanged; on one rank no host<->device copy inside the hook and the event
+   SGDIAMatPowCUDA logged once per call; MatBindToCPU() removes the hook and puts it back, MatConvert() to MATSGDIA
+   drops it; then KSPCACG on the GPU matrix with the hook and with -ksp_cacg_matrix_powers 0: same iterations, same
+   solution, the hook's event seen only in the first.
+   ------------------------------------------------------------------------------------------------------------ */
+
+typedef PetscErrorCode (*MPKFn)(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
+
+/* a symmetric value for the pair of natural indices p < q: in [0.1, 1) */
+static PetscReal MPKHash(PetscInt p, PetscInt q)
+{
+  unsigned long long h = (unsigned long long)(p < q ? p : q) * 0x9E3779B97F4A7C15ULL ^ (unsigned long long)(p < q ? q : p) * 0xC2B2AE3D27D4EB4FULL;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 32;
+  return 0.1 + 0.9 * (PetscReal)(h % 1000003ULL) / 1000003.0;
+}
+
+/* a symmetric, diagonally dominant matrix on every stencil point and component: off-diagonals -hash, the diagonal
+   the sum of their magnitudes over the whole stencil plus 1 (so SPD); the same values for any matrix type */
+static PetscErrorCode MPKFill(DM da, Mat A)
+{
+  DMDALocalInfo   info;
+  DMDAStencilType st;
+  PetscInt        dof, sw, nc, per;
+  MatStencil     *col;
+  PetscScalar    *v;
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetLocalInfo(da, &info));
+  PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, &sw, NULL, NULL, NULL, &st));
+  per = info.bx == DM_BOUNDARY_PERIODIC;
+  PetscCall(PetscMalloc2(27 * dof, &col, 27 * dof, &v));
+  for (PetscInt k = info.zs; k < info.zs + info.zm; k++)
+    for (PetscInt j = info.ys; j < info.ys + info.ym; j++)
+      for (PetscInt i = info.xs; i < info.xs + info.xm; i++)
+        for (PetscInt r = 0; r < dof; r++) {
+          PetscInt   g[3] = {i, j, k}, n[3] = {info.mx, info.my, info.mz}, prow = ((k * info.my + j) * info.mx + i) * dof + r, dg = -1;
+          PetscReal  diag = 1.0;
+          MatStencil row  = {0};
+          row.i = i;
+          row.j = j;
+          row.k = k;
+          row.c = r;
+          nc    = 0;
+          for (PetscInt dz = (info.dim > 2 ? -1 : 0); dz <= (info.dim > 2 ? 1 : 0); dz++)
+            for (PetscInt dy = -1; dy <= 1; dy++)
+              for (PetscInt dx = -1; dx <= 1; dx++) {
+                PetscInt d[3] = {dx, dy, dz}, q[3], nz = (dx != 0) + (dy != 0) + (dz != 0), skip = 0;
+                if (st == DMDA_STENCIL_STAR && nz > 1) continue;
+                for (PetscInt e = 0; e < 3; e++) {
+                  q[e] = g[e] + d[e];
+                  if (q[e] < 0 || q[e] >= n[e]) {
+                    if (per && e < info.dim) q[e] = (q[e] + n[e]) % n[e];
+                    else skip = 1;
+                  }
+                }
+                if (skip) continue;
+                for (PetscInt c = 0; c < dof; c++) {
+                  PetscInt pcol = ((q[2] * info.my + q[1]) * info.mx + q[0]) * dof + c;
+                  col[nc].i     = g[0] + d[0];
+                  col[nc].j     = g[1] + d[1];
+                  col[nc].k     = g[2] + d[2];
+                  col[nc].c     = c;
+                  if (pcol == prow) {
+                    dg      = nc;
+                    v[nc++] = 0.0;
+                  } else {
+                    v[nc] = -MPKHash(prow, pcol);
+                    diag += PetscAbsScalar(v[nc]);
+                    nc++;
+                  }
+                }
+              }
+          PetscCheck(dg >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no diagonal");
+          v[dg] = diag;
+          PetscCall(MatSetValuesStencil(A, 1, &row, nc, col, v, INSERT_VALUES));
+        }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscFree2(col, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MPKCreate(PetscInt dim, PetscInt n, PetscInt dof, DMDAStencilType st, PetscBool per, const char *mattype, PetscBool gpu, DM *da, Mat *A)
+{
+  DMBoundaryType bt = per ? DM_BOUNDARY_PERIODIC : DM_BOUNDARY_NONE;
+
+  PetscFunctionBegin;
+  if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, bt, bt, st, n, n, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, da));
+  else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, bt, bt, bt, st, n, n, n, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, NULL, da));
+  PetscCall(DMSetFromOptions(*da));
+  if (gpu) PetscCall(DMSetVecType(*da, VECCUDA));
+  PetscCall(DMSetMatType(*da, mattype));
+  PetscCall(DMSetUp(*da));
+  PetscCall(DMCreateMatrix(*da, A));
+  if (gpu) PetscCall(MatSetFromOptions(*A)); /* -mat_sgdia_cuda_variant */
+  PetscCall(MPKFill(*da, *A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the reference: CACGPowersDefault()'s arithmetic on the host */
+static PetscErrorCode MPKReference(Mat A, Vec dinv, PetscInt k, const PetscReal *theta, const PetscReal *sigma, const PetscReal *gamma, Vec *V, Vec *W)
+{
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < k; j++) {
+    const PetscScalar a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
+    PetscCall(MatMult(A, V[j], W[j + 1]));
+    if (j > 0 && gamma[j] != 0.0) PetscCall(VecAXPBYPCZ(W[j + 1], b, c, a, W[j], W[j - 1]));
+    else if (theta[j] != 0.0) PetscCall(VecAXPBY(W[j + 1], b, a, W[j]));
+    else if (sigma[j] != 1.0) PetscCall(VecScale(W[j + 1], a));
+    if (dinv) PetscCall(VecPointwiseMult(V[j + 1], dinv, W[j + 1]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* max |a - b| / max |b|, a and b of any types */
+static PetscErrorCode MaxRelDiff(Vec a, Vec b, PetscReal *rel)
+{
+  Vec       t;
+  PetscReal nd, nb;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &t));
+  PetscCall(CopyValues(a, t));
+  PetscCall(VecAXPY(t, -1.0, b));
+  PetscCall(VecNorm(t, NORM_INFINITY, &nd));
+  PetscCall(VecNorm(b, NORM_INFINITY, &nb));
+  PetscCall(VecDestroy(&t));
+  *rel = nb > 0 ? nd / nb : nd;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MPKEventCount(PetscLogEvent ev, PetscInt *count)
+{
+  PetscEventPerfInfo info;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(&info, sizeof(info)));
+  PetscCall(PetscLogEventGetPerfInfo(0, ev, &info));
+  *count = (PetscInt)info.count;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define MPK_MAXK 8
+
+static PetscErrorCode RunMPK(PetscInt *fails)
+{
+  PetscInt        dim = 2, n = 32, dof = 1;
+  PetscBool       per = PETSC_FALSE, gpu, hasdev = PetscDefined(HAVE_CUDA) ? PETSC_TRUE : PETSC_FALSE;
+  PetscReal       tol = 1e-12, soltol = 1e-10;
+  char            stname[16] = "star", mattype[64] = MATSGDIACUDA;
+  DMDAStencilType st;
+  DM              dah, dad;
+  Mat             Ah, Ad;
+  PetscMPIInt     size;
+  PetscRandom     rnd;
+  PetscLogEvent   ev;
+  MPKFn           hook = NULL;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "KSPCACG GPU test: the SGDIACUDA matrix powers hook", NULL);
+  PetscCall(PetscOptionsInt("-dim", "dimension", NULL, dim, &dim, NULL));
+  PetscCall(PetscOptionsInt("-n", "grid points per direction", NULL, n, &n, NULL));
+  PetscCall(PetscOptionsInt("-dof", "components", NULL, dof, &dof, NULL));
+  PetscCall(PetscOptionsString("-stencil", "star or box", NULL, stname, stname, sizeof(stname), NULL));
+  PetscCall(PetscOptionsBool("-periodic", "periodic in every dimension", NULL, per, &per, NULL));
+  PetscCall(PetscOptionsReal("-mpk_tol", "hook vs host reference", NULL, tol, &tol, NULL));
+  PetscCall(PetscOptionsString("-mpk_mat_type", "the matrix type whose hook is tested (sgdia: the host hook, to check this test on a CPU)", NULL, mattype, mattype, sizeof(mattype), NULL));
+  PetscCall(PetscOptionsReal("-ksp_sol_tol", "KSPCACG with vs without the hook", NULL, soltol, &soltol, NULL));
+  PetscOptionsEnd();
+  PetscCall(PetscStrcmp(mattype, MATSGDIACUDA, &gpu));
+  PetscCheck(hasdev || !gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "This test needs a PETSc configured with CUDA (make petsc-cuda) and a GPU");
+  {
+    PetscBool isbox;
+    PetscCall(PetscStrcmp(stname, "box", &isbox));
+    st = isbox ? DMDA_STENCIL_BOX : DMDA_STENCIL_STAR;
+  }
+  PetscCall(MPKCreate(dim, n, dof, st, per, MATSGDIA, PETSC_FALSE, &dah, &Ah));
+  PetscCall(MPKCreate(dim, n, dof, st, per, mattype, gpu, &dad, &Ad));
+  PetscCall(PetscLogEventGetId(gpu ? "SGDIAMatPowCUDA" : "SGDIAMatPowers", &ev));
+  PetscCall(PetscObjectQueryFunction((PetscObject)Ad, "MatMatrixPowers_C", &hook));
+  if (!hook) {
+    MatType t;
+    PetscCall(MatGetType(Ad, &t));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: %s has no MatMatrixPowers_C\n", t));
+    (*fails)++;
+    goto done;
+  }
+  PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+  PetscCall(PetscRandomSetInterval(rnd, 0.5, 1.5));
+  PetscCall(PetscRandomSetSeed(rnd, 777));
+  PetscCall(PetscRandomSeed(rnd));
+  for (PetscInt k = 1; k <= MPK_MAXK; k++) {
+    for (PetscInt withd = 0; withd < 2; withd++) {
+      PetscReal      theta[MPK_MAXK], sigma[MPK_MAXK], gamma[MPK_MAXK], worst = 0.0;
+      Vec            Vh[MPK_MAXK + 1], Wh[MPK_MAXK + 1], Vd[MPK_MAXK + 1], Wd[MPK_MAXK + 1], dh = NULL, dd = NULL, v0 = NULL, w0 = NULL;
+      PetscLogDouble gtoc0, ctog0, gtoc, ctog;
+      PetscInt       c0, c1;
+
+      /* every branch of the reference (plain product, scaling, theta term, theta and gamma terms), shifted with k */
+      for (PetscInt j = 0; j < k; j++) {
+        const PetscInt b = (j + k) % 4;
+        theta[j]         = b >= 2 ? 0.35 + 0.1 * j : 0.0;
+        sigma[j]         = b == 0 ? 1.0 : 0.8 + 0.15 * j;
+        gamma[j]         = b == 3 && j > 0 ? 0.2 + 0.05 * j : 0.0;
+      }
+      for (PetscInt j = 0; j <= k; j++) {
+        PetscCall(MatCreateVecs(Ah, &Wh[j], NULL));
+        PetscCall(MatCreateVecs(Ad, &Wd[j], NULL));
+        if (withd) {
+          PetscCall(VecDuplicate(Wh[j], &Vh[j]));
+          PetscCall(VecDuplicate(Wd[j], &Vd[j]));
+        } else {
+          Vh[j] = Wh[j];
+          Vd[j] = Wd[j];
+        }
+      }
+      PetscCall(VecSetRandom(Wh[0], rnd));
+      if (withd) {
+        PetscCall(VecDuplicate(Wh[0], &dh));
+        PetscCall(VecDuplicate(Wd[0], &dd));
+        PetscCall(VecSetRandom(dh, rnd));
+        PetscCall(CopyValues(dh, dd));
+        PetscCall(VecPointwiseMult(Vh[0], dh, Wh[0]));
+        PetscCall(CopyValues(Vh[0], Vd[0]));
+      }
+      PetscCall(CopyValues(Wh[0], Wd[0]));
+      PetscCall(VecDuplicate(Wh[0], &v0));
+      PetscCall(VecDuplicate(Wh[0], &w0));
+      PetscCall(VecCopy(Vh[0], v0));
+      PetscCall(VecCopy(Wh[0], w0));
+      PetscCall(MPKReference(Ah, dh, k, theta, sigma, gamma, Vh, Wh));
+
+      /* the device hook, the data already on the device */
+      for (PetscInt j = 1; j <= k; j++) {
+        PetscCall(VecSet(Wd[j], 0.0));
+        if (withd) PetscCall(VecSet(Vd[j], 0.0));
+      }
+      PetscCall(MPKEventCount(ev, &c0));
+      gtoc0 = GK_GTOC();
+      ctog0 = GK_CTOG();
+      PetscCall((*hook)(Ad, dd, k, theta, sigma, gamma, Vd, Wd));
+      gtoc = GK_GTOC() - gtoc0;
+      ctog = GK_CTOG() - ctog0;
+      PetscCall(MPKEventCount(ev, &c1));
+      for (PetscInt j = 1; j <= k; j++) {
+        PetscReal r;
+        PetscCall(MaxRelDiff(Wd[j], Wh[j], &r));
+        worst = PetscMax(worst, r);
+        if (withd) {
+          PetscCall(MaxRelDiff(Vd[j], Vh[j], &r));
+          worst = PetscMax(worst, r);
+        }
+      }
+      {
+        PetscReal r0, r1;
+        PetscCall(MaxRelDiff(Vd[0], v0, &r0));
+        PetscCall(MaxRelDiff(Wd[0], w0, &r1));
+        if (r0 != 0.0 || r1 != 0.0) {
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL k=%" PetscInt_FMT " dinv=%s: V[0] or W[0] changed (%g, %g)\n", k, withd ? "yes" : "no", (double)r0, (double)r1));
+          (*fails)++;
+        }
+      }
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hook k=%" PetscInt_FMT " dinv=%s: max rel. diff vs host %.2e; %g device-to-host, %g host-to-device copies; hook event +%" PetscInt_FMT "\n", k, withd ? "yes" : "no", (double)worst, (double)gtoc, (double)ctog, c1 - c0));
+      if (!(worst <= tol)) {
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL k=%" PetscInt_FMT " dinv=%s: hook differs from the host reference by %.2e (tolerance %.2e)\n", k, withd ? "yes" : "no", (double)worst, (double)tol));
+        (*fails)++;
+      }
+      if (size == 1 && (gtoc > 0 || ctog > 0)) {
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL k=%" PetscInt_FMT ": %g device-to-host and %g host-to-device copies in the hook (0 expected)\n", k, (double)gtoc, (double)ctog));
+        (*fails)++;
+      }
+      if (c1 - c0 != 1) {
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL k=%" PetscInt_FMT ": the hook's event logged %" PetscInt_FMT " times (1 expected: the device path)\n", k, c1 - c0));
+        (*fails)++;
+      }
+      for (PetscInt j = 0; j <= k; j++) {
+        if (withd) {
+          PetscCall(VecDestroy(&Vh[j]));
+          PetscCall(VecDestroy(&Vd[j]));
+        }
+        PetscCall(VecDestroy(&Wh[j]));
+        PetscCall(VecDestroy(&Wd[j]));
+      }
+      PetscCall(VecDestroy(&dh));
+      PetscCall(VecDestroy(&dd));
+      PetscCall(VecDestroy(&v0));
+      PetscCall(VecDestroy(&w0));
+    }
+  }
+  PetscCall(PetscRandomDestroy(&rnd));
+
+  /* MatBindToCPU() takes the hook away and gives it back; a convert to MATSGDIA drops the device one */
+  if (gpu) {
+    MPKFn h = NULL;
+    Mat   C;
+    PetscCall(MatBindToCPU(Ad, PETSC_TRUE));
+    PetscCall(PetscObjectQueryFunction((PetscObject)Ad, "MatMatrixPowers_C", &h));
+    if (h) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: MatMatrixPowers_C still composed after MatBindToCPU(A, PETSC_TRUE)\n"));
+      (*fails)++;
+    }
+    PetscCall(MatBindToCPU(Ad, PETSC_FALSE));
+    PetscCall(PetscObjectQueryFunction((PetscObject)Ad, "MatMatrixPowers_C", &h));
+    if (h != hook) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: the device MatMatrixPowers_C not back after MatBindToCPU(A, PETSC_FALSE)\n"));
+      (*fails)++;
+    }
+    PetscCall(MatConvert(Ad, MATSGDIA, MAT_INITIAL_MATRIX, &C));
+    PetscCall(PetscObjectQueryFunction((PetscObject)C, "MatMatrixPowers_C", &h));
+    if (h == hook) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: MatConvert() to MATSGDIA kept the device MatMatrixPowers_C\n"));
+      (*fails)++;
+    }
+    PetscCall(MatDestroy(&C));
+  }
+
+  /* KSPCACG + Jacobi on the GPU matrix: with the hook and with -ksp_cacg_matrix_powers 0 */
+  {
+    Vec       b, x[2], xs;
+    PetscInt  its[2], cnt[2];
+    PetscReal rel;
+    PetscCall(MatCreateVecs(Ad, &xs, &b));
+    PetscCall(VecDuplicate(xs, &x[0]));
+    PetscCall(VecDuplicate(xs, &x[1]));
+    PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+    PetscCall(PetscRandomSetSeed(rnd, 4243));
+    PetscCall(PetscRandomSeed(rnd));
+    PetscCall(VecSetRandom(xs, rnd));
+    PetscCall(PetscRandomDestroy(&rnd));
+    PetscCall(MatMult(Ad, xs, b));
+    for (PetscInt s = 4; s <= 8; s += 4) {
+      for (PetscInt use = 0; use < 2; use++) {
+        KSP                ksp;
+        KSPConvergedReason reason;
+        PetscInt           e0, e1;
+        PetscCall(CreateSolver(Ad, KSPCACG, s, KSP_CACG_BASIS_NEWTON, 1e-11, &ksp));
+        PetscCall(KSPCACGSetUseMatrixPowers(ksp, use == 0 ? PETSC_TRUE : PETSC_FALSE));
+        PetscCall(VecSet(x[use], 0.0));
+        PetscCall(MPKEventCount(ev, &e0));
+        PetscCall(KSPSolve(ksp, b, x[use]));
+        PetscCall(MPKEventCount(ev, &e1));
+        PetscCall(KSPGetIterationNumber(ksp, &its[use]));
+        PetscCall(KSPGetConvergedReason(ksp, &reason));
+        cnt[use] = e1 - e0;
+        if (reason <= 0) {
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL KSPCACG s=%" PetscInt_FMT " %s the hook: %s\n", s, use == 0 ? "with" : "without", KSPConvergedReasons[reason]));
+          (*fails)++;
+        }
+        PetscCall(KSPDestroy(&ksp));
+      }
+      PetscCall(MaxRelDiff(x[0], x[1], &rel));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSPCACG s=%" PetscInt_FMT ": %" PetscInt_FMT " its with the hook (%" PetscInt_FMT " hook calls), %" PetscInt_FMT " without (%" PetscInt_FMT "); solutions differ by %.2e relative\n", s, its[0], cnt[0], its[1], cnt[1], (double)rel));
+      if (its[0] != its[1] || !(rel <= soltol) || cnt[0] < 1 || cnt[1] != 0) {
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL KSPCACG s=%" PetscInt_FMT ": iterations %" PetscInt_FMT " vs %" PetscInt_FMT " (equal expected), solutions %.2e apart (tolerance %.2e), hook calls %" PetscInt_FMT " and %" PetscInt_FMT " (>= 1 and 0 expected)\n", s, its[0], its[1], (double)rel, (double)soltol, cnt[0], cnt[1]));
+        (*fails)++;
+      }
+    }
+    PetscCall(VecDestroy(&b));
+    PetscCall(VecDestroy(&xs));
+    PetscCall(VecDestroy(&x[0]));
+    PetscCall(VecDestroy(&x[1]));
+  }
+done:
+  PetscCall(MatDestroy(&Ah));
+  PetscCall(MatDestroy(&Ad));
+  PetscCall(DMDestroy(&dah));
+  PetscCall(DMDestroy(&dad));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   char        *types[4], *bases[4];
@@ -109,6 +490,20 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscGPUKitInitialize());
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  {
+    char      test[16] = "ksp";
+    PetscBool ismpk;
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-test", test, sizeof(test), NULL));
+    PetscCall(PetscStrcmp(test, "mpk", &ismpk));
+    if (ismpk) {
+      PetscCall(PetscLogDefaultBegin()); /* the hook's event counts */
+      PetscCall(RunMPK(&fails));
+      PetscCheck(!fails, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%" PetscInt_FMT " checks failed", fails);
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "all checks passed\n"));
+      PetscCall(PetscFinalize());
+      return 0;
+    }
+  }
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "KSPCACG GPU test", NULL);
   PetscCall(PetscOptionsInt("-dim", "dimension", NULL, dim, &dim, NULL));
   PetscCall(PetscOptionsInt("-n", "grid points per direction", NULL, n, &n, NULL));

@@ -54,6 +54,7 @@ typedef struct {
 
   PetscBool      told_host, told_vec, told_dof;
   struct _MatOps hostops; /* the host type's ops */
+  PetscErrorCode (*hostmpk)(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]); /* the host type's "MatMatrixPowers_C", put back by the convert to it */
 } Mat_SGDIACUDA;
 
 /* ------------------------------------------------------------------------------------------------------
@@ -528,6 +529,141 @@ static PetscErrorCode MatMultTransposeAdd_SGDIACUDA(Mat A, Vec x, Vec y, Vec z)
 {
   PetscFunctionBegin;
   PetscCall(MatMultTransposeAdd_SGDIACUDA_Private(A, x, y, z));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Matrix powers (KSPCACG's "MatMatrixPowers_C", contract in src/ksp/cacg/cacgimpl.h)
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscLogEvent MAT_SGDIA_PowersCUDA; /* "SGDIAMatPowCUDA", registered with the types below */
+
+/* the reference of the hook: k MatMult + the three-term update + Jacobi, the arithmetic of CACGPowersDefault() in
+   cacg.c; for host vectors and a matrix bound to the CPU */
+static PetscErrorCode SGDIACUDAPowersDefault_Private(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
+{
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < k; j++) {
+    const PetscScalar a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
+
+    PetscCall(MatMult(A, V[j], W[j + 1]));
+    if (j > 0 && gamma[j] != 0.0) PetscCall(VecAXPBYPCZ(W[j + 1], b, c, a, W[j], W[j - 1]));
+    else if (theta[j] != 0.0) PetscCall(VecAXPBY(W[j + 1], b, a, W[j]));
+    else if (sigma[j] != 1.0) PetscCall(VecScale(W[j + 1], a));
+    if (dinv) PetscCall(VecPointwiseMult(V[j + 1], dinv, W[j + 1]));
+    else if (V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the device arrays a step reads, each vector got once (V[j] may be W[j]) */
+typedef struct {
+  PetscInt           n;
+  Vec                v[4];
+  const PetscScalar *a[4];
+} SGDIACUDAReads;
+
+static PetscErrorCode SGDIACUDAReadsGet_Private(SGDIACUDAReads *r, Vec v, const PetscScalar **a)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < r->n; i++) {
+    if (r->v[i] == v) {
+      *a = r->a[i];
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  PetscCall(VecCUDAGetArrayRead(v, &r->a[r->n]));
+  r->v[r->n] = v;
+  *a         = r->a[r->n++];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SGDIACUDAReadsRestore_Private(SGDIACUDAReads *r)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < r->n; i++) PetscCall(VecCUDARestoreArrayRead(r->v[i], &r->a[i]));
+  r->n = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatMatrixPowers_SGDIACUDA - KSPCACG's matrix powers hook: for j = 0..k-1
+       W[j+1] = (A V[j] - theta[j] W[j] - gamma[j] W[j-1]) / sigma[j],   V[j+1] = dinv .* W[j+1] (dinv NULL: V == W)
+   with one kernel launch per j (GpukitSGDIAPowersCUDA(): the product with the update and the Jacobi scaling in its
+   epilogue), so each new basis vector costs one pass instead of a product, an update and a Jacobi apply. On more
+   than one rank (or with periodic dimensions) the ghost values of V[j] are gathered before each product as in
+   MatMult. Everything stays on the device: no host-device copy on one rank. Host vectors, or a matrix bound to the
+   CPU, run the reference (k MatMult and vector operations).
+*/
+static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
+{
+  Mat_SGDIA          *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA      *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscBool           ok = PETSC_TRUE, ghosted;
+  Vec                 xl = NULL;
+  GpukitSGDIAMultArgs args;
+  cudaStream_t        stream;
+  int                 variant;
+
+  PetscFunctionBegin;
+  if (k < 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(theta && sigma && gamma && V && W, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_NULL, "MatMatrixPowers: the basis parameters and vector arrays must not be NULL");
+  for (PetscInt j = 0; j <= k && ok; j++) {
+    Vec vecs[3] = {V[j], W[j], j == 0 ? dinv : NULL};
+    PetscCall(SGDIACUDAVecsOnDevice_Private(A, "MatMatrixPowers", 3, vecs, &ok));
+  }
+  if (!ok || A->boundtocpu || !PetscDefined(USE_REAL_DOUBLE) || PetscDefined(USE_COMPLEX)) {
+    PetscCall(SGDIACUDAPowersDefault_Private(A, dinv, k, theta, sigma, gamma, V, W));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_PowersCUDA, A, 0, 0, 0));
+  ghosted = SGDIACUDANeedsGhosts(sg);
+  if (ghosted) PetscCall(SGDIACUDAGetLocalVecs_Private(A, &xl, NULL));
+  PetscCall(SGDIACUDASetArgs_Private(A, ghosted, &args));
+  for (PetscInt j = 0; j < k; j++) {
+    const PetscScalar     a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
+    GpukitSGDIAPowersArgs e;
+    SGDIACUDAReads        rd;
+    const PetscScalar    *xa;
+    PetscScalar          *w1, *v1 = NULL;
+    Vec                   xin = V[j];
+
+    PetscCall(PetscMemzero(&e, sizeof(e)));
+    rd.n = 0;
+    if (ghosted) {
+      PetscCall(DMGlobalToLocalBegin(sg->da, V[j], INSERT_VALUES, xl));
+      PetscCall(DMGlobalToLocalEnd(sg->da, V[j], INSERT_VALUES, xl));
+      xin = xl;
+    }
+    PetscCall(SGDIACUDAReadsGet_Private(&rd, xin, &xa));
+    if (cu->autotune && !cu->tuned) PetscCall(SGDIACUDAAutotune_Private(A, &args, xa, stream));
+    /* the terms CACGPowersDefault() adds: both with a gamma term, W[j] with a theta term, none for a scaling */
+    e.a = a;
+    e.b = b;
+    e.c = c;
+    if (j > 0 && gamma[j] != 0.0) {
+      PetscCall(SGDIACUDAReadsGet_Private(&rd, W[j], &e.w0));
+      PetscCall(SGDIACUDAReadsGet_Private(&rd, W[j - 1], &e.wm1));
+    } else if (theta[j] != 0.0) PetscCall(SGDIACUDAReadsGet_Private(&rd, W[j], &e.w0));
+    if (dinv) {
+      PetscCall(SGDIACUDAReadsGet_Private(&rd, dinv, &e.dinv));
+      PetscCall(VecCUDAGetArrayWrite(V[j + 1], &v1));
+      e.v1 = v1;
+    }
+    PetscCall(VecCUDAGetArrayWrite(W[j + 1], &w1));
+    variant = cu->variant == 2 && GpukitSGDIAMultVariantValid(&args, 2) ? 2 : 0;
+    PetscCall(PetscLogGpuTimeBegin());
+    PetscCallCUDA(GpukitSGDIAPowersCUDA(&args, &e, xa, w1, (int)cu->block, variant, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(VecCUDARestoreArrayWrite(W[j + 1], &w1));
+    if (dinv) PetscCall(VecCUDARestoreArrayWrite(V[j + 1], &v1));
+    PetscCall(SGDIACUDAReadsRestore_Private(&rd));
+    if (!dinv && V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1])); /* not KSPCACG's case: there V == W */
+  }
+  PetscCall(PetscLogGpuFlops((PetscLogDouble)k * (2.0 * (PetscLogDouble)sg->nv + 6.0 * (PetscLogDouble)sg->m)));
+  PetscCall(PetscLogEventEnd(MAT_SGDIA_PowersCUDA, A, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1235,6 +1371,8 @@ static PetscErrorCode SGDIACUDASetDeviceOps_Private(Mat A, PetscBool host)
 #undef GPUKIT_SGDIACUDA_OP
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", host ? NULL : MatSetPreallocationCOO_SGDIACUDA));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", host ? NULL : MatSetValuesCOO_SGDIACUDA));
+  /* KSPCACG's matrix powers hook: the device one; none while bound to the CPU (KSPCACG then runs its reference) */
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMatrixPowers_C", host ? NULL : MatMatrixPowers_SGDIACUDA));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1319,6 +1457,7 @@ static PetscErrorCode SGDIACUDAComposeFunctions_Private(Mat A, PetscBool set)
   if (!set) {
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", NULL));
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", NULL));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMatrixPowers_C", NULL));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1368,6 +1507,7 @@ static PetscErrorCode SGDIAConvertToCUDA_Private(Mat A)
   PetscCall(PetscNew(&cu));
   cu->block = GPUKIT_SGDIA_CUDA_BLOCK_SIZE;
   PetscCall(PetscMemcpy(&cu->hostops, A->ops, sizeof(struct _MatOps)));
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", &cu->hostmpk)); /* replaced by the device one */
   sg->spptr              = cu;
   sg->hostaccess         = SGDIACUDAHostAccess;
   A->ops->bindtocpu      = MatBindToCPU_SGDIACUDA;
@@ -1397,6 +1537,7 @@ static PetscErrorCode SGDIAConvertToHost_Private(Mat A)
   sg->hostaccess = NULL;
   sg->viewinfo   = NULL;
   PetscCall(SGDIACUDAComposeFunctions_Private(A, PETSC_FALSE));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMatrixPowers_C", cu->hostmpk)); /* the host type's, if it had one */
   PetscCall(PetscMemcpy(A->ops, &cu->hostops, sizeof(struct _MatOps)));
   PetscCall(SGDIACUDAFree_Private(&cu));
   sg->spptr = NULL;
@@ -1462,6 +1603,10 @@ static PetscErrorCode MatConvert_SGDIACUDA_SGDIA(Mat A, MatType type, MatReuse r
    operations run on the host (see -info). `MatBindToCPU()` runs everything on the host. `MatConvert()` goes
    both ways between `MATSEQSGDIA` and `MATSEQSGDIACUDA`.
 
+   `KSPCACG` builds its s-step basis with the matrix's "MatMatrixPowers_C" (Jacobi or no preconditioner): here one
+   kernel per basis vector that fuses the product with the three-term update and the Jacobi scaling (event
+   SGDIAMatPowCUDA; the product's variant: stencil, else row). Bound to the CPU the matrix has none.
+
 .seealso: `MATSGDIACUDA`, `MATMPISGDIACUDA`, `MATSGDIA`
 M*/
 static PetscErrorCode MatCreate_SeqSGDIACUDA(Mat A)
@@ -1500,6 +1645,7 @@ static PetscErrorCode MatCreate_SGDIACUDA(Mat A)
 PetscErrorCode MatRegister_SGDIACUDA_Private(void)
 {
   PetscFunctionBegin;
+  PetscCall(PetscLogEventRegister("SGDIAMatPowCUDA", MAT_CLASSID, &MAT_SGDIA_PowersCUDA));
   PetscCall(MatRegisterRootName(MATSGDIACUDA, MATSEQSGDIACUDA, MATMPISGDIACUDA));
   PetscCall(MatRegister(MATSGDIACUDA, MatCreate_SGDIACUDA));
   PetscCall(MatRegister(MATSEQSGDIACUDA, MatCreate_SeqSGDIACUDA));

@@ -142,7 +142,7 @@ __device__ __forceinline__ bool SGDIANeighbourInByValue(const GpukitSGDIAMultArg
   return in;
 }
 
-/* variant 2: one thread per row, specialised on the stencil size K as well as the dof: the stencil loop is unrolled
+/* variant 2 (the row sum here, the kernel below it): one thread per row, specialised on the stencil size K as well as the dof: the stencil loop is unrolled
    with the offsets as compile-time indices into the kernel arguments, and the K*DOF loads of v (streamed: read
    once, so they should not evict x from L1) are issued before the first use. A row whose stencil leaves the domain
    runs the same code with each neighbour's x load and product predicated on its being in the domain (the terms and
@@ -152,16 +152,14 @@ __device__ __forceinline__ bool SGDIANeighbourInByValue(const GpukitSGDIAMultArg
    row code instead (32 registers) 0.138 / 0.290 / 0.274; that with an unrolled branch per neighbour for them 0.132 /
    0.292; this kernel held to 48 registers (spills) 0.148 / 0.280 / 0.294, to 32 registers 0.212. Earlier, on the
    generic-boundary form: __ldg for v 0.142, loads interleaved with the products 0.142, the generic row kernel 0.144. */
-template <typename IT, int DOF, int K, bool ADD>
-__global__ void __launch_bounds__(1024) SGDIAMultStencilKernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
+template <typename IT, int DOF, int K>
+__device__ __forceinline__ double SGDIAStencilRow(const GpukitSGDIAMultArgs &a, const double *__restrict__ x, IT i)
 {
-  const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
   int       g[3];
   long long xb;
   bool      inside;
   double    sum = 0.0;
 
-  if (i >= (IT)a.m) return;
   SGDIAPoint<IT>(a, i / DOF, g, &xb, &inside);
   const long long stride = (long long)DOF * a.m;
   const double   *vs     = a.v + i;
@@ -181,7 +179,17 @@ __global__ void __launch_bounds__(1024) SGDIAMultStencilKernel(const GpukitSGDIA
       sum = in ? t : sum;
     }
   }
-  y[i] = ADD ? y0[i] + sum : sum;
+  return sum;
+}
+
+template <typename IT, int DOF, int K, bool ADD>
+__global__ void __launch_bounds__(1024) SGDIAMultStencilKernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
+{
+  const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
+
+  if (i >= (IT)a.m) return;
+  const double sum = SGDIAStencilRow<IT, DOF, K>(a, x, i);
+  y[i]             = ADD ? y0[i] + sum : sum;
 }
 
 /* the (dof, stencil size) pairs with a variant-2 kernel: 2D 5-point, 3D 7-point and 2D 9-point with 1..4
@@ -243,6 +251,65 @@ void SGDIAMultLaunch(const GpukitSGDIAMultArgs &a, const double *x, const double
   }
 }
 
+/* Matrix powers (GpukitSGDIAPowersCUDA()): the epilogue after row i's sum t, in the thread that computed it. The
+   terms in the order of CACGPowersDefault()'s VecAXPBYPCZ/VecAXPBY/VecScale and VecPointwiseMult, so the results
+   match them to rounding. */
+template <typename IT>
+__device__ __forceinline__ void SGDIAPowersEpilogue(const GpukitSGDIAPowersArgs &e, IT i, double t, double *w1)
+{
+  double r = e.a * t;
+
+  if (e.w0) r += e.b * e.w0[i];
+  if (e.wm1) r += e.c * e.wm1[i];
+  w1[i] = r;
+  if (e.dinv) e.v1[i] = e.dinv[i] * r;
+}
+
+/* the variant-0 product with the epilogue */
+template <typename IT, int DOF>
+__global__ void __launch_bounds__(1024) SGDIAPowersKernel(const GpukitSGDIAMultArgs a, const GpukitSGDIAPowersArgs e, const double *__restrict__ x, double *w1)
+{
+  const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
+
+  if (i >= (IT)a.m) return;
+  SGDIAPowersEpilogue<IT>(e, i, SGDIARow<IT, DOF>(a, x, i), w1);
+}
+
+/* the variant-2 (stencil) product with the epilogue */
+template <typename IT, int DOF, int K>
+__global__ void __launch_bounds__(1024) SGDIAPowersStencilKernel(const GpukitSGDIAMultArgs a, const GpukitSGDIAPowersArgs e, const double *__restrict__ x, double *w1)
+{
+  const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
+
+  if (i >= (IT)a.m) return;
+  SGDIAPowersEpilogue<IT>(e, i, SGDIAStencilRow<IT, DOF, K>(a, x, i), w1);
+}
+
+template <typename IT>
+void SGDIAPowersLaunch(const GpukitSGDIAMultArgs &a, const GpukitSGDIAPowersArgs &e, const double *x, double *w1, unsigned grid, int block, int variant, cudaStream_t stream)
+{
+  if (variant == 2) {
+#define GPUKIT_SGDIA_STENCIL_POWERS_LAUNCH(D, K) \
+  if (a.dof == D && a.k == K) { \
+    SGDIAPowersStencilKernel<IT, D, K><<<grid, block, 0, stream>>>(a, e, x, w1); \
+    return; \
+  }
+    GPUKIT_SGDIA_STENCIL_CASES(GPUKIT_SGDIA_STENCIL_POWERS_LAUNCH)
+#undef GPUKIT_SGDIA_STENCIL_POWERS_LAUNCH
+    return; /* not reached: the caller checked the pair */
+  }
+  switch (a.dof) {
+#define GPUKIT_SGDIA_POWERS_CASE(D) \
+  case D: \
+    SGDIAPowersKernel<IT, D><<<grid, block, 0, stream>>>(a, e, x, w1); \
+    break;
+    GPUKIT_SGDIA_CUDA_DOFS(GPUKIT_SGDIA_POWERS_CASE)
+#undef GPUKIT_SGDIA_POWERS_CASE
+  default: /* any other dof */
+    SGDIAPowersKernel<IT, 0><<<grid, block, 0, stream>>>(a, e, x, w1);
+  }
+}
+
 bool SGDIABlockValid(int block)
 {
   return block >= 32 && block <= 1024 && block % 32 == 0;
@@ -282,6 +349,23 @@ cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, c
     if (y0) SGDIAMultLaunch<long long, true>(*a, x, y0, y, grid, block, variant, stream);
     else SGDIAMultLaunch<long long, false>(*a, x, y0, y, grid, block, variant, stream);
   }
+  return cudaGetLastError();
+}
+
+cudaError_t GpukitSGDIAPowersCUDA(const GpukitSGDIAMultArgs *a, const GpukitSGDIAPowersArgs *e, const double *x, double *w1, int block, int variant, cudaStream_t stream)
+{
+  unsigned grid;
+
+  if (!a || !e || a->m < 0 || a->dof < 1 || !SGDIABlockValid(block) || variant < 0 || variant >= GPUKIT_SGDIA_CUDA_VARIANTS) return cudaErrorInvalidValue;
+  if (a->m == 0) return cudaSuccess;
+  if (a->k < 1 || a->m % a->dof || !a->v || !a->delta || !a->off || !x || !w1 || (e->dinv && !e->v1)) return cudaErrorInvalidValue;
+  for (int d = 0; d < 3; d++)
+    if (a->xm[d] < 1 || a->n[d] < 1 || a->M[d] < 1 || a->sw[d] < 0) return cudaErrorInvalidValue;
+  if (variant != 2 || !GpukitSGDIAMultVariantValid(a, 2)) variant = 0;
+  grid = SGDIAGrid(a->m, block);
+  if (!grid) return cudaErrorInvalidConfiguration;
+  if (SGDIASmallIndex(a->m, block)) SGDIAPowersLaunch<int>(*a, *e, x, w1, grid, block, variant, stream);
+  else SGDIAPowersLaunch<long long>(*a, *e, x, w1, grid, block, variant, stream);
   return cudaGetLastError();
 }
 

@@ -56,6 +56,23 @@ cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, c
 /* 1 when the variant can run on these arguments */
 int GpukitSGDIAMultVariantValid(const GpukitSGDIAMultArgs *a, int variant);
 
+/* The epilogue of one matrix powers step (KSPCACG's MatMatrixPowers_C, see src/ksp/cacg/cacgimpl.h), applied to
+   t = (A x)_i in the thread that computed it:
+       w1[i] = a t + b w0[i] + c wm1[i]        (a term whose array is NULL is left out)
+       v1[i] = dinv[i] w1[i]                   (when dinv is not NULL)
+   All arrays are over the m owned rows; w1 and v1 must not overlap the inputs. */
+typedef struct {
+  double        a, b, c;
+  const double *w0, *wm1; /* device, or NULL */
+  const double *dinv;     /* device, or NULL: no v1 */
+  double       *v1;       /* device; used only with dinv */
+} GpukitSGDIAPowersArgs;
+
+/* One step of the matrix powers kernel: the product of GpukitSGDIAMultCUDA() (x as there) fused with the epilogue
+   e, so that w1 (and v1) are written in the same pass. variant 2 (the stencil kernel) where
+   GpukitSGDIAMultVariantValid(a, 2), else 0 (one thread per row; any other variant runs as 0). */
+cudaError_t GpukitSGDIAPowersCUDA(const GpukitSGDIAMultArgs *a, const GpukitSGDIAPowersArgs *e, const double *x, double *w1, int block, int variant, cudaStream_t stream);
+
 /* off[0..k) and delta[0..3k) on the device from a->poff, a->pdelta (k <= GPUKIT_SGDIA_CUDA_PARAM_K), by a kernel:
    no host-to-device copy */
 cudaError_t GpukitSGDIAFillStencilCUDA(const GpukitSGDIAMultArgs *a, long long *off, int *delta, cudaStream_t stream);
