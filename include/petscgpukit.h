@@ -180,4 +180,5 @@ PETSC_EXTERN PetscErrorCode KSPCACGSetReplace(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGSetCheckTrueResidual(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGSetUseMatrixPowers(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGSetFusedGram(KSP, PetscBool);
+PETSC_EXTERN PetscErrorCode KSPCACGSetFusedUpdate(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGGetStatistics(KSP, KSPCACGStatistics *);

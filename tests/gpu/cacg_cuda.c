@@ -9,7 +9,10 @@ static const char help[] = "KSPCACG on CUDA vectors and GPU matrices (aijcuspars
                            "  -test mpk                the MATSGDIACUDA matrix powers hook instead (MatMatrixPowers_C, below):\n"
                            "  -dim 2|3 -n n -dof d -stencil star|box -periodic 0|1   its grid (default 2, 32, 1, star, 0)\n"
                            "  -mpk_tol t               hook vs host reference, relative max norm (default 1e-12)\n"
-                           "  -ksp_sol_tol t           KSPCACG with vs without the hook (default 1e-10)\n";
+                           "  -ksp_sol_tol t           KSPCACG with vs without the hook (default 1e-10)\n\n"
+                           "  -test update             the fused update kernel (-ksp_cacg_fused_update) against VecMAXPY + PCApply:\n"
+                           "  -dim 2|3 -n n -s 2,4,8 -mat_types t1,t2 -pcs jacobi,none   its problems (default 2, 64, 2,4,8, aijcusparse,sgdiacuda, jacobi,none)\n"
+                           "  -upd_sol_tol t           fused vs unfused solutions, relative 2-norm (default 1e-10)\n";
 
 /*
    For each GPU matrix type and each (basis, s): KSPCACG + Jacobi on the host (MATAIJ, host vectors) and on the GPU
@@ -489,6 +492,151 @@ done:
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/*
+   -test update: KSPCACG with the fused device update (KSPCACGSetFusedUpdate(), cacgcuda.cu) against the same solver
+   with VecMAXPY + PCApply, for each GPU matrix type, preconditioner (Jacobi, none) and s. Each solver solves twice
+   (the first estimates the spectrum); the second solve is measured. Checks: both converge; the same iteration
+   counts; solutions within -upd_sol_tol; the fused run used the kernel (event CACGUpdateCUDA, at most once per
+   outer iteration, at least once) and the unfused run did not; the fused run made no more host<->device copies than
+   the unfused one (on any rank).
+*/
+static PetscErrorCode UpdEventCount(PetscLogEvent ev, PetscInt *count)
+{
+  PetscEventPerfInfo info;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(&info, sizeof(info)));
+  PetscCall(PetscLogEventGetPerfInfo(0, ev, &info));
+  *count = (PetscInt)info.count;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode RunUpdate(PetscInt *fails)
+{
+  char         *types[4], *pcs[4];
+  PetscInt      dim = 2, n = 64, slist[8] = {2, 4, 8}, ns = 8, nt = 4, np = 4;
+  PetscReal     soltol = 1e-10;
+  PetscBool     flg;
+  PetscLogEvent evk, evu;
+
+  PetscFunctionBegin;
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "KSPCACG GPU test: the fused update", NULL);
+  PetscCall(PetscOptionsInt("-dim", "dimension", NULL, dim, &dim, NULL));
+  PetscCall(PetscOptionsInt("-n", "grid points per direction", NULL, n, &n, NULL));
+  PetscCall(PetscOptionsIntArray("-s", "values of s", NULL, slist, &ns, &flg));
+  if (!flg) ns = 3;
+  PetscCall(PetscOptionsStringArray("-mat_types", "GPU matrix types", NULL, types, &nt, &flg));
+  if (!flg) {
+    nt = 2;
+    PetscCall(PetscStrallocpy(MATAIJCUSPARSE, &types[0]));
+    PetscCall(PetscStrallocpy(MATSGDIACUDA, &types[1]));
+  }
+  PetscCall(PetscOptionsStringArray("-pcs", "preconditioners (jacobi, none)", NULL, pcs, &np, &flg));
+  if (!flg) {
+    np = 2;
+    PetscCall(PetscStrallocpy(PCJACOBI, &pcs[0]));
+    PetscCall(PetscStrallocpy(PCNONE, &pcs[1]));
+  }
+  PetscCall(PetscOptionsReal("-upd_sol_tol", "fused vs unfused solutions", NULL, soltol, &soltol, NULL));
+  PetscOptionsEnd();
+  PetscCheck(PetscDefined(HAVE_CUDA), PETSC_COMM_WORLD, PETSC_ERR_SUP, "This test needs a PETSc configured with CUDA (make petsc-cuda) and a GPU");
+  PetscCall(PetscLogEventGetId("CACGUpdateCUDA", &evk));
+  PetscCall(PetscLogEventGetId("CACGUpdate", &evu));
+
+  for (PetscInt ti = 0; ti < nt; ti++) {
+    DM          da;
+    Mat         A;
+    Vec         b, xs, x[2];
+    PetscRandom rnd;
+
+    PetscCall(CreateProblem(dim, n, types[ti], PETSC_TRUE, &da, &A));
+    PetscCall(MatCreateVecs(A, &xs, &b));
+    PetscCall(VecDuplicate(xs, &x[0]));
+    PetscCall(VecDuplicate(xs, &x[1]));
+    PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+    PetscCall(PetscRandomSetSeed(rnd, 4244));
+    PetscCall(PetscRandomSeed(rnd));
+    PetscCall(VecSetRandom(xs, rnd));
+    PetscCall(PetscRandomDestroy(&rnd));
+    PetscCall(MatMult(A, xs, b));
+    for (PetscInt pi = 0; pi < np; pi++) {
+      for (PetscInt si = 0; si < ns; si++) {
+        PetscInt           its[2], kern[2], upd[2];
+        PetscLogDouble     ctog[2], gtoc[2];
+        KSPConvergedReason reason[2];
+        PetscReal          rel;
+        char               tag[128];
+        int                bad = 0, gbad = 0;
+
+        PetscCall(PetscSNPrintf(tag, sizeof(tag), "%s %s s=%" PetscInt_FMT, types[ti], pcs[pi], slist[si]));
+        for (PetscInt f = 0; f < 2; f++) { /* f = 0: fused, 1: VecMAXPY + PCApply */
+          KSP            ksp;
+          PC             pc;
+          PetscInt       k0, k1, u0, u1;
+          PetscLogDouble c0, g0;
+
+          PetscCall(CreateSolver(A, KSPCACG, slist[si], KSP_CACG_BASIS_NEWTON, 1e-10, &ksp));
+          PetscCall(KSPGetPC(ksp, &pc));
+          PetscCall(PCSetType(pc, pcs[pi]));
+          PetscCall(KSPCACGSetFusedUpdate(ksp, f == 0 ? PETSC_TRUE : PETSC_FALSE));
+          PetscCall(VecSet(x[f], 0.0));
+          PetscCall(KSPSolve(ksp, b, x[f])); /* the spectrum estimate */
+          PetscCall(VecSet(x[f], 0.0));
+          PetscCall(ToDevice(b));
+          PetscCall(ToDevice(x[f]));
+          PetscCall(UpdEventCount(evk, &k0));
+          PetscCall(UpdEventCount(evu, &u0));
+          c0 = GK_CTOG();
+          g0 = GK_GTOC();
+          PetscCall(KSPSolve(ksp, b, x[f]));
+          ctog[f] = GK_CTOG() - c0;
+          gtoc[f] = GK_GTOC() - g0;
+          PetscCall(UpdEventCount(evk, &k1));
+          PetscCall(UpdEventCount(evu, &u1));
+          kern[f] = k1 - k0;
+          upd[f]  = u1 - u0;
+          PetscCall(KSPGetIterationNumber(ksp, &its[f]));
+          PetscCall(KSPGetConvergedReason(ksp, &reason[f]));
+          PetscCall(KSPDestroy(&ksp));
+        }
+        PetscCall(RelDiff(x[0], x[1], &rel));
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: fused %s %" PetscInt_FMT " its (kernel %" PetscInt_FMT " of %" PetscInt_FMT " updates, %g/%g host-to-device/device-to-host copies), unfused %s %" PetscInt_FMT " its (kernel %" PetscInt_FMT ", %g/%g copies); solutions %.2e apart\n", tag, KSPConvergedReasons[reason[0]], its[0], kern[0], upd[0], (double)ctog[0], (double)gtoc[0], KSPConvergedReasons[reason[1]], its[1], kern[1], (double)ctog[1], (double)gtoc[1], (double)rel));
+        if (reason[0] <= 0 || reason[1] <= 0) {
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: did not converge\n", tag));
+          (*fails)++;
+        }
+        if (its[0] != its[1]) {
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: %" PetscInt_FMT " iterations fused, %" PetscInt_FMT " unfused (equal expected)\n", tag, its[0], its[1]));
+          (*fails)++;
+        }
+        if (!(rel <= soltol)) {
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: solutions differ by %.2e relative (tolerance %.2e)\n", tag, (double)rel, (double)soltol));
+          (*fails)++;
+        }
+        if (kern[0] < 1 || kern[0] > upd[0] || kern[1] != 0) {
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: the update kernel ran %" PetscInt_FMT " times in %" PetscInt_FMT " updates fused (1..%" PetscInt_FMT " expected) and %" PetscInt_FMT " times unfused (0 expected)\n", tag, kern[0], upd[0], upd[0], kern[1]));
+          (*fails)++;
+        }
+        if (ctog[0] > ctog[1] || gtoc[0] > gtoc[1]) bad = 1;
+        PetscCallMPI(MPI_Allreduce(&bad, &gbad, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD));
+        if (gbad) {
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: more host<->device copies with the fused update than without (on some rank)\n", tag));
+          (*fails)++;
+        }
+      }
+    }
+    PetscCall(VecDestroy(&b));
+    PetscCall(VecDestroy(&xs));
+    PetscCall(VecDestroy(&x[0]));
+    PetscCall(VecDestroy(&x[1]));
+    PetscCall(MatDestroy(&A));
+    PetscCall(DMDestroy(&da));
+  }
+  for (PetscInt i = 0; i < nt; i++) PetscCall(PetscFree(types[i]));
+  for (PetscInt i = 0; i < np; i++) PetscCall(PetscFree(pcs[i]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   char        *types[4], *bases[4];
@@ -507,12 +655,14 @@ int main(int argc, char **argv)
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   {
     char      test[16] = "ksp";
-    PetscBool ismpk;
+    PetscBool ismpk, isupd;
     PetscCall(PetscOptionsGetString(NULL, NULL, "-test", test, sizeof(test), NULL));
     PetscCall(PetscStrcmp(test, "mpk", &ismpk));
-    if (ismpk) {
-      PetscCall(PetscLogDefaultBegin()); /* the hook's event counts */
-      PetscCall(RunMPK(&fails));
+    PetscCall(PetscStrcmp(test, "update", &isupd));
+    if (ismpk || isupd) {
+      PetscCall(PetscLogDefaultBegin()); /* the event counts */
+      if (ismpk) PetscCall(RunMPK(&fails));
+      else PetscCall(RunUpdate(&fails));
       PetscCheck(!fails, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%" PetscInt_FMT " checks failed", fails);
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "all checks passed\n"));
       PetscCall(PetscFinalize());

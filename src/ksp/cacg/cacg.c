@@ -30,7 +30,7 @@
 */
 #include "cacgimpl.h"
 
-PetscLogEvent KSP_CACG_MPK, KSP_CACG_Gram, KSP_CACG_GramCUDA, KSP_CACG_Update, KSP_CACG_Eig;
+PetscLogEvent KSP_CACG_MPK, KSP_CACG_Gram, KSP_CACG_GramCUDA, KSP_CACG_Update, KSP_CACG_UpdateCUDA, KSP_CACG_Eig;
 
 const char *const KSPCACGBasisTypes[] = {"monomial", "newton", "chebyshev", "KSPCACGBasisType", "KSP_CACG_BASIS_", NULL};
 
@@ -745,13 +745,16 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
   ksp->its     = 0;
   ksp->reason  = KSP_CONVERGED_ITERATING;
 
-  /* the diagonal preconditioner for a matrix powers hook: the PC applied to ones */
+  /* the diagonal preconditioner for a matrix powers hook and for the fused device update: the PC applied to ones */
   {
-    PetscBool isjac;
+    PetscBool isjac, devupd = PETSC_FALSE;
     void (*hook)(void) = NULL;
     PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &isjac));
     if (cg->usehook) PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", &hook));
-    if (hook && isjac && !nsp) {
+#if defined(GPUKIT_HAVE_CUDA)
+    if (cg->fusedupdate && !ksp->transpose_solve) PetscCall(PetscObjectTypeCompareAny((PetscObject)cg->P, &devupd, VECSEQCUDA, VECMPICUDA, ""));
+#endif
+    if ((hook || devupd) && isjac && !nsp) {
       Vec one;
       if (!cg->dinv) PetscCall(VecDuplicate(cg->P, &cg->dinv));
       PetscCall(VecDuplicate(cg->P, &one));
@@ -811,7 +814,7 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
     double         pc[GPUKIT_CACG_MAX_M] = {0}, zc[GPUKIT_CACG_MAX_M] = {0}, *xc = cg->xc, wc[GPUKIT_CACG_MAX_M];
     double         dl, worst = 0.0;
     PetscInt       j, steps;
-    PetscBool      direct = PETSC_FALSE, replace_now = PETSC_FALSE, useanorm = (PetscBool)(cg->replace && cg->anorm >= 0.0);
+    PetscBool      fused, direct = PETSC_FALSE, replace_now = PETSC_FALSE, useanorm = (PetscBool)(cg->replace && cg->anorm >= 0.0);
     PetscScalar    coef[GPUKIT_CACG_MAX_M];
 
     /* 1. the basis */
@@ -957,8 +960,16 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
 
     /* 4. back to vectors */
     PetscCall(PetscLogEventBegin(KSP_CACG_Update, ksp, 0, 0, 0));
-    for (PetscInt i = 0; i < m; i++) coef[i] = xc[i];
-    if (steps) PetscCall(VecMAXPY(ksp->vec_sol, m, coef, cg->Y));
+    fused = PETSC_FALSE;
+#if defined(GPUKIT_HAVE_CUDA)
+    /* on CUDA vectors with no preconditioner or Jacobi (dinv: then PCApply is dinv .* v exactly), all of the below
+       in one device pass */
+    if (cg->fusedupdate && steps && !ksp->reason && !ksp->transpose_solve && (cg->aliased || cg->dinv)) PetscCall(CACGUpdateCUDA_Private(ksp, m, xc, pc, zc, &fused));
+#endif
+    if (!fused) {
+      for (PetscInt i = 0; i < m; i++) coef[i] = xc[i];
+      if (steps) PetscCall(VecMAXPY(ksp->vec_sol, m, coef, cg->Y));
+    }
     if (ksp->reason || !steps) {
       PetscCall(PetscLogEventEnd(KSP_CACG_Update, ksp, 0, 0, 0));
       if (ksp->reason) break;
@@ -966,14 +977,16 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
     }
     /* the r-space vectors come from W; the z-space ones are M^{-1} of them, so that u = M p and r = M z hold to
        rounding at every outer iteration (updating both from the coordinates lets them drift apart) */
-    for (PetscInt i = 0; i < m; i++) coef[i] = pc[i];
-    PetscCall(VecAXPBY(cg->Un, coef[0], 0.0, cg->W[0]));
-    PetscCall(VecMAXPY(cg->Un, m - 1, coef + 1, cg->W + 1));
-    if (!cg->aliased) PetscCall(KSP_PCApply(ksp, cg->Un, cg->Pn));
-    for (PetscInt i = 0; i < m; i++) coef[i] = zc[i];
-    PetscCall(VecAXPBY(cg->Rn, coef[0], 0.0, cg->W[0]));
-    PetscCall(VecMAXPY(cg->Rn, m - 1, coef + 1, cg->W + 1));
-    if (!cg->aliased) PetscCall(KSP_PCApply(ksp, cg->Rn, cg->Zn));
+    if (!fused) {
+      for (PetscInt i = 0; i < m; i++) coef[i] = pc[i];
+      PetscCall(VecAXPBY(cg->Un, coef[0], 0.0, cg->W[0]));
+      PetscCall(VecMAXPY(cg->Un, m - 1, coef + 1, cg->W + 1));
+      if (!cg->aliased) PetscCall(KSP_PCApply(ksp, cg->Un, cg->Pn));
+      for (PetscInt i = 0; i < m; i++) coef[i] = zc[i];
+      PetscCall(VecAXPBY(cg->Rn, coef[0], 0.0, cg->W[0]));
+      PetscCall(VecMAXPY(cg->Rn, m - 1, coef + 1, cg->W + 1));
+      if (!cg->aliased) PetscCall(KSP_PCApply(ksp, cg->Rn, cg->Zn));
+    }
     {
       Vec t;
       t      = cg->P;
@@ -1112,6 +1125,7 @@ static PetscErrorCode KSPDestroy_CACG(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetCheckTrueResidual_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetUseMatrixPowers_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetFusedGram_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetFusedUpdate_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGGetStatistics_C", NULL));
   PetscCall(PetscFree(ksp->data));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1134,6 +1148,7 @@ static PetscErrorCode KSPView_CACG(KSP ksp, PetscViewer viewer)
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  spectrum of M^{-1}A: estimated by %" PetscInt_FMT " CG steps at the first solve\n", cg->eigsteps ? cg->eigsteps : PetscMax(2 * cg->s, 10)));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement: %s; true residual check: %s; matrix powers hook: %s\n", cg->replace ? "on" : "off", cg->truecheck ? "on" : "off", cg->usehook ? "used if the matrix has one" : "off"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused Gram: %s; fused update: %s\n", cg->fusedgram ? "on" : "off", cg->fusedupdate ? "on (CUDA vectors with Jacobi or no preconditioner)" : "off"));
   if (cg->stats.outer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " outer iterations, %" PetscInt_FMT " CG steps for the estimate, %" PetscInt_FMT " reductions, %" PetscInt_FMT " replacements, %" PetscInt_FMT " truncations (s at the end %" PetscInt_FMT ")\n", cg->stats.outer, cg->stats.cgsteps, cg->stats.reductions, cg->stats.replacements, cg->stats.truncations, cg->stats.s));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1169,6 +1184,9 @@ static PetscErrorCode KSPSetFromOptions_CACG(KSP ksp, GpukitOptionItems PetscOpt
   b = cg->fusedgram;
   PetscCall(PetscOptionsBool("-ksp_cacg_fused_gram", "All local inner products in one pass (host loop or CUDA kernel) and one MPI_Allreduce (else VecMDot and a split reduction)", "KSPCACGSetFusedGram", b, &b, &flg));
   if (flg) PetscCall(KSPCACGSetFusedGram(ksp, b));
+  b = cg->fusedupdate;
+  PetscCall(PetscOptionsBool("-ksp_cacg_fused_update", "On CUDA vectors with Jacobi or no preconditioner: x, the next u, r, p, z of an outer iteration in one device kernel (else VecMAXPY + PCApply)", "KSPCACGSetFusedUpdate", b, &b, &flg));
+  if (flg) PetscCall(KSPCACGSetFusedUpdate(ksp, b));
   b = cg->usehook;
   PetscCall(PetscOptionsBool("-ksp_cacg_matrix_powers", "Use the matrix's MatMatrixPowers_C when it has one", "KSPCACGSetUseMatrixPowers", b, &b, &flg));
   if (flg) PetscCall(KSPCACGSetUseMatrixPowers(ksp, b));
@@ -1275,6 +1293,13 @@ static PetscErrorCode KSPCACGSetFusedGram_CACG(KSP ksp, PetscBool flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode KSPCACGSetFusedUpdate_CACG(KSP ksp, PetscBool flg)
+{
+  PetscFunctionBegin;
+  ((KSP_CACG *)ksp->data)->fusedupdate = flg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode KSPCACGSetUseMatrixPowers_CACG(KSP ksp, PetscBool flg)
 {
   PetscFunctionBegin;
@@ -1307,6 +1332,7 @@ static PetscErrorCode KSPCACGGetStatistics_CACG(KSP ksp, KSPCACGStatistics *st)
 .  -ksp_cacg_replace <true> - residual replacement, so that the true residual keeps converging
 .  -ksp_cacg_true_residual <false> - check at convergence that b - Ax meets the tolerance too
 .  -ksp_cacg_fused_gram <true> - the Gram matrices in one pass over the vectors (host loop or CUDA kernel) and one MPI_Allreduce
+.  -ksp_cacg_fused_update <true> - on CUDA vectors with Jacobi or no preconditioner, the vector updates of an outer iteration in one device kernel
 -  -ksp_cacg_matrix_powers <true> - use a matrix powers kernel the matrix composes as "MatMatrixPowers_C"
 
    Level: intermediate
@@ -1332,6 +1358,7 @@ static PetscErrorCode KSPCreate_CACG(KSP ksp)
   cg->replace = PETSC_TRUE;
   cg->usehook   = PETSC_TRUE;
   cg->fusedgram = PETSC_TRUE;
+  cg->fusedupdate = PETSC_TRUE;
   cg->anorm     = -1.0;
   ksp->data   = (void *)cg;
 
@@ -1360,6 +1387,7 @@ static PetscErrorCode KSPCreate_CACG(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetCheckTrueResidual_C", KSPCACGSetCheckTrueResidual_CACG));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetUseMatrixPowers_C", KSPCACGSetUseMatrixPowers_CACG));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetFusedGram_C", KSPCACGSetFusedGram_CACG));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetFusedUpdate_C", KSPCACGSetFusedUpdate_CACG));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGGetStatistics_C", KSPCACGGetStatistics_CACG));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1371,6 +1399,7 @@ PetscErrorCode KSPRegister_CACG_Private(void)
   PetscCall(PetscLogEventRegister("CACGGram", KSP_CLASSID, &KSP_CACG_Gram));
   PetscCall(PetscLogEventRegister("CACGGramCUDA", KSP_CLASSID, &KSP_CACG_GramCUDA));
   PetscCall(PetscLogEventRegister("CACGUpdate", KSP_CLASSID, &KSP_CACG_Update));
+  PetscCall(PetscLogEventRegister("CACGUpdateCUDA", KSP_CLASSID, &KSP_CACG_UpdateCUDA));
   PetscCall(PetscLogEventRegister("CACGEigEstimate", KSP_CLASSID, &KSP_CACG_Eig));
   PetscCall(KSPRegister(KSPCACG, KSPCreate_CACG));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1695,6 +1724,39 @@ PetscErrorCode KSPCACGSetFusedGram(KSP ksp, PetscBool flg)
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
   PetscValidLogicalCollectiveBool(ksp, flg, 2);
   PetscTryMethod(ksp, "KSPCACGSetFusedGram_C", (KSP, PetscBool), (ksp, flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  KSPCACGSetFusedUpdate - Chooses how `KSPCACG` forms the vectors at the end of an outer iteration on CUDA vectors
+
+  Logically Collective
+
+  Input Parameters:
++ ksp - the `KSPCACG` solver
+- flg - `PETSC_TRUE` (default): when the vectors are CUDA vectors (`VECSEQCUDA`, `VECMPICUDA`) and the
+        preconditioner is `PCNONE` or `PCJACOBI` (without a null space, not a transpose solve), one CUDA kernel reads
+        each basis vector once and writes x += Y x', u = W p', r = W z', p = M^{-1} u, z = M^{-1} r in one pass;
+        `PETSC_FALSE`: `VecMAXPY()`, `VecAXPBY()` and `PCApply()` calls
+
+  Options Database Key:
+. -ksp_cacg_fused_update <true,false> - the fused kernel
+
+  Level: developer
+
+  Notes:
+  The two agree to rounding (the sums are taken in another order). The kernel is local to each rank: no
+  communication, no copy between host and device. Host vectors and other preconditioners always take the
+  `VecMAXPY()` route. `PCJACOBI` is applied as the diagonal the preconditioner gives a vector of ones.
+
+.seealso: `KSPCACG`, `KSPCACGSetFusedGram()`
+@*/
+PetscErrorCode KSPCACGSetFusedUpdate(KSP ksp, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(ksp, flg, 2);
+  PetscTryMethod(ksp, "KSPCACGSetFusedUpdate_C", (KSP, PetscBool), (ksp, flg));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

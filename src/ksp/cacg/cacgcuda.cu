@@ -8,6 +8,8 @@
 #include "cacgimpl.h"
 #include "cacgkernels.h"
 
+static_assert(GPUKIT_CACG_UPDATE_MAX_M >= GPUKIT_CACG_MAX_M, "the update kernel takes every basis vector");
+
 /* The local sums of the np inner products pa[p] . pb[p] into local[] (host), when every vector is a CUDA vector
    (done = PETSC_TRUE); otherwise nothing (done = PETSC_FALSE). */
 PetscErrorCode CACGGramCUDA_Private(KSP ksp, PetscInt np, const Vec pa[], const Vec pb[], PetscScalar local[], PetscBool *done)
@@ -74,5 +76,92 @@ PetscErrorCode CACGGramCUDAFree_Private(KSP ksp)
   if (cg->gramwork) PetscCallCUDA(cudaFree(cg->gramwork));
   cg->gramwork     = NULL;
   cg->gramworksize = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Step 4 of an outer iteration in one device pass (GpukitCACGUpdateCUDA()): x += Y xc, Un = W pc, Rn = W zc and,
+   with Jacobi (cg->dinv), Pn = dinv .* Un, Zn = dinv .* Rn, when every vector involved is a CUDA vector (done =
+   PETSC_TRUE); otherwise nothing (done = PETSC_FALSE). The caller checks that the preconditioner is none (aliased)
+   or Jacobi with cg->dinv, without a null space and not in a transpose solve. Purely local: no communication. */
+PetscErrorCode CACGUpdateCUDA_Private(KSP ksp, PetscInt m, const double xc[], const double pc[], const double zc[], PetscBool *done)
+{
+  KSP_CACG            *cg = (KSP_CACG *)ksp->data;
+  GpukitCACGUpdateArgs args;
+  const PetscScalar   *ya[GPUKIT_CACG_MAX_M], *wa[GPUKIT_CACG_MAX_M], *da = NULL;
+  PetscScalar         *xa, *una, *rna, *pna = NULL, *zna = NULL;
+  const PetscBool      jac = (PetscBool)!cg->aliased;
+  Vec                  chk[2 * GPUKIT_CACG_MAX_M + 6];
+  PetscInt             nc = 0, nloc;
+  cudaStream_t         stream;
+
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+  if (!PetscDefined(USE_REAL_DOUBLE) || PetscDefined(USE_COMPLEX) || m < 1 || m > GPUKIT_CACG_UPDATE_MAX_M) PetscFunctionReturn(PETSC_SUCCESS);
+  if (jac && !cg->dinv) PetscFunctionReturn(PETSC_SUCCESS);
+  chk[nc++] = ksp->vec_sol;
+  chk[nc++] = cg->Un;
+  chk[nc++] = cg->Rn;
+  for (PetscInt j = 0; j < m; j++) chk[nc++] = cg->W[j];
+  if (jac) {
+    chk[nc++] = cg->Pn;
+    chk[nc++] = cg->Zn;
+    chk[nc++] = cg->dinv;
+    for (PetscInt j = 0; j < m; j++) chk[nc++] = cg->Y[j];
+  }
+  for (PetscInt k = 0; k < nc; k++) {
+    PetscBool iscuda;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)chk[k], &iscuda, VECSEQCUDA, VECMPICUDA, ""));
+    if (!iscuda) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscLogEventBegin(KSP_CACG_UpdateCUDA, ksp, 0, 0, 0));
+  PetscCall(PetscMemzero(&args, sizeof(args)));
+  PetscCall(VecGetLocalSize(ksp->vec_sol, &nloc));
+  args.n = nloc;
+  args.m = (int)m;
+  for (PetscInt j = 0; j < m; j++) {
+    PetscCall(VecCUDAGetArrayRead(cg->W[j], &wa[j]));
+    args.w[j]  = wa[j];
+    args.xc[j] = xc[j];
+    args.pc[j] = pc[j];
+    args.zc[j] = zc[j];
+    if (jac) {
+      PetscCall(VecCUDAGetArrayRead(cg->Y[j], &ya[j]));
+      args.y[j] = ya[j];
+    } else args.y[j] = wa[j]; /* Y == W */
+  }
+  PetscCall(VecCUDAGetArray(ksp->vec_sol, &xa));
+  PetscCall(VecCUDAGetArrayWrite(cg->Un, &una));
+  PetscCall(VecCUDAGetArrayWrite(cg->Rn, &rna));
+  args.x  = xa;
+  args.un = una;
+  args.rn = rna;
+  if (jac) {
+    PetscCall(VecCUDAGetArrayRead(cg->dinv, &da));
+    PetscCall(VecCUDAGetArrayWrite(cg->Pn, &pna));
+    PetscCall(VecCUDAGetArrayWrite(cg->Zn, &zna));
+    args.dinv = da;
+    args.pn   = pna;
+    args.zn   = zna;
+  }
+  PetscCall(GpukitCUDAGetStream("KSPCACG launches its update kernel", &stream));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitCACGUpdateCUDA(&args, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  /* x += Y xc: 2m flops a row; Un, Rn: 2m - 1 each; Pn, Zn: 1 each */
+  PetscCall(PetscLogGpuFlops((2.0 * m + 2.0 * (2.0 * m - 1.0) + (jac ? 2.0 : 0.0)) * nloc));
+  if (jac) {
+    PetscCall(VecCUDARestoreArrayWrite(cg->Zn, &zna));
+    PetscCall(VecCUDARestoreArrayWrite(cg->Pn, &pna));
+    PetscCall(VecCUDARestoreArrayRead(cg->dinv, &da));
+  }
+  PetscCall(VecCUDARestoreArrayWrite(cg->Rn, &rna));
+  PetscCall(VecCUDARestoreArrayWrite(cg->Un, &una));
+  PetscCall(VecCUDARestoreArray(ksp->vec_sol, &xa));
+  for (PetscInt j = 0; j < m; j++) {
+    if (jac) PetscCall(VecCUDARestoreArrayRead(cg->Y[j], &ya[j]));
+    PetscCall(VecCUDARestoreArrayRead(cg->W[j], &wa[j]));
+  }
+  PetscCall(PetscLogEventEnd(KSP_CACG_UpdateCUDA, ksp, 0, 0, 0));
+  *done = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -69,6 +69,7 @@ typedef struct {
   Vec     pa[GPUKIT_CACG_MAX_PAIRS], pb[GPUKIT_CACG_MAX_PAIRS];
   double *pdst[GPUKIT_CACG_MAX_PAIRS], *psym[GPUKIT_CACG_MAX_PAIRS];
   PetscBool fusedgram; /* all local sums in one pass (host loop or the device kernel) and one MPI_Allreduce */
+  PetscBool fusedupdate; /* step 4 in one device kernel on CUDA vectors with Jacobi (cg->dinv) or no PC (cacgcuda.cu) */
   void     *gramwork;     /* device workspace of the Gram kernel (cacgcuda.cu) */
   long long gramworksize; /* its size in doubles */
 
@@ -95,10 +96,12 @@ typedef struct {
   KSPCACGStatistics stats;
 } KSP_CACG;
 
-PETSC_INTERN PetscLogEvent KSP_CACG_MPK, KSP_CACG_Gram, KSP_CACG_GramCUDA, KSP_CACG_Update, KSP_CACG_Eig;
+PETSC_INTERN PetscLogEvent KSP_CACG_MPK, KSP_CACG_Gram, KSP_CACG_GramCUDA, KSP_CACG_Update, KSP_CACG_UpdateCUDA, KSP_CACG_Eig;
 
 #if defined(GPUKIT_HAVE_CUDA)
 /* cacgcuda.cu: the local sums of pa[p] . pb[p] by the device kernel when every vector is VECCUDA (done) */
 PETSC_INTERN PetscErrorCode CACGGramCUDA_Private(KSP, PetscInt, const Vec[], const Vec[], PetscScalar[], PetscBool *);
 PETSC_INTERN PetscErrorCode CACGGramCUDAFree_Private(KSP);
+/* cacgcuda.cu: x += Y xc, Un = W pc, Rn = W zc (Pn, Zn = dinv .* Un, Rn) by one device kernel when every vector is VECCUDA (done) */
+PETSC_INTERN PetscErrorCode CACGUpdateCUDA_Private(KSP, PetscInt, const double[], const double[], const double[], PetscBool *);
 #endif

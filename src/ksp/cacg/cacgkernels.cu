@@ -1,4 +1,5 @@
-/* Device kernel of KSPCACG's Gram matrices; see cacgkernels.h. Host reference: CACGGramHost() in cacg.c. */
+/* Device kernels of KSPCACG: the Gram matrices and the fused update; see cacgkernels.h. Host references:
+   CACGGramHost() and the VecMAXPY/PCApply update of KSPSolve_CACG() in cacg.c. */
 #include "cacgkernels.h"
 
 namespace
@@ -68,7 +69,55 @@ __global__ void __launch_bounds__(128) GramSumKernel(int npairs, int nblocks, co
   if (threadIdx.x == 0) out[p] = red[0];
 }
 
+/* one thread per row (grid-stride); the coefficients and pointers are kernel parameters (constant bank) */
+__global__ void __launch_bounds__(256) UpdateKernel(const GpukitCACGUpdateArgs g)
+{
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < g.n; i += (long long)gridDim.x * blockDim.x) {
+    double xs = 0.0, us = 0.0, rs = 0.0;
+    if (g.dinv) {
+      for (int j = 0; j < g.m; j++) {
+        const double yv = g.y[j][i], wv = g.w[j][i];
+        xs += g.xc[j] * yv;
+        us += g.pc[j] * wv;
+        rs += g.zc[j] * wv;
+      }
+      const double d = g.dinv[i];
+      g.pn[i]        = d * us;
+      g.zn[i]        = d * rs;
+    } else {
+      for (int j = 0; j < g.m; j++) {
+        const double wv = g.w[j][i];
+        xs += g.xc[j] * wv;
+        us += g.pc[j] * wv;
+        rs += g.zc[j] * wv;
+      }
+    }
+    g.x[i] += xs;
+    g.un[i] = us;
+    g.rn[i] = rs;
+  }
+}
+
 } // namespace
+
+cudaError_t GpukitCACGUpdateCUDA(const GpukitCACGUpdateArgs *a, cudaStream_t stream)
+{
+  const int threads = 256;
+  long long blocks;
+
+  if (!a || a->n < 0 || a->m < 1 || a->m > GPUKIT_CACG_UPDATE_MAX_M) return cudaErrorInvalidValue;
+  if (a->n == 0) return cudaSuccess;
+  if (!a->x || !a->un || !a->rn || (a->dinv && (!a->pn || !a->zn))) return cudaErrorInvalidValue;
+  for (int j = 0; j < a->m; j++)
+    if (!a->w[j] || (a->dinv && !a->y[j])) return cudaErrorInvalidValue;
+  if (!a->dinv)
+    for (int j = 0; j < a->m; j++)
+      if (a->y[j] && a->y[j] != a->w[j]) return cudaErrorInvalidValue; /* without a preconditioner Y == W */
+  blocks = (a->n + threads - 1) / threads;
+  if (blocks > 65535L * 16) blocks = 65535L * 16; /* grid-stride beyond */
+  UpdateKernel<<<(unsigned)blocks, threads, 0, stream>>>(*a);
+  return cudaGetLastError();
+}
 
 long long GpukitCACGGramWorkSize(const GpukitCACGGramArgs *a)
 {

@@ -34,6 +34,26 @@ long long GpukitCACGGramWorkSize(const GpukitCACGGramArgs *a);
    device-to-host copy, after which the stream is synchronised. Returns cudaErrorInvalidValue for bad arguments. */
 cudaError_t GpukitCACGGramCUDA(const GpukitCACGGramArgs *a, double *work, double *result, cudaStream_t stream);
 
+/* the update at the end of an outer iteration, passed by value (under 2 KB): for each row i
+     x[i] += sum_j xc[j] y[j][i];  un = sum_j pc[j] w[j][i];  rn = sum_j zc[j] w[j][i];  un[i] = un;  rn[i] = rn;
+     and when dinv != NULL (Jacobi):  pn[i] = dinv[i] un;  zn[i] = dinv[i] rn
+   m <= GPUKIT_CACG_UPDATE_MAX_M (2 GPUKIT_CACG_MAX_S + 1 of cacgimpl.h). Without dinv (no preconditioner) y == w
+   may be the same arrays and pn, zn are not used. The outputs must not overlap the inputs. */
+#define GPUKIT_CACG_UPDATE_MAX_M 33
+
+typedef struct {
+  long long     n; /* rows */
+  int           m; /* basis vectors */
+  const double *y[GPUKIT_CACG_UPDATE_MAX_M], *w[GPUKIT_CACG_UPDATE_MAX_M];
+  const double *dinv;               /* NULL: no preconditioner */
+  double       *x, *un, *rn, *pn, *zn; /* pn, zn: only with dinv */
+  double        xc[GPUKIT_CACG_UPDATE_MAX_M], pc[GPUKIT_CACG_UPDATE_MAX_M], zc[GPUKIT_CACG_UPDATE_MAX_M];
+} GpukitCACGUpdateArgs;
+
+/* One pass over the basis: every y[j] and w[j] read once, x read and written, un, rn (pn, zn) written once. Launched
+   on stream, not synchronised. Returns cudaErrorInvalidValue for bad arguments. */
+cudaError_t GpukitCACGUpdateCUDA(const GpukitCACGUpdateArgs *a, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
