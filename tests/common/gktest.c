@@ -109,3 +109,21 @@ PetscErrorCode GKFillPoisson(DM da, Mat A)
   PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* The reference of KSPCACG's matrix powers hooks (contract in src/ksp/cacg/cacgimpl.h), written here again from the
+   contract so that the tests do not check the library against itself: for j < k, W[j+1] = (A V[j] - theta[j] W[j] -
+   gamma[j] W[j-1]) / sigma[j] and V[j+1] = dinv .* W[j+1], with the branches of CACGPowersDefault() */
+PetscErrorCode GKMatPowersReference(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
+{
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < k; j++) {
+    const PetscScalar a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
+
+    PetscCall(MatMult(A, V[j], W[j + 1]));
+    if (j > 0 && gamma[j] != 0.0) PetscCall(VecAXPBYPCZ(W[j + 1], b, c, a, W[j], W[j - 1]));
+    else if (theta[j] != 0.0) PetscCall(VecAXPBY(W[j + 1], b, a, W[j]));
+    else if (sigma[j] != 1.0) PetscCall(VecScale(W[j + 1], a));
+    if (dinv) PetscCall(VecPointwiseMult(V[j + 1], dinv, W[j + 1]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -22,3 +22,4 @@ PETSC_EXTERN PetscErrorCode GKExpectErrorBegin(void);
 PETSC_EXTERN PetscErrorCode GKExpectErrorEnd(PetscErrorCode, PetscErrorCode, const char *, const char *);
 PETSC_EXTERN PetscErrorCode GKCheck(PetscBool, const char *);
 PETSC_EXTERN PetscErrorCode GKFillPoisson(DM, Mat);
+PETSC_EXTERN PetscErrorCode GKMatPowersReference(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);

@@ -87,20 +87,6 @@ static PetscErrorCode FillRandom(DM da, Mat A, PetscRandom rnd)
 
 typedef PetscErrorCode (*MPKFn)(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
 
-static PetscErrorCode Reference(Mat A, Vec dinv, PetscInt k, const PetscReal *theta, const PetscReal *sigma, const PetscReal *gamma, Vec *V, Vec *W)
-{
-  PetscFunctionBegin;
-  for (PetscInt j = 0; j < k; j++) {
-    const PetscScalar a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
-    PetscCall(MatMult(A, V[j], W[j + 1]));
-    if (j > 0 && gamma[j] != 0.0) PetscCall(VecAXPBYPCZ(W[j + 1], b, c, a, W[j], W[j - 1]));
-    else if (theta[j] != 0.0) PetscCall(VecAXPBY(W[j + 1], b, a, W[j]));
-    else if (sigma[j] != 1.0) PetscCall(VecScale(W[j + 1], a));
-    if (dinv) PetscCall(VecPointwiseMult(V[j + 1], dinv, W[j + 1]));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode RelDiff(Vec x, Vec ref, PetscReal *rel)
 {
   Vec       d;
@@ -222,7 +208,7 @@ static PetscErrorCode TestPowers(void)
                 PetscCall(GKExchanges(&c0));
                 PetscCall(fn(A, usedinv ? dinv : NULL, k, theta, sigma, gamma, V, Wh));
                 PetscCall(GKExchanges(&c1));
-                PetscCall(Reference(A, usedinv ? dinv : NULL, k, theta, sigma, gamma, VR, Wr));
+                PetscCall(GKMatPowersReference(A, usedinv ? dinv : NULL, k, theta, sigma, gamma, VR, Wr));
                 for (PetscInt j = 1; j <= k; j++) {
                   PetscCall(RelDiff(Wh[j], Wr[j], &r));
                   rel = PetscMax(rel, r);

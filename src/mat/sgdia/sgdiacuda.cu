@@ -538,24 +538,6 @@ static PetscErrorCode MatMultTransposeAdd_SGDIACUDA(Mat A, Vec x, Vec y, Vec z)
 
 static PetscLogEvent MAT_SGDIA_PowersCUDA; /* "SGDIAMatPowCUDA", registered with the types below */
 
-/* the reference of the hook: k MatMult + the three-term update + Jacobi, the arithmetic of CACGPowersDefault() in
-   cacg.c; for host vectors and a matrix bound to the CPU */
-static PetscErrorCode SGDIACUDAPowersDefault_Private(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
-{
-  PetscFunctionBegin;
-  for (PetscInt j = 0; j < k; j++) {
-    const PetscScalar a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
-
-    PetscCall(MatMult(A, V[j], W[j + 1]));
-    if (j > 0 && gamma[j] != 0.0) PetscCall(VecAXPBYPCZ(W[j + 1], b, c, a, W[j], W[j - 1]));
-    else if (theta[j] != 0.0) PetscCall(VecAXPBY(W[j + 1], b, a, W[j]));
-    else if (sigma[j] != 1.0) PetscCall(VecScale(W[j + 1], a));
-    if (dinv) PetscCall(VecPointwiseMult(V[j + 1], dinv, W[j + 1]));
-    else if (V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1]));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* the device arrays a step reads, each vector got once (V[j] may be W[j]) */
 typedef struct {
   PetscInt           n;
@@ -613,7 +595,7 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
     PetscCall(SGDIACUDAVecsOnDevice_Private(A, "MatMatrixPowers", 3, vecs, &ok));
   }
   if (!ok || A->boundtocpu || !PetscDefined(USE_REAL_DOUBLE) || PetscDefined(USE_COMPLEX)) {
-    PetscCall(SGDIACUDAPowersDefault_Private(A, dinv, k, theta, sigma, gamma, V, W));
+    PetscCall(MatMatrixPowersReference_SGDIA_Private(A, dinv, k, theta, sigma, gamma, V, W));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(SGDIACUDACopyToGPU(A));

@@ -218,8 +218,10 @@ static void SGDIAMPKCoefficients(PetscInt j, const PetscReal theta[], const Pets
   else *mode = 0;
 }
 
-/* the reference: k products with MatMult */
-static PetscErrorCode SGDIAMPKFallback(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
+/* the reference of every matrix powers hook of MATSGDIA and MATSGDIACUDA: k MatMult + the three-term update + Jacobi,
+   the arithmetic of CACGPowersDefault() in cacg.c (the fallback here, host vectors and a matrix bound to the CPU in
+   sgdiacuda.cu) */
+PetscErrorCode MatMatrixPowersReference_SGDIA_Private(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
 {
   PetscFunctionBegin;
   for (PetscInt j = 0; j < k; j++) {
@@ -230,6 +232,7 @@ static PetscErrorCode SGDIAMPKFallback(Mat A, Vec dinv, PetscInt k, const PetscR
     else if (theta[j] != 0.0) PetscCall(VecAXPBY(W[j + 1], b, a, W[j]));
     else if (sigma[j] != 1.0) PetscCall(VecScale(W[j + 1], a));
     if (dinv) PetscCall(VecPointwiseMult(V[j + 1], dinv, W[j + 1]));
+    else if (V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -590,7 +593,7 @@ PetscErrorCode MatMatrixPowers_SGDIA(Mat A, Vec dinv, PetscInt k, const PetscRea
   if (!host) {
     /* a type built on MATSGDIA that kept this hook (MATSGDIACUDA must compose its own or none) */
     PetscCall(PetscInfo(A, "Matrix powers: the host kernel does not serve type %s; using MatMult\n", ((PetscObject)A)->type_name));
-    PetscCall(SGDIAMPKFallback(A, dinv, k, theta, sigma, gamma, V, W));
+    PetscCall(MatMatrixPowersReference_SGDIA_Private(A, dinv, k, theta, sigma, gamma, V, W));
     PetscCall(PetscLogEventEnd(MAT_SGDIA_MatPowers, A, 0, 0, 0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -609,7 +612,7 @@ PetscErrorCode MatMatrixPowers_SGDIA(Mat A, Vec dinv, PetscInt k, const PetscRea
     if (why) { /* the cache keeps the deepest region that fits */
       if (k > 30 || !(sg->mpk->infomask & (1 << k))) PetscCall(PetscInfo(A, "Matrix powers of %" PetscInt_FMT " levels (ghost depth %" PetscInt_FMT "): %s; using %" PetscInt_FMT " MatMult calls instead\n", k, k * sg->sw, why, k));
       if (k <= 30) sg->mpk->infomask |= 1 << k;
-      PetscCall(SGDIAMPKFallback(A, dinv, k, theta, sigma, gamma, V, W));
+      PetscCall(MatMatrixPowersReference_SGDIA_Private(A, dinv, k, theta, sigma, gamma, V, W));
     } else {
       if (k > sg->mpk->kc) PetscCall(SGDIAMPKSetUp(A, k));
       PetscCall(SGDIAMPKGhost(A, dinv, k, theta, sigma, gamma, V, W));
