@@ -9,7 +9,8 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
                            "  -use_gpu           residual and Jacobian by CUDA kernels on device arrays (needs -dm_vec_type cuda and\n"
                            "                     -dm_mat_type sgdiacuda or aijcusparse)\n"
                            "  -coarse_mat_type <type>   with -pc_type mg: matrix type of the coarsest level (e.g. aijcusparse, so that\n"
-                           "                     its LU solves run on the GPU)\n"
+                           "                     its LU solves run on the GPU; densecuda, one rank, with\n"
+                           "                     -mg_coarse_pc_factor_mat_solver_type cuda: LU by cuSOLVER on the device)\n"
                            "  -cavity_device_interpolation <bool>   with -use_gpu and -pc_type mg: build the MG interpolation on the\n"
                            "                     device (a MATSHELL of CUDA kernels, default true), else DMDA's host matrix converted\n"
                            "  -check_interpolation      with -use_gpu: compare the device interpolation with DMDA's on every coarsening\n"
@@ -407,6 +408,28 @@ static PetscErrorCode CavityRelDiff(Vec a, Vec b, PetscReal *d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Pd against Ph: y = P x (P^T x with transpose), y = z + P x, and y = y + P x in place with y = z on entry; the three
+   relative differences (CavityRelDiff()) in d */
+static PetscErrorCode CavityCompareProducts(Mat Pd, Mat Ph, PetscBool transpose, Vec x, Vec z, Vec yd, Vec yh, PetscReal d[3])
+{
+  PetscErrorCode (*mult)(Mat, Vec, Vec)         = transpose ? MatMultTranspose : MatMult;
+  PetscErrorCode (*multadd)(Mat, Vec, Vec, Vec) = transpose ? MatMultTransposeAdd : MatMultAdd;
+
+  PetscFunctionBeginUser;
+  PetscCall(mult(Pd, x, yd));
+  PetscCall(mult(Ph, x, yh));
+  PetscCall(CavityRelDiff(yd, yh, &d[0]));
+  PetscCall(multadd(Pd, x, z, yd));
+  PetscCall(multadd(Ph, x, z, yh));
+  PetscCall(CavityRelDiff(yd, yh, &d[1]));
+  PetscCall(VecCopy(z, yd));
+  PetscCall(VecCopy(z, yh));
+  PetscCall(multadd(Pd, x, yd, yd));
+  PetscCall(multadd(Ph, x, yh, yh));
+  PetscCall(CavityRelDiff(yd, yh, &d[2]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* -check_interpolation: on every coarsening of the grid by 2 (DMCoarsen(), as PCMG does), the device interpolation
    (cavitycuda.cu) against DMDA's own from DMCreateInterpolation(): MatMult, MatMultAdd (into another vector and in
    place), MatMultTranspose, MatMultTransposeAdd (likewise) on random vectors, and the scaling vectors; one line per
@@ -454,28 +477,8 @@ static PetscErrorCode CavityCheckInterpolation(DM da, PetscReal tol)
     PetscCall(VecSetRandom(xf, rnd));
     PetscCall(VecSetRandom(zf, rnd));
     PetscCall(VecSetRandom(zc, rnd));
-    PetscCall(MatMult(Pd, xc, yd));
-    PetscCall(MatMult(Ph, xc, yh));
-    PetscCall(CavityRelDiff(yd, yh, &d[0]));
-    PetscCall(MatMultAdd(Pd, xc, zf, yd));
-    PetscCall(MatMultAdd(Ph, xc, zf, yh));
-    PetscCall(CavityRelDiff(yd, yh, &d[1]));
-    PetscCall(VecCopy(zf, yd));
-    PetscCall(VecCopy(zf, yh));
-    PetscCall(MatMultAdd(Pd, xc, yd, yd));
-    PetscCall(MatMultAdd(Ph, xc, yh, yh));
-    PetscCall(CavityRelDiff(yd, yh, &d[2]));
-    PetscCall(MatMultTranspose(Pd, xf, cd));
-    PetscCall(MatMultTranspose(Ph, xf, ch));
-    PetscCall(CavityRelDiff(cd, ch, &d[3]));
-    PetscCall(MatMultTransposeAdd(Pd, xf, zc, cd));
-    PetscCall(MatMultTransposeAdd(Ph, xf, zc, ch));
-    PetscCall(CavityRelDiff(cd, ch, &d[4]));
-    PetscCall(VecCopy(zc, cd));
-    PetscCall(VecCopy(zc, ch));
-    PetscCall(MatMultTransposeAdd(Pd, xf, cd, cd));
-    PetscCall(MatMultTransposeAdd(Ph, xf, ch, ch));
-    PetscCall(CavityRelDiff(cd, ch, &d[5]));
+    PetscCall(CavityCompareProducts(Pd, Ph, PETSC_FALSE, xc, zf, yd, yh, &d[0]));
+    PetscCall(CavityCompareProducts(Pd, Ph, PETSC_TRUE, xf, zc, cd, ch, &d[3]));
     PetscCheck(sd && sh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "-check_interpolation: a scaling vector is missing");
     PetscCall(CavityRelDiff(sd, sh, &d[6]));
     PetscCall(PetscSNPrintf(line, sizeof(line), "cavity: interpolation %" PetscInt_FMT "x%" PetscInt_FMT " -> %" PetscInt_FMT "x%" PetscInt_FMT ", device vs DMDA, relative differences:", Mc, Nc, Mf, Nf));

@@ -521,6 +521,34 @@ __device__ int BackSubstitute(Group<NT> &g, double *red, int ld, int n2, const d
   return g.Sum(bad, red) > 0.0 ? 1 : 0;
 }
 
+/* The Householder reflector of column c of C (v, rows c..n1-1), in place: v[c] becomes v[c] - alpha, so that v is the
+   reflector and R(c,c) = alpha; *vtv = v.v. Returns 1 for a zero column (every thread alike: the sum is the group's). */
+template <int NT>
+__device__ int HouseholderReflector(Group<NT> &g, double *red, int n1, int c, double *v, double *alpha, double *vtv)
+{
+  double s = 0.0;
+  for (int i = c + g.t; i < n1; i += NT) s += v[i] * v[i];
+  s                 = g.Sum(s, red);
+  const double norm = sqrt(s);
+  if (norm == 0.0) return 1;
+  const double x0 = v[c];
+  *alpha          = x0 >= 0.0 ? -norm : norm;
+  *vtv            = 2.0 * norm * (norm + fabs(x0));
+  g.Sync(); /* every thread has read v[c] */
+  if (g.t == 0) v[c] = x0 - *alpha;
+  g.Sync();
+  return 0;
+}
+
+/* wc -= (2 v.wc / vtv) v over rows c..n1-1, by one warp */
+__device__ __forceinline__ void ApplyReflectorWarp(const double *v, double *wc, int c, int n1, int lane, double vtv)
+{
+  double d = 0.0;
+  for (int i = c + lane; i < n1; i += 32) d += v[i] * wc[i];
+  d = WarpSum(d) * (2.0 / vtv);
+  for (int i = c + lane; i < n1; i += 32) wc[i] -= d * v[i];
+}
+
 template <int NT>
 __device__ int HouseholderSolve(Group<NT> &g, double *red, int n1, int ld, int n2, double *C, double *rhs, int p, double *x)
 {
@@ -533,22 +561,10 @@ __device__ int HouseholderSolve(Group<NT> &g, double *red, int n1, int ld, int n
   g.Sync();
   for (int c = 0; c < n2; c++) {
     double *v = C + (long long)c * ld;
-    double  s = 0.0;
-    for (int i = c + g.t; i < n1; i += NT) s += v[i] * v[i];
-    s                 = g.Sum(s, red);
-    const double norm = sqrt(s);
-    if (norm == 0.0) return 1;
-    const double x0 = v[c], alpha = x0 >= 0.0 ? -norm : norm, vtv = 2.0 * norm * (norm + fabs(x0));
-    g.Sync(); /* every thread has read v[c] */
-    if (g.t == 0) v[c] = x0 - alpha;
-    g.Sync();
-    for (int c2 = c + 1 + warp; c2 <= n2; c2 += NW) { /* c2 = n2: the right-hand side */
-      double *wc = (c2 < n2) ? C + (long long)c2 * ld : rhs;
-      double  d  = 0.0;
-      for (int i = c + lane; i < n1; i += 32) d += v[i] * wc[i];
-      d = WarpSum(d) * (2.0 / vtv);
-      for (int i = c + lane; i < n1; i += 32) wc[i] -= d * v[i];
-    }
+    double  alpha, vtv;
+
+    if (HouseholderReflector(g, red, n1, c, v, &alpha, &vtv)) return 1;
+    for (int c2 = c + 1 + warp; c2 <= n2; c2 += NW) ApplyReflectorWarp(v, (c2 < n2) ? C + (long long)c2 * ld : rhs, c, n1, lane, vtv); /* c2 = n2: the right-hand side */
     g.Sync(); /* every warp is done with v */
     if (g.t == 0) v[c] = alpha; /* R(c,c); the reflector is no longer needed */
     g.Sync();
@@ -585,26 +601,14 @@ __device__ int HouseholderSolvePanel(Group<NT> &g, double *red, int n1, int ld, 
     for (int j = 0; j < pw; j++) {
       const int c = c0 + j;
       double   *v = C + (long long)c * ld;
-      double    s = 0.0;
-      for (int i = c + g.t; i < n1; i += NT) s += v[i] * v[i];
-      s                 = g.Sum(s, red);
-      const double norm = sqrt(s);
-      if (norm == 0.0) return 1;
-      const double x0 = v[c], alpha = x0 >= 0.0 ? -norm : norm, vtv = 2.0 * norm * (norm + fabs(x0));
-      g.Sync(); /* every thread has read v[c] */
-      if (g.t == 0) {
-        v[c]    = x0 - alpha;
+      double    alpha, vtv;
+
+      if (HouseholderReflector(g, red, n1, c, v, &alpha, &vtv)) return 1;
+      if (g.t == 0) { /* read after the g.Sync() below */
         alph[j] = alpha;
         vt[j]   = vtv;
       }
-      g.Sync();
-      for (int c2 = c + 1 + warp; c2 < c0 + pw; c2 += NW) {
-        double *wc = C + (long long)c2 * ld;
-        double  d  = 0.0;
-        for (int i = c + lane; i < n1; i += 32) d += v[i] * wc[i];
-        d = WarpSum(d) * (2.0 / vtv);
-        for (int i = c + lane; i < n1; i += 32) wc[i] -= d * v[i];
-      }
+      for (int c2 = c + 1 + warp; c2 < c0 + pw; c2 += NW) ApplyReflectorWarp(v, C + (long long)c2 * ld, c, n1, lane, vtv);
       g.Sync();
       rmax = fmax(rmax, fabs(alpha));
       rmin = fmin(rmin, fabs(alpha));
