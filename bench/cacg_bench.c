@@ -3,10 +3,12 @@ static const char help[] = "KSP benchmark: gpukit's KSPCACG (s-step CG) against 
                            "  -dim 2|3             grid dimension (default 2)\n"
                            "  -n n                 grid points per dimension (default 256)\n"
                            "  -mat_type t          aij, sgdia (host) or aijcusparse, sgdiacuda (GPU, VECCUDA vectors); default aij\n"
-                           "  -methods m1,m2,...   cg, pipecg, groppcg, cacg<s> (s = 1..16), cacg<s>mult; default cg,pipecg,groppcg,cacg2,cacg4,cacg8,\n"
-                           "                       and cacg4mult when the matrix has a matrix powers hook; the first is the baseline of the ratios.\n"
-                           "                       cacg<s> uses the matrix's MatMatrixPowers_C (sgdia, sgdiacuda) when it has one, cacg<s>mult never\n"
-                           "                       (-ksp_cacg_matrix_powers 0: s MatMult + Jacobi calls); the record's \"mpk\" says which ran\n"
+                           "  -methods m1,m2,...   cg, pipecg, groppcg, cacg<s> (s = 1..16), cacg<s>mult, cacg<s>stored; default cg,pipecg,groppcg,\n"
+                           "                       cacg2,cacg4,cacg8, and cacg4mult when the matrix has a matrix powers kernel (sgdia, sgdiacuda, and\n"
+                           "                       KSPCACG's own for aijcusparse on one rank), cacg4stored on the GPU; the first is the baseline of the ratios.\n"
+                           "                       cacg<s> uses the matrix powers kernel when there is one, cacg<s>mult never (-ksp_cacg_matrix_powers 0:\n"
+                           "                       s MatMult + Jacobi calls), cacg<s>stored stores Y = M^{-1} W (-ksp_cacg_lean_basis 0); the record's\n"
+                           "                       \"mpk\" says which route built the basis and \"cacg_lean\" in how many outer iterations the basis was lean\n"
                            "  -basis b             the KSPCACG basis: newton (default), chebyshev, monomial\n"
                            "  -its k               iterations of the fixed-length solves that give the time per iteration (default 200)\n"
                            "  -rtol r              relative tolerance of the solves to convergence that give the time to solution (default 1e-8)\n"
@@ -68,6 +70,8 @@ typedef struct {
   KSPType   type;
   PetscInt  s;      /* KSPCACG only */
   PetscBool nohook; /* KSPCACG without the matrix powers hook (cacg<s>mult) */
+  PetscBool stored; /* KSPCACG with the stored basis (cacg<s>stored: -ksp_cacg_lean_basis 0) */
+  PetscInt  lean;   /* KSPCACG: outer iterations of the last solve with the lean basis */
   char      mpk[8]; /* KSPCACG: "hook" (the matrix's MatMatrixPowers_C) or "default" (MatMult + PCApply); else "" */
   PetscReal tit;    /* seconds per iteration, fastest batch of the fixed-length solve */
   PetscReal titmed; /* median */
@@ -87,6 +91,7 @@ static PetscErrorCode ParseMethod(const char *name, Method *m)
   PetscCall(PetscStrncpy(m->name, name, sizeof(m->name)));
   m->s      = 0;
   m->nohook = PETSC_FALSE;
+  m->stored = PETSC_FALSE;
   m->mpk[0] = 0;
   PetscCall(PetscStrcmp(name, "cg", &match));
   if (match) m->type = KSPCG;
@@ -104,7 +109,8 @@ static PetscErrorCode ParseMethod(const char *name, Method *m)
           m->type = KSPCACG;
           m->s    = (PetscInt)strtol(name + 4, &end, 10);
           PetscCall(PetscStrcmp(end, "mult", &m->nohook));
-          PetscCheck(m->s >= 1 && m->s <= 16 && (!*end || m->nohook), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "Method '%s': write cacg<s> or cacg<s>mult with s = 1..16, e.g. cacg4", name);
+          PetscCall(PetscStrcmp(end, "stored", &m->stored));
+          PetscCheck(m->s >= 1 && m->s <= 16 && (!*end || m->nohook || m->stored), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "Method '%s': write cacg<s>, cacg<s>mult or cacg<s>stored with s = 1..16, e.g. cacg4", name);
         }
       }
     }
@@ -128,18 +134,8 @@ static PetscErrorCode CreateSolver(Method *m, Mat A, KSPCACGBasisType basis, KSP
     PetscCall(KSPCACGSetBasis(*ksp, basis));
   }
   PetscCall(KSPSetFromOptions(*ksp));
-  if (m->s) { /* the matrix powers route: the hook when the matrix has one, unless cacg<s>mult or -bench_ksp_cacg_matrix_powers 0 */
-    PetscBool use = PETSC_TRUE, set, isjac;
-    void (*hook)(void) = NULL;
-    PetscCall(PetscOptionsGetBool(NULL, "bench_", "-ksp_cacg_matrix_powers", &use, &set));
-    if (m->nohook) {
-      use = PETSC_FALSE;
-      PetscCall(KSPCACGSetUseMatrixPowers(*ksp, PETSC_FALSE));
-    }
-    PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", &hook));
-    PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &isjac));
-    PetscCall(PetscStrncpy(m->mpk, use && hook && isjac ? "hook" : "default", sizeof(m->mpk)));
-  }
+  if (m->nohook) PetscCall(KSPCACGSetUseMatrixPowers(*ksp, PETSC_FALSE)); /* the matrix powers route: see m->mpk after a solve */
+  if (m->stored) PetscCall(KSPCACGSetLeanBasis(*ksp, PETSC_FALSE));
   PetscCall(KSPSetUp(*ksp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -225,11 +221,20 @@ int main(int argc, char **argv)
   PetscCall(DMCreateMatrix(da, &A));
   PetscCall(GKFillPoisson(da, A));
   PetscCall(MatSetOption(A, MAT_SPD, PETSC_TRUE)); /* Jacobi then keeps its diagonal on the device (facts.md) */
-  if (!set) { /* the fused matrix powers kernel against s MatMults */
+  if (!set) { /* the fused matrix powers kernel against s MatMults; the lean basis against the stored one */
     void (*hook)(void) = NULL;
+    PetscBool csr = PETSC_FALSE;
     PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", &hook));
-    if (hook) {
+#if defined(GK_BENCH_CUDA)
+    PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &csr)); /* KSPCACG's own kernel */
+#endif
+    if (hook || csr) {
       PetscCall(PetscStrallocpy("cacg4mult", &names[nm]));
+      PetscCall(ParseMethod(names[nm], &meth[nm]));
+      nm++;
+    }
+    if (gpu) {
+      PetscCall(PetscStrallocpy("cacg4stored", &names[nm]));
       PetscCall(ParseMethod(names[nm], &meth[nm]));
       nm++;
     }
@@ -297,6 +302,8 @@ int main(int argc, char **argv)
       PetscCall(KSPCACGGetStatistics(ksp, &st));
       m->outer        = st.outer;
       m->cgsteps      = st.cgsteps;
+      m->lean         = st.leanbasis;
+      PetscCall(PetscStrncpy(m->mpk, st.mpk ? "hook" : "default", sizeof(m->mpk))); /* a matrix powers kernel built the basis, or MatMult + PCApply */
       m->replacements = st.replacements;
       m->truncations  = st.truncations;
     }
@@ -334,7 +341,7 @@ int main(int argc, char **argv)
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"its_fixed\": %" PetscInt_FMT ", \"time_per_it_ms\": %.6g, \"time_per_it_ms_median\": %.6g, \"speedup_per_it_vs_baseline\": %.6g, ", its, 1e3 * m->tit, 1e3 * m->titmed, (double)(meth[0].tit / m->tit)));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"rtol\": %g, \"its_to_solution\": %" PetscInt_FMT ", \"its_ratio_vs_baseline\": %.6g, \"time_to_solution_ms\": %.6g, \"speedup_to_solution_vs_baseline\": %.6g, ", (double)rtol, m->its, (double)m->its / meth[0].its, 1e3 * m->tts, (double)(meth[0].tts / m->tts)));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"reductions_per_it\": %.4g, \"gpu_to_host_copies_per_it\": %.4g, \"solution_diff_vs_baseline\": %.3g, ", (double)m->red, (double)m->gtoc, (double)m->err));
-        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"cacg_outer\": %" PetscInt_FMT ", \"cacg_replacements\": %" PetscInt_FMT ", \"cacg_truncations\": %" PetscInt_FMT ", \"batches\": %" PetscInt_FMT ", ", m->outer, m->replacements, m->truncations, batches));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"cacg_outer\": %" PetscInt_FMT ", \"cacg_lean\": %" PetscInt_FMT ", \"cacg_replacements\": %" PetscInt_FMT ", \"cacg_truncations\": %" PetscInt_FMT ", \"batches\": %" PetscInt_FMT ", ", m->outer, m->lean, m->replacements, m->truncations, batches));
         PetscCall(GKJSONRunInfo(fp, version, date, device));
       }
     }

@@ -164,6 +164,8 @@ typedef struct {
   PetscInt s;            /* s in use at the end (s, or less after truncations) */
   PetscInt  truefail;    /* convergence claims the true residual did not confirm (-ksp_cacg_true_residual) */
   PetscInt  devicegram;  /* outer iterations whose Gram matrix the device kernel computed (CUDA vectors) */
+  PetscInt  leanbasis;   /* outer iterations that kept the basis as W alone (KSPCACGSetLeanBasis()) */
+  PetscInt  mpk;         /* outer iterations whose basis a matrix powers kernel built (not MatMult + PCApply) */
   PetscReal asymmetry;   /* largest |y^T A y' - y'^T A y| / (||y||_A ||y'||_A) beyond rounding over the basis vectors (0: symmetric) */
   PetscReal pcasymmetry; /* the same for M */
   PetscReal truenorm;    /* the true residual norm at the end (-ksp_cacg_true_residual; 0 without) */
@@ -181,4 +183,5 @@ PETSC_EXTERN PetscErrorCode KSPCACGSetCheckTrueResidual(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGSetUseMatrixPowers(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGSetFusedGram(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGSetFusedUpdate(KSP, PetscBool);
+PETSC_EXTERN PetscErrorCode KSPCACGSetLeanBasis(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGGetStatistics(KSP, KSPCACGStatistics *);

@@ -5,6 +5,8 @@ static const char help[] = "KSPCACG on CUDA vectors and GPU matrices (aijcuspars
                            "  -rtol r                  relative tolerance (default 1e-10)\n"
                            "  -sol_tol t               ||x_gpu - x_host|| <= t ||x_host|| (default 1e-6)\n"
                            "  -expect_device_gram 0|1  the Gram matrices must come from the device kernel (default 1; 0 with -ksp_cacg_fused_gram 0)\n"
+                           "  -expect_lean 0|1         on sgdiacuda, and on aijcusparse on one rank, every outer iteration must have used the lean\n"
+                           "                           basis (KSPCACGSetLeanBasis(); default 1; 0 where an option turns it off)\n"
                            "Other -ksp_cacg_* options reach both solvers.\n\n"
                            "  -test mpk                the MATSGDIACUDA matrix powers hook instead (MatMatrixPowers_C, below):\n"
                            "  -dim 2|3 -n n -dof d -stencil star|box -periodic 0|1   its grid (default 2, 32, 1, star, 0)\n"
@@ -303,7 +305,8 @@ static PetscErrorCode RunMPK(PetscInt *fails)
   PetscCall(PetscRandomSetSeed(rnd, 777));
   PetscCall(PetscRandomSeed(rnd));
   for (PetscInt k = 1; k <= MPK_MAXK; k++) {
-    for (PetscInt withd = 0; withd < 2; withd++) {
+    for (PetscInt mode = 0; mode < 3; mode++) { /* no dinv; dinv; dinv and the lean basis (V = NULL: only W written) */
+      const PetscBool withd = (PetscBool)(mode > 0), lean = (PetscBool)(mode == 2);
       PetscReal      theta[MPK_MAXK], sigma[MPK_MAXK], gamma[MPK_MAXK], worst = 0.0;
       Vec            Vh[MPK_MAXK + 1], Wh[MPK_MAXK + 1], Vd[MPK_MAXK + 1], Wd[MPK_MAXK + 1], dh = NULL, dd = NULL, v0 = NULL, w0 = NULL;
       PetscLogDouble gtoc0, ctog0, gtoc, ctog;
@@ -354,7 +357,7 @@ static PetscErrorCode RunMPK(PetscInt *fails)
       PetscCall(MPKEventCount(ev, &c0));
       gtoc0 = GK_GTOC();
       ctog0 = GK_CTOG();
-      PetscCall((*hook)(Ad, dd, k, theta, sigma, gamma, Vd, Wd));
+      PetscCall((*hook)(Ad, dd, k, theta, sigma, gamma, lean ? NULL : Vd, Wd));
       gtoc = GK_GTOC() - gtoc0;
       ctog = GK_CTOG() - ctog0;
       PetscCall(MPKEventCount(ev, &c1));
@@ -362,7 +365,7 @@ static PetscErrorCode RunMPK(PetscInt *fails)
         PetscReal r;
         PetscCall(MaxRelDiff(Wd[j], Wh[j], &r));
         worst = PetscMax(worst, r);
-        if (withd) {
+        if (withd && !lean) {
           PetscCall(MaxRelDiff(Vd[j], Vh[j], &r));
           worst = PetscMax(worst, r);
         }
@@ -372,13 +375,13 @@ static PetscErrorCode RunMPK(PetscInt *fails)
         PetscCall(MaxRelDiff(Vd[0], v0, &r0));
         PetscCall(MaxRelDiff(Wd[0], w0, &r1));
         if (r0 != 0.0 || r1 != 0.0) {
-          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL k=%" PetscInt_FMT " dinv=%s: V[0] or W[0] changed (%g, %g)\n", k, withd ? "yes" : "no", (double)r0, (double)r1));
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL k=%" PetscInt_FMT " dinv=%s: V[0] or W[0] changed (%g, %g)\n", k, lean ? "lean" : (withd ? "yes" : "no"), (double)r0, (double)r1));
           (*fails)++;
         }
       }
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hook k=%" PetscInt_FMT " dinv=%s: max rel. diff vs host %.2e; %g device-to-host, %g host-to-device copies; hook event +%" PetscInt_FMT "\n", k, withd ? "yes" : "no", (double)worst, (double)gtoc, (double)ctog, c1 - c0));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hook k=%" PetscInt_FMT " dinv=%s: max rel. diff vs host %.2e; %g device-to-host, %g host-to-device copies; hook event +%" PetscInt_FMT "\n", k, lean ? "lean" : (withd ? "yes" : "no"), (double)worst, (double)gtoc, (double)ctog, c1 - c0));
       if (!(worst <= tol)) {
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL k=%" PetscInt_FMT " dinv=%s: hook differs from the host reference by %.2e (tolerance %.2e)\n", k, withd ? "yes" : "no", (double)worst, (double)tol));
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL k=%" PetscInt_FMT " dinv=%s: hook differs from the host reference by %.2e (tolerance %.2e)\n", k, lean ? "lean" : (withd ? "yes" : "no"), (double)worst, (double)tol));
         (*fails)++;
       }
       if (size == 1 && (gtoc > 0 || ctog > 0)) {
@@ -634,7 +637,7 @@ int main(int argc, char **argv)
   char        *types[4], *bases[4];
   PetscInt     dim = 2, n = 128, slist[8] = {2, 4, 8}, ns = 8, nt = 4, nb = 4, fails = 0;
   PetscReal    rtol = 1e-10, soltol = 1e-6;
-  PetscBool    flg, expectdev = PETSC_TRUE;
+  PetscBool    flg, expectdev = PETSC_TRUE, expectlean = PETSC_TRUE;
   PetscMPIInt  size;
   DM           dah;
   Mat          Ah;
@@ -681,6 +684,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsReal("-rtol", "relative tolerance", NULL, rtol, &rtol, NULL));
   PetscCall(PetscOptionsReal("-sol_tol", "solution tolerance", NULL, soltol, &soltol, NULL));
   PetscCall(PetscOptionsBool("-expect_device_gram", "device Gram kernel expected", NULL, expectdev, &expectdev, NULL));
+  PetscCall(PetscOptionsBool("-expect_lean", "lean basis expected", NULL, expectlean, &expectlean, NULL));
   PetscOptionsEnd();
   PetscCheck(PetscDefined(HAVE_CUDA), PETSC_COMM_WORLD, PETSC_ERR_SUP, "This test needs a PETSc configured with CUDA (make petsc-cuda) and a GPU");
 
@@ -747,6 +751,7 @@ int main(int argc, char **argv)
         PetscCall(RelDiff(xd, xh, &diff));
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: host %s %" PetscInt_FMT " its, GPU %s %" PetscInt_FMT " its (GPU KSPCG %" PetscInt_FMT "), ||x_gpu - x_host||/||x_host|| %.2e; GPU solve: %" PetscInt_FMT " outer (%" PetscInt_FMT " on the device Gram kernel), %g device-to-host and %g host-to-device copies\n", tag, KSPConvergedReasons[rh], itsh,
                               KSPConvergedReasons[rd], itsd, itscg, (double)diff, std.outer, std.devicegram, (double)gtoc, (double)ctog));
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: lean basis in %" PetscInt_FMT " of %" PetscInt_FMT " outer iterations\n", tag, std.leanbasis, std.outer));
         if (rh <= 0 || rd <= 0) {
           PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: did not converge\n", tag));
           fails++;
@@ -762,6 +767,15 @@ int main(int argc, char **argv)
         if (!(diff <= soltol)) {
           PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: solutions differ by %.2e relative (tolerance %.2e)\n", tag, (double)diff, (double)soltol));
           fails++;
+        }
+        {
+          PetscBool sgd, leanhere;
+          PetscCall(PetscStrcmp(types[ti], MATSGDIACUDA, &sgd));
+          leanhere = (PetscBool)(expectlean && (sgd || size == 1));
+          if ((leanhere && std.leanbasis != std.outer) || (!expectlean && std.leanbasis)) {
+            PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: %" PetscInt_FMT " of %" PetscInt_FMT " outer iterations used the lean basis (%s expected)\n", tag, std.leanbasis, std.outer, leanhere ? "all" : (expectlean ? "any number" : "none")));
+            fails++;
+          }
         }
         if (expectdev && std.devicegram != std.outer) {
           PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: %" PetscInt_FMT " of %" PetscInt_FMT " Gram matrices came from the device kernel\n", tag, std.devicegram, std.outer));

@@ -262,8 +262,9 @@ static PetscErrorCode CACGFreeVectors(KSP ksp)
   PetscFunctionBegin;
   if (!cg->sallocated) PetscFunctionReturn(PETSC_SUCCESS);
   if (cg->wpool != cg->ypool) PetscCall(VecDestroyVecs(n, &cg->wpool));
-  PetscCall(VecDestroyVecs(n, &cg->ypool));
-  cg->wpool = NULL;
+  if (cg->ypool) PetscCall(VecDestroyVecs(n, &cg->ypool));
+  cg->wpool = cg->ypool = NULL;
+  PetscCall(VecDestroy(&cg->yt));
   if (cg->U != cg->P) {
     PetscCall(VecDestroy(&cg->U));
     PetscCall(VecDestroy(&cg->R));
@@ -280,17 +281,25 @@ static PetscErrorCode CACGFreeVectors(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode CACGAllocate(KSP ksp, PetscBool aliased)
+/* the vectors for s; lean: no pool for Y (then not aliased) */
+static PetscErrorCode CACGAllocate(KSP ksp, PetscBool aliased, PetscBool lean)
 {
   KSP_CACG *cg = (KSP_CACG *)ksp->data;
   Vec      *v;
 
   PetscFunctionBegin;
-  if (cg->sallocated == cg->s && cg->aliased == aliased) PetscFunctionReturn(PETSC_SUCCESS);
+  if (cg->sallocated == cg->s && cg->aliased == aliased && (cg->ypool == NULL) == lean) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CACGFreeVectors(ksp));
-  PetscCall(KSPCreateVecs(ksp, 2 * cg->s - 1, &cg->ypool, 0, NULL));
-  if (aliased) cg->wpool = cg->ypool;
-  else PetscCall(KSPCreateVecs(ksp, 2 * cg->s - 1, &cg->wpool, 0, NULL));
+  if (lean) {
+    PetscCall(KSPCreateVecs(ksp, 2 * cg->s - 1, &cg->wpool, 0, NULL));
+    PetscCall(KSPCreateVecs(ksp, 1, &v, 0, NULL));
+    cg->yt = v[0];
+    PetscCall(PetscFree(v));
+  } else {
+    PetscCall(KSPCreateVecs(ksp, 2 * cg->s - 1, &cg->ypool, 0, NULL));
+    if (aliased) cg->wpool = cg->ypool;
+    else PetscCall(KSPCreateVecs(ksp, 2 * cg->s - 1, &cg->wpool, 0, NULL));
+  }
   PetscCall(KSPCreateVecs(ksp, aliased ? 4 : 8, &v, 0, NULL));
   cg->P  = v[0];
   cg->Z  = v[1];
@@ -321,15 +330,32 @@ static void CACGBasisArrays(KSP_CACG *cg, PetscInt s)
   cg->Y[0] = cg->P;
   cg->W[0] = cg->U;
   for (PetscInt j = 1; j <= s; j++) {
-    cg->Y[j] = cg->ypool[j - 1];
+    cg->Y[j] = cg->ypool ? cg->ypool[j - 1] : NULL; /* NULL: the lean basis */
     cg->W[j] = cg->wpool[j - 1];
   }
   cg->Y[o] = cg->Z;
   cg->W[o] = cg->R;
   for (PetscInt j = 1; j < s; j++) {
-    cg->Y[o + j] = cg->ypool[s + j - 1];
+    cg->Y[o + j] = cg->ypool ? cg->ypool[s + j - 1] : NULL;
     cg->W[o + j] = cg->wpool[s + j - 1];
   }
+}
+
+/* v += Y c over the first m columns; with the lean basis Y = dinv .* W (W c formed in cg->yt) */
+static PetscErrorCode CACGAddBasis(KSP ksp, PetscInt m, const PetscScalar c[], Vec v)
+{
+  KSP_CACG *cg = (KSP_CACG *)ksp->data;
+
+  PetscFunctionBegin;
+  if (!cg->lean) {
+    PetscCall(VecMAXPY(v, m, c, cg->Y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(VecSet(cg->yt, 0.0));
+  PetscCall(VecMAXPY(cg->yt, m, c, cg->W));
+  PetscCall(VecPointwiseMult(cg->yt, cg->dinv, cg->yt));
+  PetscCall(VecAXPY(v, 1.0, cg->yt));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* ---------------------------------------------------------------------------------------------------------- */
@@ -351,20 +377,45 @@ static PetscErrorCode CACGPowersDefault(KSP ksp, Mat A, PetscInt k, const PetscR
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the matrix powers kernel for A: the matrix's "MatMatrixPowers_C", else KSPCACG's own for MATSEQAIJCUSPARSE (CUDA
+   builds), else NULL (-ksp_cacg_matrix_powers 0, a transpose solve: NULL) */
+static PetscErrorCode CACGGetHook(KSP ksp, Mat A, GpukitMatMatrixPowersFn *hook)
+{
+  KSP_CACG *cg = (KSP_CACG *)ksp->data;
+
+  PetscFunctionBegin;
+  *hook = NULL;
+  if (!cg->usehook || ksp->transpose_solve) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", hook));
+#if defined(GPUKIT_HAVE_CUDA)
+  if (!*hook) {
+    PetscBool iscsr;
+    PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &iscsr));
+    if (iscsr) *hook = CACGMatMatrixPowers_SeqAIJCUSPARSE;
+  }
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the matrix's hook when it has one and the preconditioner is diagonal; else the default */
 static PetscErrorCode CACGPowers(KSP ksp, Mat A, PetscInt k, Vec *Y, Vec *W)
 {
-  KSP_CACG               *cg   = (KSP_CACG *)ksp->data;
-  GpukitMatMatrixPowersFn hook = NULL;
+  KSP_CACG               *cg = (KSP_CACG *)ksp->data;
+  GpukitMatMatrixPowersFn hook;
   PetscBool               isjac;
 
   PetscFunctionBegin;
   if (k < 1) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(KSP_CACG_MPK, ksp, 0, 0, 0));
-  if (cg->usehook && !ksp->transpose_solve) PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", &hook));
+  PetscCall(CACGGetHook(ksp, A, &hook));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &isjac));
-  if (hook && (cg->aliased || (isjac && cg->dinv))) PetscCall((*hook)(A, cg->aliased ? NULL : cg->dinv, k, cg->theta, cg->sigma, cg->gamma, Y, W));
-  else PetscCall(CACGPowersDefault(ksp, A, k, cg->theta, cg->sigma, cg->gamma, Y, W, cg->aliased));
+  cg->hookused = PETSC_TRUE;
+  if (cg->lean) PetscCall((*hook)(A, cg->dinv, k, cg->theta, cg->sigma, cg->gamma, NULL, W)); /* checked in KSPSolve_CACG() */
+  else if (hook && (cg->aliased || (isjac && cg->dinv))) PetscCall((*hook)(A, cg->aliased ? NULL : cg->dinv, k, cg->theta, cg->sigma, cg->gamma, Y, W));
+  else {
+    cg->hookused = PETSC_FALSE;
+    PetscCall(CACGPowersDefault(ksp, A, k, cg->theta, cg->sigma, cg->gamma, Y, W, cg->aliased));
+  }
   PetscCall(PetscLogEventEnd(KSP_CACG_MPK, ksp, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -514,16 +565,44 @@ static PetscErrorCode CACGGram(KSP ksp, PetscInt m, const CACGGramPlan *pl, Pets
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(KSP_CACG_Gram, ksp, 0, 0, 0));
-  np = CACGGramPairs(ksp, m, pl, ysq, wsq, &xsq);
-  if (cg->fusedgram) PetscCall(CACGGramHost(ksp, np, cg->gloc, &done));
 #if defined(GPUKIT_HAVE_CUDA)
-  if (cg->fusedgram && !done) {
-    PetscCall(CACGGramCUDA_Private(ksp, np, cg->pa, cg->pb, cg->gloc, &done));
-    if (done) cg->stats.devicegram++;
-  }
+  if (cg->lean) { /* W^T D W, W^T D^2 W (= Y^T Y), W^T W by the device kernel: full matrices, one MPI_Allreduce */
+    const PetscBool    gd2 = (PetscBool)(pl->yy || pl->diag), g1 = (PetscBool)(pl->ww || pl->diag);
+    const PetscScalar *g2, *g1p;
+    PetscInt           nsum;
+
+    PetscCall(CACGGramLeanCUDA_Private(ksp, m, gd2, g1, pl->x, cg->gloc, &nsum));
+    cg->stats.devicegram++;
+    PetscCall(MPIU_Allreduce(cg->gloc, cg->gbuf, (PetscMPIInt)nsum, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+    g2  = gd2 ? cg->gbuf + m * m : NULL;
+    g1p = g1 ? cg->gbuf + m * m * (gd2 ? 2 : 1) : NULL;
+    for (PetscInt i = 0; i < m * m; i++) {
+      cg->G[i] = (double)PetscRealPart(cg->gbuf[i]);
+      if (pl->yy) cg->Gn[i] = (double)PetscRealPart(g2[i]);
+      else if (pl->ww) cg->Gn[i] = (double)PetscRealPart(g1p[i]);
+    }
+    for (PetscInt i = 0; i < m; i++) {
+      ysq[i] = g2 ? (double)PetscRealPart(g2[i * m + i]) : 0.0;
+      wsq[i] = g1p ? (double)PetscRealPart(g1p[i * m + i]) : 0.0;
+    }
+    if (pl->x) xsq = (double)PetscRealPart(cg->gbuf[nsum - 1]);
+    cg->g10 = cg->G[1]; /* w_1^T (dinv .* w_0) and w_0^T (dinv .* w_1): one sum, M is symmetric by construction */
+    np      = 0;
+    done    = PETSC_TRUE;
+  } else
 #endif
-  if (done) PetscCall(MPIU_Allreduce(cg->gloc, cg->gbuf, (PetscMPIInt)np, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
-  else {
+    np = CACGGramPairs(ksp, m, pl, ysq, wsq, &xsq);
+  if (cg->fusedgram && !cg->lean) {
+    PetscCall(CACGGramHost(ksp, np, cg->gloc, &done));
+#if defined(GPUKIT_HAVE_CUDA)
+    if (!done) {
+      PetscCall(CACGGramCUDA_Private(ksp, np, cg->pa, cg->pb, cg->gloc, &done));
+      if (done) cg->stats.devicegram++;
+    }
+#endif
+    if (done) PetscCall(MPIU_Allreduce(cg->gloc, cg->gbuf, (PetscMPIInt)np, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)ksp)));
+  }
+  if (!done) {
     for (PetscInt p0 = 0; p0 < np;) { /* one VecMDotBegin per group of pairs with the same a */
       PetscInt p1 = p0;
       while (p1 < np && cg->pa[p1] == cg->pa[p0]) p1++;
@@ -548,8 +627,8 @@ static PetscErrorCode CACGGram(KSP ksp, PetscInt m, const CACGGramPlan *pl, Pets
       cg->ynrm[i] = cg->wnrm[i] = PetscSqrtReal(PetscAbsReal(cg->G[i * m + i]));
       continue;
     }
-    cg->wnrm[i] = PetscSqrtReal(PetscAbsReal(pl->ww ? cg->Gn[i * m + i] : (pl->diag ? wsq[i] : 0.0)));
-    cg->ynrm[i] = PetscSqrtReal(PetscAbsReal(pl->yy ? cg->Gn[i * m + i] : (pl->diag ? ysq[i] : 0.0)));
+    cg->wnrm[i] = PetscSqrtReal(PetscAbsReal(pl->ww ? cg->Gn[i * m + i] : (pl->diag || cg->lean ? wsq[i] : 0.0)));
+    cg->ynrm[i] = PetscSqrtReal(PetscAbsReal(pl->yy ? cg->Gn[i * m + i] : (pl->diag || cg->lean ? ysq[i] : 0.0)));
   }
   cg->xnrm = PetscSqrtReal(PetscAbsReal(xsq));
   cg->stats.reductions++;
@@ -737,7 +816,6 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
   PetscCall(PCGetOperators(ksp->pc, &A, &Pmat));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &isnone));
   PetscCall(MatGetNullSpace(A, &nsp));
-  PetscCall(CACGAllocate(ksp, (PetscBool)(isnone && !nsp)));
   PetscCall(PetscMemzero(&cg->stats, sizeof(cg->stats)));
   cg->asym     = 0.0;
   cg->scur     = cg->s;
@@ -745,21 +823,41 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
   ksp->its     = 0;
   ksp->reason  = KSP_CONVERGED_ITERATING;
 
-  /* the diagonal preconditioner for a matrix powers hook and for the fused device update: the PC applied to ones */
+  /* the vectors, with the lean basis (Y = dinv .* W never stored) where the matrix powers hook, the Gram kernel and
+     the update kernel can all form Y where they read it: CUDA vectors, Jacobi, the hook, both fused steps; and the
+     diagonal preconditioner for a matrix powers hook and for the fused device update: the PC applied to ones */
   {
-    PetscBool isjac, devupd = PETSC_FALSE;
-    void (*hook)(void) = NULL;
+    PetscBool               isjac, devupd = PETSC_FALSE, lean;
+    GpukitMatMatrixPowersFn hook;
     PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &isjac));
-    if (cg->usehook) PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", &hook));
+    PetscCall(CACGGetHook(ksp, A, &hook));
+    lean = (PetscBool)(cg->leanopt && isjac && !nsp && hook && cg->fusedgram && cg->fusedupdate && !ksp->transpose_solve && PetscDefined(USE_REAL_DOUBLE) && !PetscDefined(USE_COMPLEX));
+#if !defined(GPUKIT_HAVE_CUDA)
+    lean = PETSC_FALSE; /* the kernels that form Y where they read it are CUDA kernels */
+#endif
+    PetscCall(CACGAllocate(ksp, (PetscBool)(isnone && !nsp), lean));
 #if defined(GPUKIT_HAVE_CUDA)
     if (cg->fusedupdate && !ksp->transpose_solve) PetscCall(PetscObjectTypeCompareAny((PetscObject)cg->P, &devupd, VECSEQCUDA, VECMPICUDA, ""));
 #endif
+    if (lean && !devupd) PetscCall(CACGAllocate(ksp, (PetscBool)(isnone && !nsp), (lean = PETSC_FALSE))); /* host vectors */
+    cg->lean = lean;
     if ((hook || devupd) && isjac && !nsp) {
       Vec one;
-      if (!cg->dinv) PetscCall(VecDuplicate(cg->P, &cg->dinv));
       PetscCall(VecDuplicate(cg->P, &one));
       PetscCall(VecSet(one, 1.0));
-      PetscCall(PCApply(ksp->pc, one, cg->dinv));
+      if (!cg->dinv) {
+        PetscCall(VecDuplicate(cg->P, &cg->dinv));
+        PetscCall(PCApply(ksp->pc, one, cg->dinv));
+      } else { /* dinv keeps its object state when the diagonal did not change: a hook may cache what it derives from it */
+        Vec       t;
+        PetscReal diff;
+        PetscCall(VecDuplicate(cg->P, &t));
+        PetscCall(PCApply(ksp->pc, one, t));
+        PetscCall(VecWAXPY(one, -1.0, cg->dinv, t));
+        PetscCall(VecNorm(one, NORM_1, &diff)); /* 0 exactly when no entry changed (NORM_1: no copy logged on CUDA vectors) */
+        if (diff != 0.0) PetscCall(VecCopy(t, cg->dinv));
+        PetscCall(VecDestroy(&t));
+      }
       PetscCall(VecDestroy(&one));
     } else PetscCall(VecDestroy(&cg->dinv));
   }
@@ -820,6 +918,7 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
     /* 1. the basis */
     CACGBasisArrays(cg, s);
     PetscCall(CACGPowers(ksp, A, s, cg->Y, cg->W));
+    if (cg->hookused) cg->stats.mpk++;
     PetscCall(CACGPowers(ksp, A, s - 1, cg->Y + o, cg->W + o));
 
     /* 2. one reduction */
@@ -829,6 +928,7 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
     pl.x    = useanorm;
     PetscCall(CACGGram(ksp, m, &pl, &ok));
     cg->stats.outer++;
+    if (cg->lean) cg->stats.leanbasis++;
     if (!ok) {
       PetscCall(CACGDiverged(ksp, KSP_DIVERGED_NANORINF, "Inf or NaN in the Gram matrix of the s-step basis"));
       break;
@@ -968,7 +1068,7 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
 #endif
     if (!fused) {
       for (PetscInt i = 0; i < m; i++) coef[i] = xc[i];
-      if (steps) PetscCall(VecMAXPY(ksp->vec_sol, m, coef, cg->Y));
+      if (steps) PetscCall(CACGAddBasis(ksp, m, coef, ksp->vec_sol));
     }
     if (ksp->reason || !steps) {
       PetscCall(PetscLogEventEnd(KSP_CACG_Update, ksp, 0, 0, 0));
@@ -1079,7 +1179,7 @@ static PetscErrorCode KSPBuildSolution_CACG(KSP ksp, Vec v, Vec *V)
   }
   for (PetscInt i = 0; i < cg->mcur; i++) coef[i] = cg->xc[i];
   PetscCall(VecCopy(ksp->vec_sol, v));
-  PetscCall(VecMAXPY(v, cg->mcur, coef, cg->Y));
+  PetscCall(CACGAddBasis(ksp, cg->mcur, coef, v));
   if (V) *V = v;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1126,6 +1226,7 @@ static PetscErrorCode KSPDestroy_CACG(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetUseMatrixPowers_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetFusedGram_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetFusedUpdate_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetLeanBasis_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGGetStatistics_C", NULL));
   PetscCall(PetscFree(ksp->data));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1148,7 +1249,7 @@ static PetscErrorCode KSPView_CACG(KSP ksp, PetscViewer viewer)
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  spectrum of M^{-1}A: estimated by %" PetscInt_FMT " CG steps at the first solve\n", cg->eigsteps ? cg->eigsteps : PetscMax(2 * cg->s, 10)));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement: %s; true residual check: %s; matrix powers hook: %s\n", cg->replace ? "on" : "off", cg->truecheck ? "on" : "off", cg->usehook ? "used if the matrix has one" : "off"));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused Gram: %s; fused update: %s\n", cg->fusedgram ? "on" : "off", cg->fusedupdate ? "on (CUDA vectors with Jacobi or no preconditioner)" : "off"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  fused Gram: %s; fused update: %s; lean basis: %s\n", cg->fusedgram ? "on" : "off", cg->fusedupdate ? "on (CUDA vectors with Jacobi or no preconditioner)" : "off", cg->leanopt ? (cg->stats.leanbasis ? "on (used in the last solve)" : "on where it applies (CUDA vectors, Jacobi, a matrix powers kernel)") : "off"));
   if (cg->stats.outer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " outer iterations, %" PetscInt_FMT " CG steps for the estimate, %" PetscInt_FMT " reductions, %" PetscInt_FMT " replacements, %" PetscInt_FMT " truncations (s at the end %" PetscInt_FMT ")\n", cg->stats.outer, cg->stats.cgsteps, cg->stats.reductions, cg->stats.replacements, cg->stats.truncations, cg->stats.s));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1187,6 +1288,9 @@ static PetscErrorCode KSPSetFromOptions_CACG(KSP ksp, GpukitOptionItems PetscOpt
   b = cg->fusedupdate;
   PetscCall(PetscOptionsBool("-ksp_cacg_fused_update", "On CUDA vectors with Jacobi or no preconditioner: x, the next u, r, p, z of an outer iteration in one device kernel (else VecMAXPY + PCApply)", "KSPCACGSetFusedUpdate", b, &b, &flg));
   if (flg) PetscCall(KSPCACGSetFusedUpdate(ksp, b));
+  b = cg->leanopt;
+  PetscCall(PetscOptionsBool("-ksp_cacg_lean_basis", "On CUDA vectors with Jacobi and a matrix powers kernel: keep the basis as W alone, M^{-1} W formed where it is read", "KSPCACGSetLeanBasis", b, &b, &flg));
+  if (flg) PetscCall(KSPCACGSetLeanBasis(ksp, b));
   b = cg->usehook;
   PetscCall(PetscOptionsBool("-ksp_cacg_matrix_powers", "Use the matrix's MatMatrixPowers_C when it has one", "KSPCACGSetUseMatrixPowers", b, &b, &flg));
   if (flg) PetscCall(KSPCACGSetUseMatrixPowers(ksp, b));
@@ -1300,6 +1404,13 @@ static PetscErrorCode KSPCACGSetFusedUpdate_CACG(KSP ksp, PetscBool flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode KSPCACGSetLeanBasis_CACG(KSP ksp, PetscBool flg)
+{
+  PetscFunctionBegin;
+  ((KSP_CACG *)ksp->data)->leanopt = flg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode KSPCACGSetUseMatrixPowers_CACG(KSP ksp, PetscBool flg)
 {
   PetscFunctionBegin;
@@ -1333,6 +1444,7 @@ static PetscErrorCode KSPCACGGetStatistics_CACG(KSP ksp, KSPCACGStatistics *st)
 .  -ksp_cacg_true_residual <false> - check at convergence that b - Ax meets the tolerance too
 .  -ksp_cacg_fused_gram <true> - the Gram matrices in one pass over the vectors (host loop or CUDA kernel) and one MPI_Allreduce
 .  -ksp_cacg_fused_update <true> - on CUDA vectors with Jacobi or no preconditioner, the vector updates of an outer iteration in one device kernel
+.  -ksp_cacg_lean_basis <true> - on CUDA vectors with Jacobi and a matrix powers kernel, keep the basis as W alone (M^{-1} W formed where read)
 -  -ksp_cacg_matrix_powers <true> - use a matrix powers kernel the matrix composes as "MatMatrixPowers_C"
 
    Level: intermediate
@@ -1359,6 +1471,7 @@ static PetscErrorCode KSPCreate_CACG(KSP ksp)
   cg->usehook   = PETSC_TRUE;
   cg->fusedgram = PETSC_TRUE;
   cg->fusedupdate = PETSC_TRUE;
+  cg->leanopt     = PETSC_TRUE;
   cg->anorm     = -1.0;
   ksp->data   = (void *)cg;
 
@@ -1388,6 +1501,7 @@ static PetscErrorCode KSPCreate_CACG(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetUseMatrixPowers_C", KSPCACGSetUseMatrixPowers_CACG));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetFusedGram_C", KSPCACGSetFusedGram_CACG));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetFusedUpdate_C", KSPCACGSetFusedUpdate_CACG));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetLeanBasis_C", KSPCACGSetLeanBasis_CACG));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGGetStatistics_C", KSPCACGGetStatistics_CACG));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1398,6 +1512,9 @@ PetscErrorCode KSPRegister_CACG_Private(void)
   PetscCall(PetscLogEventRegister("CACGMatPowers", KSP_CLASSID, &KSP_CACG_MPK));
   PetscCall(PetscLogEventRegister("CACGGram", KSP_CLASSID, &KSP_CACG_Gram));
   PetscCall(PetscLogEventRegister("CACGGramCUDA", KSP_CLASSID, &KSP_CACG_GramCUDA));
+#if defined(GPUKIT_HAVE_CUDA)
+  PetscCall(CACGCSRRegisterEvents_Private(KSP_CLASSID));
+#endif
   PetscCall(PetscLogEventRegister("CACGUpdate", KSP_CLASSID, &KSP_CACG_Update));
   PetscCall(PetscLogEventRegister("CACGUpdateCUDA", KSP_CLASSID, &KSP_CACG_UpdateCUDA));
   PetscCall(PetscLogEventRegister("CACGEigEstimate", KSP_CLASSID, &KSP_CACG_Eig));
@@ -1757,6 +1874,41 @@ PetscErrorCode KSPCACGSetFusedUpdate(KSP ksp, PetscBool flg)
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
   PetscValidLogicalCollectiveBool(ksp, flg, 2);
   PetscTryMethod(ksp, "KSPCACGSetFusedUpdate_C", (KSP, PetscBool), (ksp, flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  KSPCACGSetLeanBasis - Chooses whether `KSPCACG` keeps its s-step basis as W alone on CUDA vectors with `PCJACOBI`
+
+  Logically Collective
+
+  Input Parameters:
++ ksp - the `KSPCACG` solver
+- flg - `PETSC_TRUE` (default): where the vectors are CUDA vectors, the preconditioner is `PCJACOBI` (no null space,
+        not a transpose solve), the matrix has a matrix powers kernel (`MATSGDIACUDA`, or `MATSEQAIJCUSPARSE` through
+        `KSPCACG`'s own) and the fused Gram and update steps are on, the basis is stored as W only and Y = M^{-1} W is
+        formed by each kernel where it reads it; `PETSC_FALSE`: both W and Y are stored
+
+  Options Database Key:
+. -ksp_cacg_lean_basis <true,false> - the lean basis
+
+  Level: developer
+
+  Notes:
+  With s steps per outer iteration the basis has 2s + 1 columns; the lean basis writes 2s - 1 vectors fewer per outer
+  iteration and the Gram and update kernels read 2s + 1 vectors fewer, which matters where the solve is bound by
+  memory bandwidth (large grids on a GPU). Each entry of Y is the single product dinv[i] * W[j][i], as the stored Y
+  would hold, so W and the iteration agree with the stored basis to rounding. `KSPCACGGetStatistics()` reports the
+  outer iterations that used it.
+
+.seealso: `KSPCACG`, `KSPCACGSetFusedUpdate()`, `KSPCACGSetFusedGram()`, `KSPCACGSetUseMatrixPowers()`
+@*/
+PetscErrorCode KSPCACGSetLeanBasis(KSP ksp, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(ksp, flg, 2);
+  PetscTryMethod(ksp, "KSPCACGSetLeanBasis_C", (KSP, PetscBool), (ksp, flg));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -7,8 +7,10 @@
 #include "gpukitcuda.h"
 #include "cacgimpl.h"
 #include "cacgkernels.h"
+#include "cacggramkernels.h"
 
 static_assert(GPUKIT_CACG_UPDATE_MAX_M >= GPUKIT_CACG_MAX_M, "the update kernel takes every basis vector");
+static_assert(GPUKIT_CACG_GRAMW_MAX_M >= GPUKIT_CACG_MAX_M, "the lean Gram kernel takes every basis vector");
 
 /* The local sums of the np inner products pa[p] . pb[p] into local[] (host), when every vector is a CUDA vector
    (done = PETSC_TRUE); otherwise nothing (done = PETSC_FALSE). */
@@ -68,6 +70,59 @@ PetscErrorCode CACGGramCUDA_Private(KSP ksp, PetscInt np, const Vec pa[], const 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The lean basis's local sums into local[] (host): W^T D W, then W^T D^2 W (gd2), then W^T W (g1), full m x m
+   matrices, then x.x (withx), with D = diag(cg->dinv); *nsum is their number. KSPSolve_CACG() chose the lean basis
+   only on CUDA vectors: anything else is an error here. */
+PetscErrorCode CACGGramLeanCUDA_Private(KSP ksp, PetscInt m, PetscBool gd2, PetscBool g1, PetscBool withx, PetscScalar local[], PetscInt *nsum)
+{
+  KSP_CACG           *cg = (KSP_CACG *)ksp->data;
+  GpukitCACGGramWArgs args;
+  const PetscScalar  *wa[GPUKIT_CACG_MAX_M], *da, *xa = NULL;
+  PetscInt            nloc;
+  long long           need;
+  cudaStream_t        stream;
+
+  PetscFunctionBegin;
+  PetscCheck(m >= 1 && m <= GPUKIT_CACG_MAX_M && cg->dinv, PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "KSPCACG lean basis: %" PetscInt_FMT " basis vectors, dinv %s", m, cg->dinv ? "set" : "missing");
+  PetscCall(PetscLogEventBegin(KSP_CACG_GramCUDA, ksp, 0, 0, 0));
+  PetscCall(PetscMemzero(&args, sizeof(args)));
+  PetscCall(VecGetLocalSize(cg->W[0], &nloc));
+  args.n   = nloc;
+  args.m   = (int)m;
+  args.gd2 = gd2 ? 1 : 0;
+  args.g1  = g1 ? 1 : 0;
+  for (PetscInt j = 0; j < m; j++) {
+    PetscCall(VecCUDAGetArrayRead(cg->W[j], &wa[j]));
+    args.w[j] = wa[j];
+  }
+  PetscCall(VecCUDAGetArrayRead(cg->dinv, &da));
+  args.d = da;
+  if (withx) {
+    PetscCall(VecCUDAGetArrayRead(ksp->vec_sol, &xa));
+    args.x = xa;
+  }
+  *nsum = (PetscInt)GpukitCACGGramWResultSize(&args);
+  need  = GpukitCACGGramWWorkSize(&args);
+  if (need > cg->gramworksize) {
+    if (cg->gramwork) PetscCallCUDA(cudaFree(cg->gramwork));
+    cg->gramwork = NULL;
+    PetscCallCUDA(cudaMalloc(&cg->gramwork, (size_t)need * sizeof(double)));
+    cg->gramworksize = need;
+  }
+  PetscCall(GpukitCUDAGetStream("KSPCACG launches its Gram kernel", &stream));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitCACGGramWCUDA(&args, (double *)cg->gramwork, (double *)local, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(PetscLogGpuToCpu(*nsum * sizeof(PetscScalar)));
+  /* per row: m(m+1)/2 products for each matrix and the m scalings by d */
+  PetscCall(PetscLogGpuFlops((m * (m + 1.0) * (1 + gd2 + g1) + 2.0 * m + (withx ? 2.0 : 0.0)) * nloc));
+  if (xa) PetscCall(VecCUDARestoreArrayRead(ksp->vec_sol, &xa));
+  PetscCall(VecCUDARestoreArrayRead(cg->dinv, &da));
+  for (PetscInt j = 0; j < m; j++) PetscCall(VecCUDARestoreArrayRead(cg->W[j], &wa[j]));
+  PetscCall(PetscLogEventEnd(KSP_CACG_GramCUDA, ksp, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode CACGGramCUDAFree_Private(KSP ksp)
 {
   KSP_CACG *cg = (KSP_CACG *)ksp->data;
@@ -89,7 +144,7 @@ PetscErrorCode CACGUpdateCUDA_Private(KSP ksp, PetscInt m, const double xc[], co
   GpukitCACGUpdateArgs args;
   const PetscScalar   *ya[GPUKIT_CACG_MAX_M], *wa[GPUKIT_CACG_MAX_M], *da = NULL;
   PetscScalar         *xa, *una, *rna, *pna = NULL, *zna = NULL;
-  const PetscBool      jac = (PetscBool)!cg->aliased;
+  const PetscBool      jac = (PetscBool)!cg->aliased, lean = cg->lean;
   Vec                  chk[2 * GPUKIT_CACG_MAX_M + 6];
   PetscInt             nc = 0, nloc;
   cudaStream_t         stream;
@@ -106,7 +161,7 @@ PetscErrorCode CACGUpdateCUDA_Private(KSP ksp, PetscInt m, const double xc[], co
     chk[nc++] = cg->Pn;
     chk[nc++] = cg->Zn;
     chk[nc++] = cg->dinv;
-    for (PetscInt j = 0; j < m; j++) chk[nc++] = cg->Y[j];
+    for (PetscInt j = 0; j < m && !lean; j++) chk[nc++] = cg->Y[j]; /* lean: Y = dinv .* W in the kernel */
   }
   for (PetscInt k = 0; k < nc; k++) {
     PetscBool iscuda;
@@ -124,10 +179,10 @@ PetscErrorCode CACGUpdateCUDA_Private(KSP ksp, PetscInt m, const double xc[], co
     args.xc[j] = xc[j];
     args.pc[j] = pc[j];
     args.zc[j] = zc[j];
-    if (jac) {
+    if (jac && !lean) {
       PetscCall(VecCUDAGetArrayRead(cg->Y[j], &ya[j]));
       args.y[j] = ya[j];
-    } else args.y[j] = wa[j]; /* Y == W */
+    } else args.y[j] = jac ? NULL : wa[j]; /* lean: not stored; aliased: Y == W */
   }
   PetscCall(VecCUDAGetArray(ksp->vec_sol, &xa));
   PetscCall(VecCUDAGetArrayWrite(cg->Un, &una));
@@ -147,8 +202,8 @@ PetscErrorCode CACGUpdateCUDA_Private(KSP ksp, PetscInt m, const double xc[], co
   PetscCall(PetscLogGpuTimeBegin());
   PetscCallCUDA(GpukitCACGUpdateCUDA(&args, stream));
   PetscCall(PetscLogGpuTimeEnd());
-  /* x += Y xc: 2m flops a row; Un, Rn: 2m - 1 each; Pn, Zn: 1 each */
-  PetscCall(PetscLogGpuFlops((2.0 * m + 2.0 * (2.0 * m - 1.0) + (jac ? 2.0 : 0.0)) * nloc));
+  /* x += Y xc: 2m flops a row (lean: and the scaling); Un, Rn: 2m - 1 each; Pn, Zn: 1 each */
+  PetscCall(PetscLogGpuFlops((2.0 * m + 2.0 * (2.0 * m - 1.0) + (jac ? 2.0 : 0.0) + (lean ? 1.0 : 0.0)) * nloc));
   if (jac) {
     PetscCall(VecCUDARestoreArrayWrite(cg->Zn, &zna));
     PetscCall(VecCUDARestoreArrayWrite(cg->Pn, &pna));
@@ -158,7 +213,7 @@ PetscErrorCode CACGUpdateCUDA_Private(KSP ksp, PetscInt m, const double xc[], co
   PetscCall(VecCUDARestoreArrayWrite(cg->Un, &una));
   PetscCall(VecCUDARestoreArray(ksp->vec_sol, &xa));
   for (PetscInt j = 0; j < m; j++) {
-    if (jac) PetscCall(VecCUDARestoreArrayRead(cg->Y[j], &ya[j]));
+    if (jac && !lean) PetscCall(VecCUDARestoreArrayRead(cg->Y[j], &ya[j]));
     PetscCall(VecCUDARestoreArrayRead(cg->W[j], &wa[j]));
   }
   PetscCall(PetscLogEventEnd(KSP_CACG_UpdateCUDA, ksp, 0, 0, 0));

@@ -10,6 +10,8 @@
 #define GPUKIT_CACG_MAX_EIG 64 /* most CG steps for the eigenvalue estimate */
 /* inner products per outer iteration: two triangles of m x m, m column norms, the symmetry check, ||x|| */
 #define GPUKIT_CACG_MAX_PAIRS (GPUKIT_CACG_MAX_M * (GPUKIT_CACG_MAX_M + 2) + 2)
+/* sums of one reduction: the pairs above, or with the lean basis three m x m matrices and ||x|| */
+#define GPUKIT_CACG_MAX_SUMS (3 * GPUKIT_CACG_MAX_M * GPUKIT_CACG_MAX_M + 1 > GPUKIT_CACG_MAX_PAIRS ? 3 * GPUKIT_CACG_MAX_M * GPUKIT_CACG_MAX_M + 1 : GPUKIT_CACG_MAX_PAIRS)
 
 /*
    The matrix powers hook, composed on a Mat under the name "MatMatrixPowers_C".
@@ -23,6 +25,9 @@
        W[j+1] = (A V[j] - theta[j] W[j] - gamma[j] W[j-1]) / sigma[j]      (no gamma term for j = 0)
        V[j+1] = dinv .* W[j+1]                                              (nothing when dinv == NULL)
    leaving V[0], W[0] unchanged. theta, sigma (never 0) and gamma are host arrays of length k; gamma[0] is 0.
+   Lean basis: V may be NULL when dinv is not NULL. Then the basis is kept as W alone: the product input is
+   y_j = dinv .* W[j], formed where it is read (each entry the single product dinv[i] * W[j][i], so W comes out as
+   with V given), and no V vector is written. KSPCACG passes V = NULL only on CUDA vectors (-ksp_cacg_lean_basis).
    All vectors are compatible with A (MatCreateVecs); on a device type they are device vectors, and the hook
    should leave the results valid on the device. k is 1..GPUKIT_CACG_MAX_S.
 
@@ -43,6 +48,7 @@ typedef struct {
   PetscBool        replace;    /* residual replacement */
   PetscBool        truecheck;  /* check the true residual at convergence */
   PetscBool        usehook;    /* use the matrix's MatMatrixPowers_C when it has one */
+  PetscBool        leanopt;    /* -ksp_cacg_lean_basis: keep the basis as W alone where everything allows it */
 
   /* the spectrum estimate: Ritz values of the preconditioned operator, kept while the operators do not change */
   PetscInt         nritz;
@@ -59,6 +65,10 @@ typedef struct {
   /* vectors */
   PetscInt  sallocated; /* s the pools were made for; 0: none */
   PetscBool aliased;    /* W == Y: no preconditioner (M = I) and no null space */
+  PetscBool hookused;   /* the last CACGPowers() call went through a matrix powers kernel */
+  PetscBool lean;       /* this solve keeps the basis as W alone: Y = dinv .* W is never stored (ypool NULL; Y[j] NULL but
+                           Y[0] = P, Y[s+1] = Z); the hook gets V = NULL, the Gram and update kernels form Y where read */
+  Vec       yt;         /* with the lean basis: work vector for Y x' outside the kernels */
   Vec      *ypool, *wpool; /* 2s-1 basis vectors each (wpool == ypool when aliased) */
   Vec       P, U, Z, R;    /* search direction p, u = M p, z = M^{-1} r, residual r (U == P, R == Z when aliased) */
   Vec       Pn, Un, Zn, Rn; /* the next ones */
@@ -81,7 +91,7 @@ typedef struct {
   double      xc[GPUKIT_CACG_MAX_M]; /* coordinates of the update of x in Y during the inner steps */
   PetscInt    mcur;                  /* columns of Y in use */
   PetscBool   inner;                 /* inside the inner steps: the solution is x + Y xc */
-  PetscScalar gbuf[GPUKIT_CACG_MAX_PAIRS], gloc[GPUKIT_CACG_MAX_PAIRS];
+  PetscScalar gbuf[GPUKIT_CACG_MAX_SUMS], gloc[GPUKIT_CACG_MAX_SUMS];
 
   /* residual replacement state */
   PetscReal anorm; /* ||A||_inf, < 0: unknown */
@@ -102,6 +112,13 @@ PETSC_INTERN PetscLogEvent KSP_CACG_MPK, KSP_CACG_Gram, KSP_CACG_GramCUDA, KSP_C
 /* cacgcuda.cu: the local sums of pa[p] . pb[p] by the device kernel when every vector is VECCUDA (done) */
 PETSC_INTERN PetscErrorCode CACGGramCUDA_Private(KSP, PetscInt, const Vec[], const Vec[], PetscScalar[], PetscBool *);
 PETSC_INTERN PetscErrorCode CACGGramCUDAFree_Private(KSP);
+/* cacgcuda.cu: the lean basis's local sums (W^T D W, then W^T D^2 W if gd2, W^T W if g1, full m x m each, then x.x if
+   withx) by the register-blocked device kernel (cacggramkernels.cu) into local[] (host); the number of sums in *nsum */
+PETSC_INTERN PetscErrorCode CACGGramLeanCUDA_Private(KSP, PetscInt, PetscBool, PetscBool, PetscBool, PetscScalar[], PetscInt *);
 /* cacgcuda.cu: x += Y xc, Un = W pc, Rn = W zc (Pn, Zn = dinv .* Un, Rn) by one device kernel when every vector is VECCUDA (done) */
 PETSC_INTERN PetscErrorCode CACGUpdateCUDA_Private(KSP, PetscInt, const double[], const double[], const double[], PetscBool *);
+/* cacgcsrcuda.cu: KSPCACG's own matrix powers kernel for MATSEQAIJCUSPARSE (the contract above; its tests call it) */
+PETSC_EXTERN PetscErrorCode CACGMatMatrixPowers_SeqAIJCUSPARSE(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
+PETSC_INTERN PetscErrorCode CACGCSRRegisterEvents_Private(PetscClassId); /* its event, CACGMatPowCSR */
+PETSC_EXTERN PetscErrorCode CACGCSRSetThreadsPerRow_Private(Mat, PetscInt); /* 0: from the mean row length (tests) */
 #endif

@@ -74,7 +74,18 @@ __global__ void __launch_bounds__(256) UpdateKernel(const GpukitCACGUpdateArgs g
 {
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < g.n; i += (long long)gridDim.x * blockDim.x) {
     double xs = 0.0, us = 0.0, rs = 0.0;
-    if (g.dinv) {
+    if (g.dinv && !g.y[0]) { /* the lean basis: Y = dinv .* W */
+      for (int j = 0; j < g.m; j++) {
+        const double wv = g.w[j][i];
+        xs += g.xc[j] * wv;
+        us += g.pc[j] * wv;
+        rs += g.zc[j] * wv;
+      }
+      const double d = g.dinv[i];
+      xs *= d;
+      g.pn[i] = d * us;
+      g.zn[i] = d * rs;
+    } else if (g.dinv) {
       for (int j = 0; j < g.m; j++) {
         const double yv = g.y[j][i], wv = g.w[j][i];
         xs += g.xc[j] * yv;
@@ -109,7 +120,7 @@ cudaError_t GpukitCACGUpdateCUDA(const GpukitCACGUpdateArgs *a, cudaStream_t str
   if (a->n == 0) return cudaSuccess;
   if (!a->x || !a->un || !a->rn || (a->dinv && (!a->pn || !a->zn))) return cudaErrorInvalidValue;
   for (int j = 0; j < a->m; j++)
-    if (!a->w[j] || (a->dinv && !a->y[j])) return cudaErrorInvalidValue;
+    if (!a->w[j] || (a->dinv && a->y[0] && !a->y[j])) return cudaErrorInvalidValue;
   if (!a->dinv)
     for (int j = 0; j < a->m; j++)
       if (a->y[j] && a->y[j] != a->w[j]) return cudaErrorInvalidValue; /* without a preconditioner Y == W */

@@ -38,7 +38,8 @@ cudaError_t GpukitCACGGramCUDA(const GpukitCACGGramArgs *a, double *work, double
      x[i] += sum_j xc[j] y[j][i];  un = sum_j pc[j] w[j][i];  rn = sum_j zc[j] w[j][i];  un[i] = un;  rn[i] = rn;
      and when dinv != NULL (Jacobi):  pn[i] = dinv[i] un;  zn[i] = dinv[i] rn
    m <= GPUKIT_CACG_UPDATE_MAX_M (2 GPUKIT_CACG_MAX_S + 1 of cacgimpl.h). Without dinv (no preconditioner) y == w
-   may be the same arrays and pn, zn are not used. The outputs must not overlap the inputs. */
+   may be the same arrays and pn, zn are not used. With dinv and y[0] == NULL (the lean basis: Y = dinv .* W, not
+   stored) x[i] += dinv[i] sum_j xc[j] w[j][i]. The outputs must not overlap the inputs. */
 #define GPUKIT_CACG_UPDATE_MAX_M 33
 
 typedef struct {

@@ -39,6 +39,9 @@ typedef struct {
   int           *delta; /* 3k: stencil offsets (dx, dy, dz) */
   PetscInt       k;     /* stencil points that off and delta hold */
   Vec            xl, yl; /* device ghosted local vectors, when the DMDA's local vectors are not VECSEQCUDA */
+  Vec            dl;     /* matrix powers, lean basis: dinv over the ghosted box, for dinv of id did and state dstate */
+  PetscObjectId  did;
+  PetscObjectState dstate;
   PetscScalar   *ibdiag; /* device: inverted diagonal blocks */
 
   /* kernel knobs; autotune times every (variant, block) at the first product and keeps the fastest */
@@ -576,22 +579,27 @@ static PetscErrorCode SGDIACUDAReadsRestore_Private(SGDIACUDAReads *r)
    than one rank (or with periodic dimensions) the ghost values of V[j] are gathered before each product as in
    MatMult. Everything stays on the device: no host-device copy on one rank. Host vectors, or a matrix bound to the
    CPU, run the reference (k MatMult and vector operations).
+   Lean basis (V == NULL, dinv given): the product reads W[j] and dinv and multiplies them where it reads them, so
+   only W is written: one vector less per step; with ghosts, dinv's are gathered once and kept while dinv (id and
+   state) does not change.
 */
 static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
 {
   Mat_SGDIA          *sg = (Mat_SGDIA *)A->data;
   Mat_SGDIACUDA      *cu = (Mat_SGDIACUDA *)sg->spptr;
-  PetscBool           ok = PETSC_TRUE, ghosted;
+  PetscBool           ok = PETSC_TRUE, ghosted, lean = (PetscBool)(V == NULL);
   Vec                 xl = NULL;
+  const PetscScalar  *dla = NULL;
   GpukitSGDIAMultArgs args;
   cudaStream_t        stream;
   int                 variant;
 
   PetscFunctionBegin;
   if (k < 1) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCheck(theta && sigma && gamma && V && W, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_NULL, "MatMatrixPowers: the basis parameters and vector arrays must not be NULL");
+  PetscCheck(theta && sigma && gamma && W, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_NULL, "MatMatrixPowers: the basis parameters and the W array must not be NULL");
+  PetscCheck(V || dinv, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_NULL, "MatMatrixPowers: V may be NULL (the lean basis) only with a diagonal preconditioner dinv");
   for (PetscInt j = 0; j <= k && ok; j++) {
-    Vec vecs[3] = {V[j], W[j], j == 0 ? dinv : NULL};
+    Vec vecs[3] = {lean ? NULL : V[j], W[j], j == 0 ? dinv : NULL};
     PetscCall(SGDIACUDAVecsOnDevice_Private(A, "MatMatrixPowers", 3, vecs, &ok));
   }
   if (!ok || A->boundtocpu || !PetscDefined(USE_REAL_DOUBLE) || PetscDefined(USE_COMPLEX)) {
@@ -603,6 +611,20 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
   PetscCall(PetscLogEventBegin(MAT_SGDIA_PowersCUDA, A, 0, 0, 0));
   ghosted = SGDIACUDANeedsGhosts(sg);
   if (ghosted) PetscCall(SGDIACUDAGetLocalVecs_Private(A, &xl, NULL));
+  if (lean && ghosted) { /* dinv over the ghosted box: gathered once per dinv (id and state), kept for later calls */
+    PetscObjectId    id;
+    PetscObjectState st;
+    PetscCall(PetscObjectGetId((PetscObject)dinv, &id));
+    PetscCall(PetscObjectStateGet((PetscObject)dinv, &st));
+    if (!cu->dl) PetscCall(VecDuplicate(xl, &cu->dl));
+    if (cu->did != id || cu->dstate != st) {
+      PetscCall(DMGlobalToLocalBegin(sg->da, dinv, INSERT_VALUES, cu->dl));
+      PetscCall(DMGlobalToLocalEnd(sg->da, dinv, INSERT_VALUES, cu->dl));
+      cu->did    = id;
+      cu->dstate = st;
+    }
+    PetscCall(VecCUDAGetArrayRead(cu->dl, &dla));
+  }
   PetscCall(SGDIACUDASetArgs_Private(A, ghosted, &args));
   for (PetscInt j = 0; j < k; j++) {
     const PetscScalar     a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
@@ -610,16 +632,20 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
     SGDIACUDAReads        rd;
     const PetscScalar    *xa;
     PetscScalar          *w1, *v1 = NULL;
-    Vec                   xin = V[j];
+    Vec                   xin = lean ? W[j] : V[j];
 
     PetscCall(PetscMemzero(&e, sizeof(e)));
     rd.n = 0;
     if (ghosted) {
-      PetscCall(DMGlobalToLocalBegin(sg->da, V[j], INSERT_VALUES, xl));
-      PetscCall(DMGlobalToLocalEnd(sg->da, V[j], INSERT_VALUES, xl));
+      PetscCall(DMGlobalToLocalBegin(sg->da, xin, INSERT_VALUES, xl));
+      PetscCall(DMGlobalToLocalEnd(sg->da, xin, INSERT_VALUES, xl));
       xin = xl;
     }
     PetscCall(SGDIACUDAReadsGet_Private(&rd, xin, &xa));
+    if (lean) {
+      if (ghosted) e.xs = dla;
+      else PetscCall(SGDIACUDAReadsGet_Private(&rd, dinv, &e.xs));
+    }
     if (cu->autotune && !cu->tuned) PetscCall(SGDIACUDAAutotune_Private(A, &args, xa, stream));
     /* the terms CACGPowersDefault() adds: both with a gamma term, W[j] with a theta term, none for a scaling */
     e.a = a;
@@ -629,7 +655,7 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
       PetscCall(SGDIACUDAReadsGet_Private(&rd, W[j], &e.w0));
       PetscCall(SGDIACUDAReadsGet_Private(&rd, W[j - 1], &e.wm1));
     } else if (theta[j] != 0.0) PetscCall(SGDIACUDAReadsGet_Private(&rd, W[j], &e.w0));
-    if (dinv) {
+    if (dinv && !lean) {
       PetscCall(SGDIACUDAReadsGet_Private(&rd, dinv, &e.dinv));
       PetscCall(VecCUDAGetArrayWrite(V[j + 1], &v1));
       e.v1 = v1;
@@ -640,10 +666,11 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
     PetscCallCUDA(GpukitSGDIAPowersCUDA(&args, &e, xa, w1, (int)cu->block, variant, stream));
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(VecCUDARestoreArrayWrite(W[j + 1], &w1));
-    if (dinv) PetscCall(VecCUDARestoreArrayWrite(V[j + 1], &v1));
+    if (v1) PetscCall(VecCUDARestoreArrayWrite(V[j + 1], &v1));
     PetscCall(SGDIACUDAReadsRestore_Private(&rd));
     if (!dinv && V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1])); /* not KSPCACG's case: there V == W */
   }
+  if (dla) PetscCall(VecCUDARestoreArrayRead(cu->dl, &dla));
   PetscCall(PetscLogGpuFlops((PetscLogDouble)k * (2.0 * (PetscLogDouble)sg->nv + 6.0 * (PetscLogDouble)sg->m)));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_PowersCUDA, A, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1456,6 +1483,7 @@ static PetscErrorCode SGDIACUDAFree_Private(Mat_SGDIACUDA **cu)
   PetscCall(SGDIACUDACOOFree_Private(*cu));
   PetscCall(VecDestroy(&(*cu)->xl));
   PetscCall(VecDestroy(&(*cu)->yl));
+  PetscCall(VecDestroy(&(*cu)->dl));
   PetscCall(PetscFree(*cu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -44,9 +44,9 @@ __device__ __forceinline__ bool SGDIANeighbourIn(const GpukitSGDIAMultArgs &a, c
   return in;
 }
 
-/* row i of A x */
-template <typename IT, int DOF>
-__device__ __forceinline__ double SGDIARow(const GpukitSGDIAMultArgs &a, const double *__restrict__ x, IT i)
+/* row i of A x; with XS, of A (xs .* x) (xs in the layout of x: KSPCACG's lean basis, see GpukitSGDIAPowersCUDA()) */
+template <typename IT, int DOF, bool XS = false>
+__device__ __forceinline__ double SGDIARow(const GpukitSGDIAMultArgs &a, const double *__restrict__ x, IT i, const double *__restrict__ xs = nullptr)
 {
   const int       dof    = DOF > 0 ? DOF : a.dof;
   const long long stride = (long long)dof * a.m; /* from stencil point s to s+1 in v */
@@ -59,12 +59,13 @@ __device__ __forceinline__ double SGDIARow(const GpukitSGDIAMultArgs &a, const d
   SGDIAPoint<IT>(a, i / dof, g, &xb, &inside);
   for (int s = 0; s < a.k; s++, vs += stride) {
     if (!inside && !SGDIANeighbourIn(a, g, s)) continue;
-    const double *xp = x + (xb + __ldg(a.off + s)) * dof;
+    const long long xo = (xb + __ldg(a.off + s)) * dof;
+    const double   *xp = x + xo;
     if constexpr (DOF > 0) {
 #pragma unroll
-      for (int c = 0; c < DOF; c++) sum += __ldg(vs + c * a.m) * __ldg(xp + c);
+      for (int c = 0; c < DOF; c++) sum += __ldg(vs + c * a.m) * (XS ? __ldg(xs + xo + c) * __ldg(xp + c) : __ldg(xp + c));
     } else {
-      for (int c = 0; c < dof; c++) sum += __ldg(vs + c * a.m) * __ldg(xp + c);
+      for (int c = 0; c < dof; c++) sum += __ldg(vs + c * a.m) * (XS ? __ldg(xs + xo + c) * __ldg(xp + c) : __ldg(xp + c));
     }
   }
   return sum;
@@ -152,8 +153,8 @@ __device__ __forceinline__ bool SGDIANeighbourInByValue(const GpukitSGDIAMultArg
    row code instead (32 registers) 0.138 / 0.290 / 0.274; that with an unrolled branch per neighbour for them 0.132 /
    0.292; this kernel held to 48 registers (spills) 0.148 / 0.280 / 0.294, to 32 registers 0.212. Earlier, on the
    generic-boundary form: __ldg for v 0.142, loads interleaved with the products 0.142, the generic row kernel 0.144. */
-template <typename IT, int DOF, int K>
-__device__ __forceinline__ double SGDIAStencilRow(const GpukitSGDIAMultArgs &a, const double *__restrict__ x, IT i)
+template <typename IT, int DOF, int K, bool XS = false>
+__device__ __forceinline__ double SGDIAStencilRow(const GpukitSGDIAMultArgs &a, const double *__restrict__ x, IT i, const double *__restrict__ xs = nullptr)
 {
   int       g[3];
   long long xb;
@@ -172,10 +173,11 @@ __device__ __forceinline__ double SGDIAStencilRow(const GpukitSGDIAMultArgs &a, 
 #pragma unroll
   for (int s = 0; s < K; s++) {
     const bool    in = inside || SGDIANeighbourInByValue(a, g, s);
-    const double *xp = x + (xb + a.poff[s]) * DOF; /* read only when in the domain */
+    const long long xo = (xb + a.poff[s]) * DOF; /* read only when in the domain */
+    const double   *xp = x + xo;
 #pragma unroll
     for (int c = 0; c < DOF; c++) {
-      const double xv = in ? __ldg(xp + c) : 0.0, t = sum + w[s * DOF + c] * xv;
+      const double xv = in ? (XS ? __ldg(xs + xo + c) * __ldg(xp + c) : __ldg(xp + c)) : 0.0, t = sum + w[s * DOF + c] * xv;
       sum = in ? t : sum;
     }
   }
@@ -262,36 +264,36 @@ __device__ __forceinline__ void SGDIAPowersEpilogue(const GpukitSGDIAPowersArgs 
   if (e.w0) r += e.b * e.w0[i];
   if (e.wm1) r += e.c * e.wm1[i];
   w1[i] = r;
-  if (e.dinv) e.v1[i] = e.dinv[i] * r;
+  if (e.v1) e.v1[i] = e.dinv[i] * r;
 }
 
-/* the variant-0 product with the epilogue */
-template <typename IT, int DOF>
+/* the variant-0 product with the epilogue (XS: the product of A with e.xs .* x) */
+template <typename IT, int DOF, bool XS>
 __global__ void __launch_bounds__(1024) SGDIAPowersKernel(const GpukitSGDIAMultArgs a, const GpukitSGDIAPowersArgs e, const double *__restrict__ x, double *w1)
 {
   const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
 
   if (i >= (IT)a.m) return;
-  SGDIAPowersEpilogue<IT>(e, i, SGDIARow<IT, DOF>(a, x, i), w1);
+  SGDIAPowersEpilogue<IT>(e, i, SGDIARow<IT, DOF, XS>(a, x, i, e.xs), w1);
 }
 
 /* the variant-2 (stencil) product with the epilogue */
-template <typename IT, int DOF, int K>
+template <typename IT, int DOF, int K, bool XS>
 __global__ void __launch_bounds__(1024) SGDIAPowersStencilKernel(const GpukitSGDIAMultArgs a, const GpukitSGDIAPowersArgs e, const double *__restrict__ x, double *w1)
 {
   const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
 
   if (i >= (IT)a.m) return;
-  SGDIAPowersEpilogue<IT>(e, i, SGDIAStencilRow<IT, DOF, K>(a, x, i), w1);
+  SGDIAPowersEpilogue<IT>(e, i, SGDIAStencilRow<IT, DOF, K, XS>(a, x, i, e.xs), w1);
 }
 
-template <typename IT>
+template <typename IT, bool XS>
 void SGDIAPowersLaunch(const GpukitSGDIAMultArgs &a, const GpukitSGDIAPowersArgs &e, const double *x, double *w1, unsigned grid, int block, int variant, cudaStream_t stream)
 {
   if (variant == 2) {
 #define GPUKIT_SGDIA_STENCIL_POWERS_LAUNCH(D, K) \
   if (a.dof == D && a.k == K) { \
-    SGDIAPowersStencilKernel<IT, D, K><<<grid, block, 0, stream>>>(a, e, x, w1); \
+    SGDIAPowersStencilKernel<IT, D, K, XS><<<grid, block, 0, stream>>>(a, e, x, w1); \
     return; \
   }
     GPUKIT_SGDIA_STENCIL_CASES(GPUKIT_SGDIA_STENCIL_POWERS_LAUNCH)
@@ -301,12 +303,12 @@ void SGDIAPowersLaunch(const GpukitSGDIAMultArgs &a, const GpukitSGDIAPowersArgs
   switch (a.dof) {
 #define GPUKIT_SGDIA_POWERS_CASE(D) \
   case D: \
-    SGDIAPowersKernel<IT, D><<<grid, block, 0, stream>>>(a, e, x, w1); \
+    SGDIAPowersKernel<IT, D, XS><<<grid, block, 0, stream>>>(a, e, x, w1); \
     break;
     GPUKIT_SGDIA_CUDA_DOFS(GPUKIT_SGDIA_POWERS_CASE)
 #undef GPUKIT_SGDIA_POWERS_CASE
   default: /* any other dof */
-    SGDIAPowersKernel<IT, 0><<<grid, block, 0, stream>>>(a, e, x, w1);
+    SGDIAPowersKernel<IT, 0, XS><<<grid, block, 0, stream>>>(a, e, x, w1);
   }
 }
 
@@ -358,14 +360,19 @@ cudaError_t GpukitSGDIAPowersCUDA(const GpukitSGDIAMultArgs *a, const GpukitSGDI
 
   if (!a || !e || a->m < 0 || a->dof < 1 || !SGDIABlockValid(block) || variant < 0 || variant >= GPUKIT_SGDIA_CUDA_VARIANTS) return cudaErrorInvalidValue;
   if (a->m == 0) return cudaSuccess;
-  if (a->k < 1 || a->m % a->dof || !a->v || !a->delta || !a->off || !x || !w1 || (e->dinv && !e->v1)) return cudaErrorInvalidValue;
+  if (a->k < 1 || a->m % a->dof || !a->v || !a->delta || !a->off || !x || !w1 || (e->v1 && !e->dinv)) return cudaErrorInvalidValue;
   for (int d = 0; d < 3; d++)
     if (a->xm[d] < 1 || a->n[d] < 1 || a->M[d] < 1 || a->sw[d] < 0) return cudaErrorInvalidValue;
   if (variant != 2 || !GpukitSGDIAMultVariantValid(a, 2)) variant = 0;
   grid = SGDIAGrid(a->m, block);
   if (!grid) return cudaErrorInvalidConfiguration;
-  if (SGDIASmallIndex(a->m, block)) SGDIAPowersLaunch<int>(*a, *e, x, w1, grid, block, variant, stream);
-  else SGDIAPowersLaunch<long long>(*a, *e, x, w1, grid, block, variant, stream);
+  if (SGDIASmallIndex(a->m, block)) {
+    if (e->xs) SGDIAPowersLaunch<int, true>(*a, *e, x, w1, grid, block, variant, stream);
+    else SGDIAPowersLaunch<int, false>(*a, *e, x, w1, grid, block, variant, stream);
+  } else {
+    if (e->xs) SGDIAPowersLaunch<long long, true>(*a, *e, x, w1, grid, block, variant, stream);
+    else SGDIAPowersLaunch<long long, false>(*a, *e, x, w1, grid, block, variant, stream);
+  }
   return cudaGetLastError();
 }
 

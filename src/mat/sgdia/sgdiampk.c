@@ -223,17 +223,24 @@ static void SGDIAMPKCoefficients(PetscInt j, const PetscReal theta[], const Pets
    sgdiacuda.cu) */
 PetscErrorCode MatMatrixPowersReference_SGDIA_Private(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
 {
+  Vec t = NULL; /* the lean basis (V == NULL): the product input dinv .* W[j] */
+
   PetscFunctionBegin;
+  PetscCheck(V || dinv, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_NULL, "MatMatrixPowers: V may be NULL (the lean basis) only with a diagonal preconditioner dinv");
+  if (!V && k > 0) PetscCall(VecDuplicate(W[0], &t));
   for (PetscInt j = 0; j < k; j++) {
     const PetscScalar a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
 
-    PetscCall(MatMult(A, V[j], W[j + 1]));
+    if (t) PetscCall(VecPointwiseMult(t, dinv, W[j]));
+    PetscCall(MatMult(A, t ? t : V[j], W[j + 1]));
     if (j > 0 && gamma[j] != 0.0) PetscCall(VecAXPBYPCZ(W[j + 1], b, c, a, W[j], W[j - 1]));
     else if (theta[j] != 0.0) PetscCall(VecAXPBY(W[j + 1], b, a, W[j]));
     else if (sigma[j] != 1.0) PetscCall(VecScale(W[j + 1], a));
+    if (t) continue;
     if (dinv) PetscCall(VecPointwiseMult(V[j + 1], dinv, W[j + 1]));
     else if (V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1]));
   }
+  PetscCall(VecDestroy(&t));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -588,6 +595,15 @@ PetscErrorCode MatMatrixPowers_SGDIA(Mat A, Vec dinv, PetscInt k, const PetscRea
   PetscFunctionBegin;
   if (k < 1) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(sg->da, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "The matrix is not set up");
+  PetscCheck(V || dinv, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_NULL, "MatMatrixPowers: V may be NULL (the lean basis) only with a diagonal preconditioner dinv");
+  if (!V) { /* the lean basis on the host (KSPCACG uses it only on CUDA vectors): the same basis through work vectors */
+    Vec *T;
+    PetscCall(VecDuplicateVecs(W[0], k + 1, &T));
+    PetscCall(VecPointwiseMult(T[0], dinv, W[0]));
+    PetscCall(MatMatrixPowers_SGDIA(A, dinv, k, theta, sigma, gamma, T, W));
+    PetscCall(VecDestroyVecs(k + 1, &T));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscLogEventBegin(MAT_SGDIA_MatPowers, A, 0, 0, 0));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &host, MATSEQSGDIA, MATMPISGDIA, ""));
   if (!host) {
