@@ -88,6 +88,7 @@ static PetscErrorCode ParseMethod(const char *name, Method *m)
   PetscBool match;
 
   PetscFunctionBegin;
+  PetscCall(PetscMemzero(m, sizeof(*m))); /* the KSPCACG statistics stay 0 for the other methods */
   PetscCall(PetscStrncpy(m->name, name, sizeof(m->name)));
   m->s      = 0;
   m->nohook = PETSC_FALSE;
