@@ -127,3 +127,49 @@ PetscErrorCode GKMatPowersReference(Mat A, Vec dinv, PetscInt k, const PetscReal
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* dst = src for vectors of any two types with the same local size, through host arrays (the device copy of dst is
+   then stale: GKToDevice() makes it current) */
+PetscErrorCode GKCopyValues(Vec src, Vec dst)
+{
+  const PetscScalar *s;
+  PetscScalar       *d;
+  PetscInt           n, nd;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(src, &n));
+  PetscCall(VecGetLocalSize(dst, &nd));
+  PetscCheck(n == nd, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "GKCopyValues: %" PetscInt_FMT " local entries into %" PetscInt_FMT, n, nd);
+  PetscCall(VecGetArrayRead(src, &s));
+  PetscCall(VecGetArrayWrite(dst, &d));
+  PetscCall(PetscArraycpy(d, s, n));
+  PetscCall(VecRestoreArrayWrite(dst, &d));
+  PetscCall(VecRestoreArrayRead(src, &s));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* makes the device copy of a device vector current (an upload when the host has the newer values), so that a
+   measured region that follows sees no copy; nothing for host vectors or v == NULL */
+PetscErrorCode GKToDevice(Vec v)
+{
+  const PetscScalar *a;
+  PetscMemType       mt;
+
+  PetscFunctionBegin;
+  if (!v) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(VecGetArrayReadAndMemType(v, &a, &mt));
+  PetscCall(VecRestoreArrayReadAndMemType(v, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* how many times event ev was logged on this rank in the current stage */
+PetscErrorCode GKLogEventCount(PetscLogEvent ev, PetscInt *count)
+{
+  PetscEventPerfInfo info;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(&info, sizeof(info)));
+  PetscCall(PetscLogEventGetPerfInfo(PETSC_DETERMINE, ev, &info));
+  *count = (PetscInt)info.count;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -158,36 +158,6 @@ static PetscErrorCode CreateVec(PetscInt n, VecType type, Vec *v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* dst = src, any types, through host arrays */
-static PetscErrorCode CopyValues(Vec src, Vec dst)
-{
-  const PetscScalar *s;
-  PetscScalar       *d;
-  PetscInt           n;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(src, &n));
-  PetscCall(VecGetArrayRead(src, &s));
-  PetscCall(VecGetArrayWrite(dst, &d));
-  PetscCall(PetscArraycpy(d, s, n));
-  PetscCall(VecRestoreArrayWrite(dst, &d));
-  PetscCall(VecRestoreArrayRead(src, &s));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* the device copy current (an upload when the host has the newer values), outside the measured calls */
-static PetscErrorCode ToDevice(Vec v)
-{
-  const PetscScalar *a;
-  PetscMemType       mt;
-
-  PetscFunctionBegin;
-  if (!v) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(VecGetArrayReadAndMemType(v, &a, &mt));
-  PetscCall(VecRestoreArrayReadAndMemType(v, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* max |a - b| / max |b| (abs: max |a - b|), any types */
 static PetscErrorCode MaxDiff(Vec a, Vec b, PetscReal *rel, PetscReal *abs)
 {
@@ -223,17 +193,6 @@ static PetscErrorCode Upload(Mat A, PetscInt m)
   PetscCall(MatMult(A, a, b));
   PetscCall(VecDestroy(&a));
   PetscCall(VecDestroy(&b));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode EventCount(PetscLogEvent ev, PetscInt *count)
-{
-  PetscEventPerfInfo info;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMemzero(&info, sizeof(info)));
-  PetscCall(PetscLogEventGetPerfInfo(0, ev, &info));
-  *count = (PetscInt)info.count;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -273,35 +232,35 @@ static PetscErrorCode RunOne(Ctx *c, const char *what, VecType vtype, PetscInt k
       if (mode == MODE_DINV) PetscCall(VecSet(V[j], 1e300));
     }
   }
-  PetscCall(CopyValues(Wref[0], W[0]));
-  if (mode == MODE_DINV) PetscCall(CopyValues(Vref[0], V[0]));
+  PetscCall(GKCopyValues(Wref[0], W[0]));
+  if (mode == MODE_DINV) PetscCall(GKCopyValues(Vref[0], V[0]));
   if (mode != MODE_NODINV) {
     PetscCall(CreateVec(c->m, vtype, &d));
-    PetscCall(CopyValues(dh, d));
+    PetscCall(GKCopyValues(dh, d));
     PetscCall(VecDuplicate(dh, &d0));
-    PetscCall(CopyValues(dh, d0));
+    PetscCall(GKCopyValues(dh, d0));
   }
   PetscCall(VecDuplicate(Wref[0], &w0));
-  PetscCall(CopyValues(Wref[0], w0));
+  PetscCall(GKCopyValues(Wref[0], w0));
   if (mode == MODE_DINV) {
     PetscCall(VecDuplicate(Vref[0], &v0));
-    PetscCall(CopyValues(Vref[0], v0));
+    PetscCall(GKCopyValues(Vref[0], v0));
   }
   for (PetscInt j = 0; j <= k; j++) {
-    PetscCall(ToDevice(W[j]));
-    if (mode == MODE_DINV) PetscCall(ToDevice(V[j]));
+    PetscCall(GKToDevice(W[j]));
+    if (mode == MODE_DINV) PetscCall(GKToDevice(V[j]));
   }
-  PetscCall(ToDevice(d));
+  PetscCall(GKToDevice(d));
   if (c->ev < 0) PetscCall(PetscLogEventGetId("CACGMatPowCSR", &c->ev)); /* -1 until registered */
   evb = c->ev;
-  if (evb >= 0) PetscCall(EventCount(evb, &c0));
+  if (evb >= 0) PetscCall(GKLogEventCount(evb, &c0));
   gtoc0 = petsc_gtoc_ct;
   ctog0 = petsc_ctog_ct;
   PetscCall(CACGMatMatrixPowers_SeqAIJCUSPARSE(c->Ad, d, k, theta, sigma, gamma, mode == MODE_LEAN ? NULL : V, W));
   gtoc = petsc_gtoc_ct - gtoc0;
   ctog = petsc_ctog_ct - ctog0;
   if (evb >= 0) {
-    PetscCall(EventCount(evb, &c1));
+    PetscCall(GKLogEventCount(evb, &c1));
     if (c1 - c0 != (expectdevice ? 1 : 0)) {
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s k=%" PetscInt_FMT " %s: the event CACGMatPowCSR logged %" PetscInt_FMT " times (%d expected: %s)\n", what, k, ModeName[mode], c1 - c0, expectdevice ? 1 : 0, expectdevice ? "the device path" : "the reference"));
       c->fails++;

@@ -69,35 +69,6 @@ static PetscErrorCode CreateSolver(Mat A, KSPType type, PetscInt s, KSPCACGBasis
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* dst (any type) = src (any type), through host arrays */
-static PetscErrorCode CopyValues(Vec src, Vec dst)
-{
-  const PetscScalar *s;
-  PetscScalar       *d;
-  PetscInt           n;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(src, &n));
-  PetscCall(VecGetArrayRead(src, &s));
-  PetscCall(VecGetArrayWrite(dst, &d));
-  PetscCall(PetscArraycpy(d, s, n));
-  PetscCall(VecRestoreArrayWrite(dst, &d));
-  PetscCall(VecRestoreArrayRead(src, &s));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* make the device copy of v current (a logged upload when the host has the newer values), outside a measured region */
-static PetscErrorCode ToDevice(Vec v)
-{
-  const PetscScalar *a;
-
-  PetscFunctionBegin;
-  if (!v) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(VecCUDAGetArrayRead(v, &a));
-  PetscCall(VecCUDARestoreArrayRead(v, &a));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* ||a - b|| / ||b|| in the norm given, for vectors of different types */
 static PetscErrorCode NormRelDiff(Vec a, Vec b, NormType type, PetscReal *rel)
 {
@@ -106,7 +77,7 @@ static PetscErrorCode NormRelDiff(Vec a, Vec b, NormType type, PetscReal *rel)
 
   PetscFunctionBegin;
   PetscCall(VecDuplicate(b, &t));
-  PetscCall(CopyValues(a, t));
+  PetscCall(GKCopyValues(a, t));
   PetscCall(VecAXPY(t, -1.0, b));
   PetscCall(VecNorm(t, type, &nd));
   PetscCall(VecNorm(b, type, &nb));
@@ -234,17 +205,6 @@ static PetscErrorCode MaxRelDiff(Vec a, Vec b, PetscReal *rel)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MPKEventCount(PetscLogEvent ev, PetscInt *count)
-{
-  PetscEventPerfInfo info;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMemzero(&info, sizeof(info)));
-  PetscCall(PetscLogEventGetPerfInfo(0, ev, &info));
-  *count = (PetscInt)info.count;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 #define MPK_MAXK 8
 
 static PetscErrorCode RunMPK(PetscInt *fails)
@@ -335,32 +295,32 @@ static PetscErrorCode RunMPK(PetscInt *fails)
         PetscCall(VecDuplicate(Wh[0], &dh));
         PetscCall(VecDuplicate(Wd[0], &dd));
         PetscCall(VecSetRandom(dh, rnd));
-        PetscCall(CopyValues(dh, dd));
+        PetscCall(GKCopyValues(dh, dd));
         PetscCall(VecPointwiseMult(Vh[0], dh, Wh[0]));
-        PetscCall(CopyValues(Vh[0], Vd[0]));
+        PetscCall(GKCopyValues(Vh[0], Vd[0]));
       }
-      PetscCall(CopyValues(Wh[0], Wd[0]));
+      PetscCall(GKCopyValues(Wh[0], Wd[0]));
       PetscCall(VecDuplicate(Wh[0], &v0));
       PetscCall(VecDuplicate(Wh[0], &w0));
       PetscCall(VecCopy(Vh[0], v0));
       PetscCall(VecCopy(Wh[0], w0));
       PetscCall(GKMatPowersReference(Ah, dh, k, theta, sigma, gamma, Vh, Wh));
 
-      /* the device hook, the data already on the device (CopyValues() wrote the inputs on the host) */
+      /* the device hook, the data already on the device (GKCopyValues() wrote the inputs on the host) */
       for (PetscInt j = 1; j <= k; j++) {
         PetscCall(VecSet(Wd[j], 0.0));
         if (withd) PetscCall(VecSet(Vd[j], 0.0));
       }
-      PetscCall(ToDevice(Wd[0]));
-      if (withd) PetscCall(ToDevice(Vd[0]));
-      PetscCall(ToDevice(dd));
-      PetscCall(MPKEventCount(ev, &c0));
+      PetscCall(GKToDevice(Wd[0]));
+      if (withd) PetscCall(GKToDevice(Vd[0]));
+      PetscCall(GKToDevice(dd));
+      PetscCall(GKLogEventCount(ev, &c0));
       gtoc0 = GK_GTOC();
       ctog0 = GK_CTOG();
       PetscCall((*hook)(Ad, dd, k, theta, sigma, gamma, lean ? NULL : Vd, Wd));
       gtoc = GK_GTOC() - gtoc0;
       ctog = GK_CTOG() - ctog0;
-      PetscCall(MPKEventCount(ev, &c1));
+      PetscCall(GKLogEventCount(ev, &c1));
       for (PetscInt j = 1; j <= k; j++) {
         PetscReal r;
         PetscCall(MaxRelDiff(Wd[j], Wh[j], &r));
@@ -455,9 +415,9 @@ static PetscErrorCode RunMPK(PetscInt *fails)
         PetscCall(CreateSolver(Ad, KSPCACG, s, KSP_CACG_BASIS_NEWTON, 1e-11, &ksp));
         PetscCall(KSPCACGSetUseMatrixPowers(ksp, use == 0 ? PETSC_TRUE : PETSC_FALSE));
         PetscCall(VecSet(x[use], 0.0));
-        PetscCall(MPKEventCount(ev, &e0));
+        PetscCall(GKLogEventCount(ev, &e0));
         PetscCall(KSPSolve(ksp, b, x[use]));
-        PetscCall(MPKEventCount(ev, &e1));
+        PetscCall(GKLogEventCount(ev, &e1));
         PetscCall(KSPGetIterationNumber(ksp, &its[use]));
         PetscCall(KSPGetConvergedReason(ksp, &reason));
         cnt[use] = e1 - e0;
@@ -495,17 +455,6 @@ done:
    outer iteration, at least once) and the unfused run did not; the fused run made no more host<->device copies than
    the unfused one (on any rank).
 */
-static PetscErrorCode UpdEventCount(PetscLogEvent ev, PetscInt *count)
-{
-  PetscEventPerfInfo info;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMemzero(&info, sizeof(info)));
-  PetscCall(PetscLogEventGetPerfInfo(0, ev, &info));
-  *count = (PetscInt)info.count;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode RunUpdate(PetscInt *fails)
 {
   char         *types[4], *pcs[4];
@@ -577,17 +526,17 @@ static PetscErrorCode RunUpdate(PetscInt *fails)
           PetscCall(VecSet(x[f], 0.0));
           PetscCall(KSPSolve(ksp, b, x[f])); /* the spectrum estimate */
           PetscCall(VecSet(x[f], 0.0));
-          PetscCall(ToDevice(b));
-          PetscCall(ToDevice(x[f]));
-          PetscCall(UpdEventCount(evk, &k0));
-          PetscCall(UpdEventCount(evu, &u0));
+          PetscCall(GKToDevice(b));
+          PetscCall(GKToDevice(x[f]));
+          PetscCall(GKLogEventCount(evk, &k0));
+          PetscCall(GKLogEventCount(evu, &u0));
           c0 = GK_CTOG();
           g0 = GK_GTOC();
           PetscCall(KSPSolve(ksp, b, x[f]));
           ctog[f] = GK_CTOG() - c0;
           gtoc[f] = GK_GTOC() - g0;
-          PetscCall(UpdEventCount(evk, &k1));
-          PetscCall(UpdEventCount(evu, &u1));
+          PetscCall(GKLogEventCount(evk, &k1));
+          PetscCall(GKLogEventCount(evu, &u1));
           kern[f] = k1 - k0;
           upd[f]  = u1 - u0;
           PetscCall(KSPGetIterationNumber(ksp, &its[f]));
@@ -708,7 +657,7 @@ int main(int argc, char **argv)
       PetscCall(CreateProblem(dim, n, types[ti], PETSC_TRUE, &dad, &Ad));
       PetscCall(DMCreateGlobalVector(dad, &bd));
       PetscCall(VecDuplicate(bd, &xd));
-      PetscCall(CopyValues(bh, bd));
+      PetscCall(GKCopyValues(bh, bd));
       PetscCall(CreateSolver(Ad, KSPCG, 0, KSP_CACG_BASIS_NEWTON, rtol, &ksp));
       PetscCall(VecSet(xd, 0.0));
       PetscCall(KSPSolve(ksp, bd, xd));

@@ -106,40 +106,12 @@ static PetscErrorCode CheckOnDevice(Vec v, const char *what)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* dst = src for vectors of any two types with the same layout */
-static PetscErrorCode CopyValues(Vec src, Vec dst)
-{
-  const PetscScalar *s;
-  PetscScalar       *d;
-  PetscInt           n;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(src, &n));
-  PetscCall(VecGetArrayRead(src, &s));
-  PetscCall(VecGetArrayWrite(dst, &d));
-  PetscCall(PetscArraycpy(d, s, n));
-  PetscCall(VecRestoreArrayWrite(dst, &d));
-  PetscCall(VecRestoreArrayRead(src, &s));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* fresh random host x, and the same values in the device vector */
 static PetscErrorCode FreshInput(PetscRandom rnd, Vec xh, Vec xd)
 {
   PetscFunctionBegin;
   PetscCall(VecSetRandom(xh, rnd));
-  PetscCall(CopyValues(xh, xd));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* number of host-to-device copies of the matrix values on this rank (event SGDIACopyToGPU) */
-static PetscErrorCode UploadCount(PetscLogEvent ev, PetscInt *count)
-{
-  PetscEventPerfInfo info;
-
-  PetscFunctionBegin;
-  PetscCall(PetscLogEventGetPerfInfo(PETSC_DETERMINE, ev, &info));
-  *count = info.count;
+  PetscCall(GKCopyValues(xh, xd));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -364,7 +336,7 @@ static PetscErrorCode RandomPair(Ctx *c, PetscReal lo, Vec h, Vec d)
   PetscCall(VecSetRandom(h, c->rnd)); /* [-1, 1) */
   PetscCall(VecScale(h, 0.5));
   PetscCall(VecShift(h, lo + 0.5));
-  PetscCall(CopyValues(h, d));
+  PetscCall(GKCopyValues(h, d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -592,7 +564,7 @@ static PetscErrorCode TestDeviceArray(Ctx *c)
   PetscFunctionBegin;
   PetscCall(MatDuplicate(c->Ad, MAT_DO_NOT_COPY_VALUES, &Dw));
   PetscCall(LocalValues(Dw, &nv));
-  PetscCall(UploadCount(c->evup, &c0));
+  PetscCall(GKLogEventCount(c->evup, &c0));
   PetscCall(MatSGDIAGetArray(c->Ah, &hv));
   PetscCall(MatSGDIAGetArrayWriteCUDA(Dw, &dv));
   PetscCallCUDA(cudaDeviceSynchronize());
@@ -602,7 +574,7 @@ static PetscErrorCode TestDeviceArray(Ctx *c)
   PetscCall(MatSGDIARestoreArray(c->Ah, &hv));
   PetscCall(CheckMatOnDevice(Dw, "MatSGDIARestoreArrayWriteCUDA"));
   PetscCall(CheckMult(c, Dw, c->Ah, "values written through MatSGDIAGetArrayWriteCUDA"));
-  PetscCall(UploadCount(c->evup, &c1));
+  PetscCall(GKLogEventCount(c->evup, &c1));
   PetscCheck(c1 == c0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Values written on the device through MatSGDIAGetArrayWriteCUDA were followed by %" PetscInt_FMT " host-to-device copies of the matrix (the host copy overwrote them?)", c1 - c0);
 
   /* the read-only array gives back exactly what was written */
@@ -719,7 +691,7 @@ static PetscErrorCode TestOffload(Ctx *c)
      next product must see it, with exactly one upload on each rank. Only rank 0 inserts: into its first row and
      into rank 1's first row (stashed, sent at assembly), so rank 1's values change through the assembly alone. */
   PetscCall(ScaleBoth(D2, H2, 2.0));
-  PetscCall(UploadCount(c->evup, &c0));
+  PetscCall(GKLogEventCount(c->evup, &c0));
   nrow = 0;
   if (c->rank == 0) {
     rows[nrow++] = rstart;
@@ -734,7 +706,7 @@ static PetscErrorCode TestOffload(Ctx *c)
   PetscCall(MatAssemblyBegin(H2, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(H2, MAT_FINAL_ASSEMBLY));
   PetscCall(CheckMult(c, D2, H2, "offload: after a device MatScale then MatSetValues + assembly"));
-  PetscCall(UploadCount(c->evup, &c1));
+  PetscCall(GKLogEventCount(c->evup, &c1));
   PetscCheck(c1 == c0 + 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "offload: the product after a host change copied the matrix to the GPU %" PetscInt_FMT " times, expected once", c1 - c0);
   PetscCall(CheckMatValues(c, D2, H2, "offload: after a device MatScale then MatSetValues + assembly"));
   PetscCall(MatDestroy(&D2));
@@ -988,7 +960,7 @@ static PetscErrorCode TestSolve(Ctx *c, KSPType type, PetscReal beta, const char
   PetscCall(VecDuplicate(bh, &r));
   PetscCall(VecSetRandom(xe, c->rnd));
   PetscCall(MatMult(Ld, xe, bd)); /* b on the device */
-  PetscCall(CopyValues(bd, bh));
+  PetscCall(GKCopyValues(bd, bh));
 
   ms[0] = Ld;
   ms[1] = Lh;
@@ -1015,7 +987,7 @@ static PetscErrorCode TestSolve(Ctx *c, KSPType type, PetscReal beta, const char
   if (!strcmp(type, KSPGMRES)) PetscCall(KSPGMRESGetRestart(kd, &restart));
 
   /* the solution, checked on the host */
-  PetscCall(CopyValues(xd, xh));
+  PetscCall(GKCopyValues(xd, xh));
   PetscCall(MatMult(Lh, xh, r));
   PetscCall(VecAXPY(r, -1.0, bh));
   PetscCall(VecNorm(r, NORM_2, &rn));
@@ -1119,7 +1091,7 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSetSeed(c->rnd, 1234567 + 1000 * (unsigned long)c->rank));
   PetscCall(PetscRandomSeed(c->rnd));
   PetscCall(PetscLogEventGetId("SGDIACopyToGPU", &c->evup));
-  PetscCall(UploadCount(c->evup, &c0)); /* host assembly, then one upload in all (at the assembly or at the product) */
+  PetscCall(GKLogEventCount(c->evup, &c0)); /* host assembly, then one upload in all (at the assembly or at the product) */
   PetscCall(FillRandom(c->da, c->rnd, c->Ah, c->Ad));
   PetscCall(MatEqual(c->Ah, c->Ad, &ok));
   PetscCheck(ok, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "The host copies of the two matrices differ after MatSetValuesStencil with the same values");
@@ -1134,10 +1106,10 @@ int main(int argc, char **argv)
 
   /* MatMult: one upload since the assembly; a second product with the matrix unchanged makes none */
   PetscCall(CheckMult(c, c->Ad, c->Ah, "first product"));
-  PetscCall(UploadCount(c->evup, &c1));
+  PetscCall(GKLogEventCount(c->evup, &c1));
   PetscCheck(c1 == c0 + 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The assembly, MatEqual and the first MatMult copied the matrix to the GPU %" PetscInt_FMT " times, expected once", c1 - c0);
   PetscCall(CheckMult(c, c->Ad, c->Ah, "second product"));
-  PetscCall(UploadCount(c->evup, &c0));
+  PetscCall(GKLogEventCount(c->evup, &c0));
   PetscCheck(c0 == c1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A MatMult with the matrix unchanged copied it to the GPU again (%" PetscInt_FMT " copies)", c0 - c1);
 
   /* MatMultAdd into a third vector, then in place */
@@ -1161,7 +1133,7 @@ int main(int argc, char **argv)
   PetscCall(CheckClose(c, c->yd, c->yh, "MatGetDiagonal"));
 
   /* MatScale runs on the device: the next product makes no upload */
-  PetscCall(UploadCount(c->evup, &c0));
+  PetscCall(GKLogEventCount(c->evup, &c0));
   PetscCall(MatScale(c->Ah, 2.5));
   PetscCall(MatScale(c->Ad, 2.5));
 #if PetscDefined(HAVE_CUDA)
@@ -1169,7 +1141,7 @@ int main(int argc, char **argv)
   PetscCall(CheckMatValues(c, c->Ad, c->Ah, "MatScale"));
 #endif
   PetscCall(CheckMult(c, c->Ad, c->Ah, "MatScale"));
-  PetscCall(UploadCount(c->evup, &c1));
+  PetscCall(GKLogEventCount(c->evup, &c1));
   PetscCheck(c1 == c0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatScale on the device and a MatMult copied the matrix to the GPU %" PetscInt_FMT " times, expected no copy", c1 - c0);
 
 #if PetscDefined(HAVE_CUDA)

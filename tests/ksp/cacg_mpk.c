@@ -28,13 +28,11 @@ static PetscErrorCode GKExchanges(PetscInt *count)
 
 static PetscErrorCode GKEventCount(const char *name, PetscInt *count)
 {
-  PetscLogEvent      ev;
-  PetscEventPerfInfo info;
+  PetscLogEvent ev;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventGetId(name, &ev));
-  PetscCall(PetscLogEventGetPerfInfo(PETSC_DETERMINE, ev, &info));
-  *count = info.count;
+  PetscCall(GKLogEventCount(ev, count));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -12,6 +12,22 @@
 static_assert(GPUKIT_CACG_UPDATE_MAX_M >= GPUKIT_CACG_MAX_M, "the update kernel takes every basis vector");
 static_assert(GPUKIT_CACG_GRAMW_MAX_M >= GPUKIT_CACG_MAX_M, "the lean Gram kernel takes every basis vector");
 
+/* the Gram kernels' device workspace, grown to need doubles (kept in cg->gramwork), and the stream to launch on */
+static PetscErrorCode CACGGramWorkspace(KSP ksp, long long need, cudaStream_t *stream)
+{
+  KSP_CACG *cg = (KSP_CACG *)ksp->data;
+
+  PetscFunctionBegin;
+  if (need > cg->gramworksize) {
+    if (cg->gramwork) PetscCallCUDA(cudaFree(cg->gramwork));
+    cg->gramwork = NULL;
+    PetscCallCUDA(cudaMalloc(&cg->gramwork, (size_t)need * sizeof(double)));
+    cg->gramworksize = need;
+  }
+  PetscCall(GpukitCUDAGetStream("KSPCACG launches its Gram kernel", stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The local sums of the np inner products pa[p] . pb[p] into local[] (host), when every vector is a CUDA vector
    (done = PETSC_TRUE); otherwise nothing (done = PETSC_FALSE). */
 PetscErrorCode CACGGramCUDA_Private(KSP ksp, PetscInt np, const Vec pa[], const Vec pb[], PetscScalar local[], PetscBool *done)
@@ -52,13 +68,7 @@ PetscErrorCode CACGGramCUDA_Private(KSP ksp, PetscInt np, const Vec pa[], const 
     args.v[u] = arr[u];
   }
   need = GpukitCACGGramWorkSize(&args);
-  if (need > cg->gramworksize) {
-    if (cg->gramwork) PetscCallCUDA(cudaFree(cg->gramwork));
-    cg->gramwork = NULL;
-    PetscCallCUDA(cudaMalloc(&cg->gramwork, (size_t)need * sizeof(double)));
-    cg->gramworksize = need;
-  }
-  PetscCall(GpukitCUDAGetStream("KSPCACG launches its Gram kernel", &stream));
+  PetscCall(CACGGramWorkspace(ksp, need, &stream));
   PetscCall(PetscLogGpuTimeBegin());
   PetscCallCUDA(GpukitCACGGramCUDA(&args, (double *)cg->gramwork, (double *)local, stream));
   PetscCall(PetscLogGpuTimeEnd());
@@ -103,13 +113,7 @@ PetscErrorCode CACGGramLeanCUDA_Private(KSP ksp, PetscInt m, PetscBool gd2, Pets
   }
   *nsum = (PetscInt)GpukitCACGGramWResultSize(&args);
   need  = GpukitCACGGramWWorkSize(&args);
-  if (need > cg->gramworksize) {
-    if (cg->gramwork) PetscCallCUDA(cudaFree(cg->gramwork));
-    cg->gramwork = NULL;
-    PetscCallCUDA(cudaMalloc(&cg->gramwork, (size_t)need * sizeof(double)));
-    cg->gramworksize = need;
-  }
-  PetscCall(GpukitCUDAGetStream("KSPCACG launches its Gram kernel", &stream));
+  PetscCall(CACGGramWorkspace(ksp, need, &stream));
   PetscCall(PetscLogGpuTimeBegin());
   PetscCallCUDA(GpukitCACGGramWCUDA(&args, (double *)cg->gramwork, (double *)local, stream));
   PetscCall(PetscLogGpuTimeEnd());
