@@ -165,7 +165,7 @@ typedef struct {
   PetscInt  truefail;    /* convergence claims the true residual did not confirm (-ksp_cacg_true_residual) */
   PetscInt  devicegram;  /* outer iterations whose Gram matrix the device kernel computed (CUDA vectors) */
   PetscInt  leanbasis;   /* outer iterations that kept the basis as W alone (KSPCACGSetLeanBasis()) */
-  PetscInt  mpk;         /* outer iterations whose basis a matrix powers kernel built (not MatMult + PCApply) */
+  PetscInt  mpk;         /* outer iterations whose basis went to a matrix powers kernel (a hook, not KSPCACG's MatMult + PCApply loop) */
   PetscReal asymmetry;   /* largest |y^T A y' - y'^T A y| / (||y||_A ||y'||_A) beyond rounding over the basis vectors (0: symmetric) */
   PetscReal pcasymmetry; /* the same for M */
   PetscReal truenorm;    /* the true residual norm at the end (-ksp_cacg_true_residual; 0 without) */

@@ -388,7 +388,7 @@ static PetscErrorCode CACGGetHook(KSP ksp, Mat A, GpukitMatMatrixPowersFn *hook)
   if (!cg->usehook || ksp->transpose_solve) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", hook));
 #if defined(GPUKIT_HAVE_CUDA)
-  if (!*hook) {
+  if (!*hook && PetscDefined(USE_REAL_DOUBLE) && !PetscDefined(USE_COMPLEX) && !PetscDefined(USE_64BIT_INDICES)) { /* what its kernel takes */
     PetscBool iscsr;
     PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &iscsr));
     if (iscsr) *hook = CACGMatMatrixPowers_SeqAIJCUSPARSE;
@@ -832,33 +832,31 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
     PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &isjac));
     PetscCall(CACGGetHook(ksp, A, &hook));
     lean = (PetscBool)(cg->leanopt && isjac && !nsp && hook && cg->fusedgram && cg->fusedupdate && !ksp->transpose_solve && PetscDefined(USE_REAL_DOUBLE) && !PetscDefined(USE_COMPLEX));
-#if !defined(GPUKIT_HAVE_CUDA)
-    lean = PETSC_FALSE; /* the kernels that form Y where they read it are CUDA kernels */
+#if defined(GPUKIT_HAVE_CUDA)
+    /* the kernels that form Y where they read it are CUDA kernels: the solution's type says where the vectors live */
+    if (lean) PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp->vec_sol, &lean, VECSEQCUDA, VECMPICUDA, ""));
+#else
+    lean = PETSC_FALSE;
 #endif
     PetscCall(CACGAllocate(ksp, (PetscBool)(isnone && !nsp), lean));
 #if defined(GPUKIT_HAVE_CUDA)
     if (cg->fusedupdate && !ksp->transpose_solve) PetscCall(PetscObjectTypeCompareAny((PetscObject)cg->P, &devupd, VECSEQCUDA, VECMPICUDA, ""));
 #endif
-    if (lean && !devupd) PetscCall(CACGAllocate(ksp, (PetscBool)(isnone && !nsp), (lean = PETSC_FALSE))); /* host vectors */
+    if (lean && !devupd) PetscCall(CACGAllocate(ksp, (PetscBool)(isnone && !nsp), (lean = PETSC_FALSE))); /* KSPCreateVecs() made host vectors after all */
     cg->lean = lean;
     if ((hook || devupd) && isjac && !nsp) {
-      Vec one;
-      PetscCall(VecDuplicate(cg->P, &one));
+      Vec one = cg->Pn, t = cg->Zn; /* free until the first update (not aliased: Jacobi) */
       PetscCall(VecSet(one, 1.0));
       if (!cg->dinv) {
         PetscCall(VecDuplicate(cg->P, &cg->dinv));
         PetscCall(PCApply(ksp->pc, one, cg->dinv));
       } else { /* dinv keeps its object state when the diagonal did not change: a hook may cache what it derives from it */
-        Vec       t;
         PetscReal diff;
-        PetscCall(VecDuplicate(cg->P, &t));
         PetscCall(PCApply(ksp->pc, one, t));
         PetscCall(VecWAXPY(one, -1.0, cg->dinv, t));
         PetscCall(VecNorm(one, NORM_1, &diff)); /* 0 exactly when no entry changed (NORM_1: no copy logged on CUDA vectors) */
         if (diff != 0.0) PetscCall(VecCopy(t, cg->dinv));
-        PetscCall(VecDestroy(&t));
       }
-      PetscCall(VecDestroy(&one));
     } else PetscCall(VecDestroy(&cg->dinv));
   }
   if (cg->replace) PetscCall(CACGMatNorm(ksp, A));
@@ -1248,7 +1246,7 @@ static PetscErrorCode KSPView_CACG(KSP ksp, PetscViewer viewer)
     else if (cg->nritz) PetscCall(PetscViewerASCIIPrintf(viewer, "  spectrum of M^{-1}A: [%g, %g] (Ritz values of %" PetscInt_FMT " CG steps)\n", (double)cg->ritz[0], (double)cg->ritz[cg->nritz - 1], cg->nritz));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  spectrum of M^{-1}A: estimated by %" PetscInt_FMT " CG steps at the first solve\n", cg->eigsteps ? cg->eigsteps : PetscMax(2 * cg->s, 10)));
   }
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement: %s; true residual check: %s; matrix powers hook: %s\n", cg->replace ? "on" : "off", cg->truecheck ? "on" : "off", cg->usehook ? "used if the matrix has one" : "off"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement: %s; true residual check: %s; matrix powers hook: %s\n", cg->replace ? "on" : "off", cg->truecheck ? "on" : "off", cg->usehook ? "used if the matrix has one (MatMatrixPowers_C, or KSPCACG's own for MATSEQAIJCUSPARSE)" : "off"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  fused Gram: %s; fused update: %s; lean basis: %s\n", cg->fusedgram ? "on" : "off", cg->fusedupdate ? "on (CUDA vectors with Jacobi or no preconditioner)" : "off", cg->leanopt ? (cg->stats.leanbasis ? "on (used in the last solve)" : "on where it applies (CUDA vectors, Jacobi, a matrix powers kernel)") : "off"));
   if (cg->stats.outer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt_FMT " outer iterations, %" PetscInt_FMT " CG steps for the estimate, %" PetscInt_FMT " reductions, %" PetscInt_FMT " replacements, %" PetscInt_FMT " truncations (s at the end %" PetscInt_FMT ")\n", cg->stats.outer, cg->stats.cgsteps, cg->stats.reductions, cg->stats.replacements, cg->stats.truncations, cg->stats.s));
@@ -1292,7 +1290,7 @@ static PetscErrorCode KSPSetFromOptions_CACG(KSP ksp, GpukitOptionItems PetscOpt
   PetscCall(PetscOptionsBool("-ksp_cacg_lean_basis", "On CUDA vectors with Jacobi and a matrix powers kernel: keep the basis as W alone, M^{-1} W formed where it is read", "KSPCACGSetLeanBasis", b, &b, &flg));
   if (flg) PetscCall(KSPCACGSetLeanBasis(ksp, b));
   b = cg->usehook;
-  PetscCall(PetscOptionsBool("-ksp_cacg_matrix_powers", "Use the matrix's MatMatrixPowers_C when it has one", "KSPCACGSetUseMatrixPowers", b, &b, &flg));
+  PetscCall(PetscOptionsBool("-ksp_cacg_matrix_powers", "Use a matrix powers kernel: the matrix's MatMatrixPowers_C, or KSPCACG's own for MATSEQAIJCUSPARSE", "KSPCACGSetUseMatrixPowers", b, &b, &flg));
   if (flg) PetscCall(KSPCACGSetUseMatrixPowers(ksp, b));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1445,7 +1443,7 @@ static PetscErrorCode KSPCACGGetStatistics_CACG(KSP ksp, KSPCACGStatistics *st)
 .  -ksp_cacg_fused_gram <true> - the Gram matrices in one pass over the vectors (host loop or CUDA kernel) and one MPI_Allreduce
 .  -ksp_cacg_fused_update <true> - on CUDA vectors with Jacobi or no preconditioner, the vector updates of an outer iteration in one device kernel
 .  -ksp_cacg_lean_basis <true> - on CUDA vectors with Jacobi and a matrix powers kernel, keep the basis as W alone (M^{-1} W formed where read)
--  -ksp_cacg_matrix_powers <true> - use a matrix powers kernel the matrix composes as "MatMatrixPowers_C"
+-  -ksp_cacg_matrix_powers <true> - use a matrix powers kernel: the one the matrix composes as "MatMatrixPowers_C", or KSPCACG's own for `MATSEQAIJCUSPARSE`
 
    Level: intermediate
 
@@ -1454,9 +1452,11 @@ static PetscErrorCode KSPCACGGetStatistics_CACG(KSP ksp, KSPCACGStatistics *st)
    preconditioned and unpreconditioned norms need a second Gram matrix in the same reduction; the natural norm
    needs none. A matrix or preconditioner that is not positive definite stops the solve with
    `KSP_DIVERGED_INDEFINITE_MAT` or `KSP_DIVERGED_INDEFINITE_PC`; a basis too ill-conditioned for even one step
-   with `KSP_DIVERGED_BREAKDOWN`. See docs/cacg.md.
+   with `KSP_DIVERGED_BREAKDOWN`. KSPCACG's CSR matrix powers kernel for `MATSEQAIJCUSPARSE` takes the matrix option
+   -mat_cacg_csr_threads_per_row <n> (1, 2, 4, ..., 32; 0, the default: from the mean row length), read at its first
+   call. See docs/cacg.md.
 
-.seealso: `KSPCG`, `KSPPIPECG`, `KSPGROPPCG`, `KSPCACGSetS()`, `KSPCACGSetBasis()`, `KSPCACGSetEigenvalues()`, `KSPCACGSetReplace()`, `KSPCACGGetStatistics()`
+.seealso: `KSPCG`, `KSPPIPECG`, `KSPGROPPCG`, `KSPCACGSetS()`, `KSPCACGSetBasis()`, `KSPCACGSetEigenvalues()`, `KSPCACGSetReplace()`, `KSPCACGSetLeanBasis()`, `KSPCACGGetStatistics()`
 M*/
 static PetscErrorCode KSPCreate_CACG(KSP ksp)
 {
@@ -1789,7 +1789,8 @@ PetscErrorCode KSPCACGSetCheckTrueResidual(KSP ksp, PetscBool flg)
 
   Input Parameters:
 + ksp - the `KSPCACG` solver
-- flg - `PETSC_TRUE` (default) to use one when the matrix composes "MatMatrixPowers_C"
+- flg - `PETSC_TRUE` (default) to use one when the matrix composes "MatMatrixPowers_C", and KSPCACG's own for a
+        `MATSEQAIJCUSPARSE` that composes none (CUDA builds)
 
   Options Database Key:
 . -ksp_cacg_matrix_powers <true,false> - use the kernel

@@ -117,7 +117,8 @@ PETSC_INTERN PetscErrorCode CACGGramCUDAFree_Private(KSP);
 PETSC_INTERN PetscErrorCode CACGGramLeanCUDA_Private(KSP, PetscInt, PetscBool, PetscBool, PetscBool, PetscScalar[], PetscInt *);
 /* cacgcuda.cu: x += Y xc, Un = W pc, Rn = W zc (Pn, Zn = dinv .* Un, Rn) by one device kernel when every vector is VECCUDA (done) */
 PETSC_INTERN PetscErrorCode CACGUpdateCUDA_Private(KSP, PetscInt, const double[], const double[], const double[], PetscBool *);
-/* cacgcsrcuda.cu: KSPCACG's own matrix powers kernel for MATSEQAIJCUSPARSE (the contract above; its tests call it) */
+/* cacgcsrcuda.cu: KSPCACG's own matrix powers kernel for MATSEQAIJCUSPARSE (the contract above). Exported only so
+   that tests/gpu/cacg_csr_cuda.c can call it and set its threads per row: not public API */
 PETSC_EXTERN PetscErrorCode CACGMatMatrixPowers_SeqAIJCUSPARSE(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
 PETSC_INTERN PetscErrorCode CACGCSRRegisterEvents_Private(PetscClassId); /* its event, CACGMatPowCSR */
 PETSC_EXTERN PetscErrorCode CACGCSRSetThreadsPerRow_Private(Mat, PetscInt); /* 0: from the mean row length (tests) */

@@ -39,7 +39,8 @@ typedef struct {
   int           *delta; /* 3k: stencil offsets (dx, dy, dz) */
   PetscInt       k;     /* stencil points that off and delta hold */
   Vec            xl, yl; /* device ghosted local vectors, when the DMDA's local vectors are not VECSEQCUDA */
-  Vec            dl;     /* matrix powers, lean basis: dinv over the ghosted box, for dinv of id did and state dstate */
+  Vec            dl;     /* matrix powers, lean basis: dinv over the ghosted box of DM dlda, for dinv of id did and state dstate */
+  DM             dlda;   /* not referenced: only compared */
   PetscObjectId  did;
   PetscObjectState dstate;
   PetscScalar   *ibdiag; /* device: inverted diagonal blocks */
@@ -616,7 +617,17 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
     PetscObjectState st;
     PetscCall(PetscObjectGetId((PetscObject)dinv, &id));
     PetscCall(PetscObjectStateGet((PetscObject)dinv, &st));
-    if (!cu->dl) PetscCall(VecDuplicate(xl, &cu->dl));
+    if (cu->dl) { /* the box changes with the grid (a new DM): then gather again */
+      PetscInt nd, nx;
+      PetscCall(VecGetLocalSize(cu->dl, &nd));
+      PetscCall(VecGetLocalSize(xl, &nx));
+      if (nd != nx || cu->dlda != sg->da) PetscCall(VecDestroy(&cu->dl));
+    }
+    if (!cu->dl) {
+      PetscCall(VecDuplicate(xl, &cu->dl));
+      cu->dlda = sg->da;
+      cu->did  = 0;
+    }
     if (cu->did != id || cu->dstate != st) {
       PetscCall(DMGlobalToLocalBegin(sg->da, dinv, INSERT_VALUES, cu->dl));
       PetscCall(DMGlobalToLocalEnd(sg->da, dinv, INSERT_VALUES, cu->dl));
