@@ -133,39 +133,6 @@ static PetscErrorCode CACGCSRPowersReference_Private(Mat A, Vec dinv, PetscInt k
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-#if CACG_CSR_DEVICE
-/* device arrays of the vectors one step reads, each vector got once */
-typedef struct {
-  PetscInt           n;
-  Vec                v[5];
-  const PetscScalar *a[5];
-} CACGCSRReads;
-
-static PetscErrorCode CACGCSRReadsGet_Private(CACGCSRReads *r, Vec v, const PetscScalar **a)
-{
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < r->n; i++) {
-    if (r->v[i] == v) {
-      *a = r->a[i];
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
-  }
-  PetscCheck(r->n < 5, PETSC_COMM_SELF, PETSC_ERR_PLIB, "more than 5 input vectors in a matrix powers step");
-  PetscCall(VecCUDAGetArrayRead(v, &r->a[r->n]));
-  r->v[r->n] = v;
-  *a         = r->a[r->n++];
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode CACGCSRReadsRestore_Private(CACGCSRReads *r)
-{
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < r->n; i++) PetscCall(VecCUDARestoreArrayRead(r->v[i], &r->a[i]));
-  r->n = 0;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-#endif
-
 /* Whether the device path can run, and why not (for PetscInfo) */
 static PetscErrorCode CACGCSRCanRun_Private(Mat A, Vec dinv, PetscInt k, Vec V[], Vec W[], CACGCSRInfo **info, const char **why)
 {
@@ -273,24 +240,24 @@ PetscErrorCode CACGMatMatrixPowers_SeqAIJCUSPARSE(Mat A, Vec dinv, PetscInt k, c
     for (PetscInt j = 0; j < k; j++) {
       const PetscScalar   a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
       GpukitCSRPowersArgs e;
-      CACGCSRReads        rd;
+      GpukitCUDAReads     rd;
       const PetscScalar  *xa;
       PetscScalar        *w1, *v1 = NULL;
 
       PetscCall(PetscMemzero(&e, sizeof(e)));
       rd.n = 0;
-      PetscCall(CACGCSRReadsGet_Private(&rd, lean ? W[j] : V[j], &xa));
-      if (lean) PetscCall(CACGCSRReadsGet_Private(&rd, dinv, &e.xs));
+      PetscCall(GpukitCUDAReadsGet(&rd, lean ? W[j] : V[j], &xa));
+      if (lean) PetscCall(GpukitCUDAReadsGet(&rd, dinv, &e.xs));
       /* the terms CACGPowersDefault() adds: both with a gamma term, W[j] with a theta term, none for a scaling */
       e.alpha = a;
       e.beta  = b;
       e.gamma = c;
       if (j > 0 && gamma[j] != 0.0) {
-        PetscCall(CACGCSRReadsGet_Private(&rd, W[j], &e.w0));
-        PetscCall(CACGCSRReadsGet_Private(&rd, W[j - 1], &e.wm1));
-      } else if (theta[j] != 0.0) PetscCall(CACGCSRReadsGet_Private(&rd, W[j], &e.w0));
+        PetscCall(GpukitCUDAReadsGet(&rd, W[j], &e.w0));
+        PetscCall(GpukitCUDAReadsGet(&rd, W[j - 1], &e.wm1));
+      } else if (theta[j] != 0.0) PetscCall(GpukitCUDAReadsGet(&rd, W[j], &e.w0));
       if (dinv && !lean) {
-        PetscCall(CACGCSRReadsGet_Private(&rd, dinv, &e.dinv));
+        PetscCall(GpukitCUDAReadsGet(&rd, dinv, &e.dinv));
         PetscCall(VecCUDAGetArrayWrite(V[j + 1], &v1));
         e.v1 = v1;
       }
@@ -300,7 +267,7 @@ PetscErrorCode CACGMatMatrixPowers_SeqAIJCUSPARSE(Mat A, Vec dinv, PetscInt k, c
       PetscCall(PetscLogGpuTimeEnd());
       PetscCall(VecCUDARestoreArrayWrite(W[j + 1], &w1));
       if (v1) PetscCall(VecCUDARestoreArrayWrite(V[j + 1], &v1));
-      PetscCall(CACGCSRReadsRestore_Private(&rd));
+      PetscCall(GpukitCUDAReadsRestore(&rd));
       if (!dinv && V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1])); /* not KSPCACG's case: there V == W */
       /* 2 per entry (and 1 more for the lean input), the epilogue's products and sums */
       flops += (lean ? 3.0 : 2.0) * (PetscLogDouble)csr.nnz + (PetscLogDouble)m * (1.0 + (e.w0 ? 2.0 : 0.0) + (e.wm1 ? 2.0 : 0.0) + (e.v1 ? 1.0 : 0.0));

@@ -542,35 +542,6 @@ static PetscErrorCode MatMultTransposeAdd_SGDIACUDA(Mat A, Vec x, Vec y, Vec z)
 
 static PetscLogEvent MAT_SGDIA_PowersCUDA; /* "SGDIAMatPowCUDA", registered with the types below */
 
-/* the device arrays a step reads, each vector got once (V[j] may be W[j]) */
-typedef struct {
-  PetscInt           n;
-  Vec                v[4];
-  const PetscScalar *a[4];
-} SGDIACUDAReads;
-
-static PetscErrorCode SGDIACUDAReadsGet_Private(SGDIACUDAReads *r, Vec v, const PetscScalar **a)
-{
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < r->n; i++) {
-    if (r->v[i] == v) {
-      *a = r->a[i];
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
-  }
-  PetscCall(VecCUDAGetArrayRead(v, &r->a[r->n]));
-  r->v[r->n] = v;
-  *a         = r->a[r->n++];
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode SGDIACUDAReadsRestore_Private(SGDIACUDAReads *r)
-{
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < r->n; i++) PetscCall(VecCUDARestoreArrayRead(r->v[i], &r->a[i]));
-  r->n = 0;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /*
    MatMatrixPowers_SGDIACUDA - KSPCACG's matrix powers hook: for j = 0..k-1
@@ -640,7 +611,7 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
   for (PetscInt j = 0; j < k; j++) {
     const PetscScalar     a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
     GpukitSGDIAPowersArgs e;
-    SGDIACUDAReads        rd;
+    GpukitCUDAReads       rd;
     const PetscScalar    *xa;
     PetscScalar          *w1, *v1 = NULL;
     Vec                   xin = lean ? W[j] : V[j];
@@ -652,10 +623,10 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
       PetscCall(DMGlobalToLocalEnd(sg->da, xin, INSERT_VALUES, xl));
       xin = xl;
     }
-    PetscCall(SGDIACUDAReadsGet_Private(&rd, xin, &xa));
+    PetscCall(GpukitCUDAReadsGet(&rd, xin, &xa));
     if (lean) {
       if (ghosted) e.xs = dla;
-      else PetscCall(SGDIACUDAReadsGet_Private(&rd, dinv, &e.xs));
+      else PetscCall(GpukitCUDAReadsGet(&rd, dinv, &e.xs));
     }
     if (cu->autotune && !cu->tuned) PetscCall(SGDIACUDAAutotune_Private(A, &args, xa, stream));
     /* the terms CACGPowersDefault() adds: both with a gamma term, W[j] with a theta term, none for a scaling */
@@ -663,11 +634,11 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
     e.b = b;
     e.c = c;
     if (j > 0 && gamma[j] != 0.0) {
-      PetscCall(SGDIACUDAReadsGet_Private(&rd, W[j], &e.w0));
-      PetscCall(SGDIACUDAReadsGet_Private(&rd, W[j - 1], &e.wm1));
-    } else if (theta[j] != 0.0) PetscCall(SGDIACUDAReadsGet_Private(&rd, W[j], &e.w0));
+      PetscCall(GpukitCUDAReadsGet(&rd, W[j], &e.w0));
+      PetscCall(GpukitCUDAReadsGet(&rd, W[j - 1], &e.wm1));
+    } else if (theta[j] != 0.0) PetscCall(GpukitCUDAReadsGet(&rd, W[j], &e.w0));
     if (dinv && !lean) {
-      PetscCall(SGDIACUDAReadsGet_Private(&rd, dinv, &e.dinv));
+      PetscCall(GpukitCUDAReadsGet(&rd, dinv, &e.dinv));
       PetscCall(VecCUDAGetArrayWrite(V[j + 1], &v1));
       e.v1 = v1;
     }
@@ -678,7 +649,7 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(VecCUDARestoreArrayWrite(W[j + 1], &w1));
     if (v1) PetscCall(VecCUDARestoreArrayWrite(V[j + 1], &v1));
-    PetscCall(SGDIACUDAReadsRestore_Private(&rd));
+    PetscCall(GpukitCUDAReadsRestore(&rd));
     if (!dinv && V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1])); /* not KSPCACG's case: there V == W */
   }
   if (dla) PetscCall(VecCUDARestoreArrayRead(cu->dl, &dla));
