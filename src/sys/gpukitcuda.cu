@@ -46,3 +46,38 @@ PetscErrorCode GpukitCUDAReadsRestore(GpukitCUDAReads *r)
   r->n = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* Step j of a device matrix powers hook: the epilogue's coefficients and the arrays it reads and writes. The terms
+   are those CACGPowersDefault() adds: W[j] and W[j-1] with a gamma term, W[j] with a theta term, none for a scaling.
+   The caller has put the product input into rd (and e->xs) before, or puts it after: rd gets each vector once. */
+PetscErrorCode GpukitCUDAPowersStepBegin(GpukitCUDAReads *rd, PetscInt j, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec dinv, Vec V[], Vec W[], GpukitPowersEpilogue *e, PetscScalar **w1)
+{
+  PetscFunctionBegin;
+  e->a   = 1.0 / sigma[j];
+  e->b   = -theta[j] / sigma[j];
+  e->c   = -gamma[j] / sigma[j];
+  e->w0  = e->wm1 = e->dinv = NULL;
+  e->v1  = NULL;
+  if (j > 0 && gamma[j] != 0.0) {
+    PetscCall(GpukitCUDAReadsGet(rd, W[j], &e->w0));
+    PetscCall(GpukitCUDAReadsGet(rd, W[j - 1], &e->wm1));
+  } else if (theta[j] != 0.0) PetscCall(GpukitCUDAReadsGet(rd, W[j], &e->w0));
+  if (dinv && V) {
+    PetscCall(GpukitCUDAReadsGet(rd, dinv, &e->dinv));
+    PetscCall(VecCUDAGetArrayWrite(V[j + 1], &e->v1));
+  }
+  PetscCall(VecCUDAGetArrayWrite(W[j + 1], w1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* gives back what GpukitCUDAPowersStepBegin() and the caller got for step j; V[j+1] = W[j+1] without dinv when V is
+   another array (not KSPCACG's case: there V == W) */
+PetscErrorCode GpukitCUDAPowersStepEnd(GpukitCUDAReads *rd, PetscInt j, Vec dinv, Vec V[], Vec W[], GpukitPowersEpilogue *e, PetscScalar **w1)
+{
+  PetscFunctionBegin;
+  PetscCall(VecCUDARestoreArrayWrite(W[j + 1], w1));
+  if (e->v1) PetscCall(VecCUDARestoreArrayWrite(V[j + 1], &e->v1));
+  PetscCall(GpukitCUDAReadsRestore(rd));
+  if (!dinv && V && V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 #include "gpukitimpl.h"
+#include "gpukitpowers.h"
 
 PETSC_INTERN PetscErrorCode GpukitCUDAGetStream(const char[], cudaStream_t *);
 
@@ -17,3 +18,9 @@ typedef struct {
 
 PETSC_INTERN PetscErrorCode GpukitCUDAReadsGet(GpukitCUDAReads *, Vec, const PetscScalar **);
 PETSC_INTERN PetscErrorCode GpukitCUDAReadsRestore(GpukitCUDAReads *);
+
+/* one matrix powers step of a device hook (contract: src/ksp/cacg/cacgimpl.h), around the hook's own product input
+   (e->xs and the x it passes the kernel): Begin fills the epilogue *e for step j (its coefficients, the earlier W it
+   reads into rd, dinv and V[j+1] unless V == NULL) and gets W[j+1]'s array in *w1; End gives back all of them */
+PETSC_INTERN PetscErrorCode GpukitCUDAPowersStepBegin(GpukitCUDAReads *, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec, Vec[], Vec[], GpukitPowersEpilogue *, PetscScalar **);
+PETSC_INTERN PetscErrorCode GpukitCUDAPowersStepEnd(GpukitCUDAReads *, PetscInt, Vec, Vec[], Vec[], GpukitPowersEpilogue *, PetscScalar **);

@@ -397,21 +397,18 @@ static PetscErrorCode CACGGetHook(KSP ksp, Mat A, GpukitMatMatrixPowersFn *hook)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the matrix's hook when it has one and the preconditioner is diagonal; else the default */
+/* this solve's hook (cg->hook) when the preconditioner is none or Jacobi (cg->dinv is set only for Jacobi); else the
+   default */
 static PetscErrorCode CACGPowers(KSP ksp, Mat A, PetscInt k, Vec *Y, Vec *W)
 {
-  KSP_CACG               *cg = (KSP_CACG *)ksp->data;
-  GpukitMatMatrixPowersFn hook;
-  PetscBool               isjac;
+  KSP_CACG *cg = (KSP_CACG *)ksp->data;
 
   PetscFunctionBegin;
   if (k < 1) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(KSP_CACG_MPK, ksp, 0, 0, 0));
-  PetscCall(CACGGetHook(ksp, A, &hook));
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &isjac));
   cg->hookused = PETSC_TRUE;
-  if (cg->lean) PetscCall((*hook)(A, cg->dinv, k, cg->theta, cg->sigma, cg->gamma, NULL, W)); /* checked in KSPSolve_CACG() */
-  else if (hook && (cg->aliased || (isjac && cg->dinv))) PetscCall((*hook)(A, cg->aliased ? NULL : cg->dinv, k, cg->theta, cg->sigma, cg->gamma, Y, W));
+  if (cg->lean) PetscCall((*cg->hook)(A, cg->dinv, k, cg->theta, cg->sigma, cg->gamma, NULL, W)); /* checked in KSPSolve_CACG() */
+  else if (cg->hook && (cg->aliased || cg->dinv)) PetscCall((*cg->hook)(A, cg->aliased ? NULL : cg->dinv, k, cg->theta, cg->sigma, cg->gamma, Y, W));
   else {
     cg->hookused = PETSC_FALSE;
     PetscCall(CACGPowersDefault(ksp, A, k, cg->theta, cg->sigma, cg->gamma, Y, W, cg->aliased));
@@ -831,6 +828,7 @@ static PetscErrorCode KSPSolve_CACG(KSP ksp)
     GpukitMatMatrixPowersFn hook;
     PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &isjac));
     PetscCall(CACGGetHook(ksp, A, &hook));
+    cg->hook = hook;
     lean = (PetscBool)(cg->leanopt && isjac && !nsp && hook && cg->fusedgram && cg->fusedupdate && !ksp->transpose_solve && PetscDefined(USE_REAL_DOUBLE) && !PetscDefined(USE_COMPLEX));
 #if defined(GPUKIT_HAVE_CUDA)
     /* the kernels that form Y where they read it are CUDA kernels: the solution's type says where the vectors live */

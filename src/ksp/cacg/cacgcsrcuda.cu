@@ -238,39 +238,22 @@ PetscErrorCode CACGMatMatrixPowers_SeqAIJCUSPARSE(Mat A, Vec dinv, PetscInt k, c
     csr.val    = aa;
     tpr        = info->tpr ? (int)info->tpr : GpukitCSRPowersThreadsPerRow(csr.m, csr.nnz);
     for (PetscInt j = 0; j < k; j++) {
-      const PetscScalar   a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
       GpukitCSRPowersArgs e;
       GpukitCUDAReads     rd;
       const PetscScalar  *xa;
-      PetscScalar        *w1, *v1 = NULL;
+      PetscScalar        *w1;
 
-      PetscCall(PetscMemzero(&e, sizeof(e)));
       rd.n = 0;
       PetscCall(GpukitCUDAReadsGet(&rd, lean ? W[j] : V[j], &xa));
+      e.xs = NULL;
       if (lean) PetscCall(GpukitCUDAReadsGet(&rd, dinv, &e.xs));
-      /* the terms CACGPowersDefault() adds: both with a gamma term, W[j] with a theta term, none for a scaling */
-      e.alpha = a;
-      e.beta  = b;
-      e.gamma = c;
-      if (j > 0 && gamma[j] != 0.0) {
-        PetscCall(GpukitCUDAReadsGet(&rd, W[j], &e.w0));
-        PetscCall(GpukitCUDAReadsGet(&rd, W[j - 1], &e.wm1));
-      } else if (theta[j] != 0.0) PetscCall(GpukitCUDAReadsGet(&rd, W[j], &e.w0));
-      if (dinv && !lean) {
-        PetscCall(GpukitCUDAReadsGet(&rd, dinv, &e.dinv));
-        PetscCall(VecCUDAGetArrayWrite(V[j + 1], &v1));
-        e.v1 = v1;
-      }
-      PetscCall(VecCUDAGetArrayWrite(W[j + 1], &w1));
+      PetscCall(GpukitCUDAPowersStepBegin(&rd, j, theta, sigma, gamma, dinv, V, W, &e, &w1));
       PetscCall(PetscLogGpuTimeBegin());
       PetscCallCUDA(GpukitCSRPowersCUDA(&csr, &e, xa, w1, tpr, stream));
       PetscCall(PetscLogGpuTimeEnd());
-      PetscCall(VecCUDARestoreArrayWrite(W[j + 1], &w1));
-      if (v1) PetscCall(VecCUDARestoreArrayWrite(V[j + 1], &v1));
-      PetscCall(GpukitCUDAReadsRestore(&rd));
-      if (!dinv && V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1])); /* not KSPCACG's case: there V == W */
       /* 2 per entry (and 1 more for the lean input), the epilogue's products and sums */
       flops += (lean ? 3.0 : 2.0) * (PetscLogDouble)csr.nnz + (PetscLogDouble)m * (1.0 + (e.w0 ? 2.0 : 0.0) + (e.wm1 ? 2.0 : 0.0) + (e.v1 ? 1.0 : 0.0));
+      PetscCall(GpukitCUDAPowersStepEnd(&rd, j, dinv, V, W, &e, &w1));
     }
     PetscCall(PetscLogGpuFlops(flops));
     PetscCall(PetscLogEventEnd(KSP_CACG_MatPowCSR, A, 0, 0, 0));

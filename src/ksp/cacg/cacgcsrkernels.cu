@@ -57,14 +57,7 @@ __global__ void __launch_bounds__(kBlock) CSRPowersKernel(const GpukitCSRArgs a,
 #pragma unroll
   for (int off = TPR / 2; off > 0; off >>= 1) t += __shfl_xor_sync(kFull, t, off);
   if (valid && lane == 0) {
-    const long long i = r;
-    /* the terms in the order of SGDIAPowersEpilogue() (sgdiakernels.cu) and CACGPowersDefault() */
-    double          s = e.alpha * t;
-
-    if (e.w0) s += e.beta * __ldg(e.w0 + i);
-    if (e.wm1) s += e.gamma * __ldg(e.wm1 + i);
-    w1[i] = s;
-    if (e.v1) e.v1[i] = __ldg(e.dinv + i) * s;
+    GpukitPowersEpilogueApply(e, (long long)r, t, w1);
   }
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include "gpukitpowers.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,17 +25,8 @@ typedef struct {
   const double *val;    /* nnz values */
 } GpukitCSRArgs;
 
-/* The epilogue of one step, for each row i, t = sum_k val_ik x_k with x_k = xs ? xs[k] * x[k] : x[k]:
-       w1[i] = alpha t + beta w0[i] + gamma wm1[i]     (a term whose array is NULL is left out; in this order)
-       v1[i] = dinv[i] w1[i]                           (when v1 is not NULL; dinv and v1 both given or both NULL)
-   Every array has m entries on the device; w1 and v1 must not overlap each other or any input. */
-typedef struct {
-  double        alpha, beta, gamma;
-  const double *w0, *wm1; /* or NULL */
-  const double *dinv;     /* or NULL: no v1 */
-  double       *v1;       /* or NULL */
-  const double *xs;       /* or NULL: the product input is xs .* x, each entry one product (the lean basis) */
-} GpukitCSRPowersArgs;
+/* the epilogue of one step (src/sys/gpukitpowers.h), t = sum_k val_ik x_k; every array has m entries */
+typedef GpukitPowersEpilogue GpukitCSRPowersArgs;
 
 /* the threads per row the kernel uses for tpr = 0: the smallest power of two, 1..32, at least a quarter of the mean
    row, nnz / m entries (about four entries a thread; measured best on the 5-point Laplacian) */

@@ -65,6 +65,7 @@ typedef struct {
   /* vectors */
   PetscInt  sallocated; /* s the pools were made for; 0: none */
   PetscBool aliased;    /* W == Y: no preconditioner (M = I) and no null space */
+  GpukitMatMatrixPowersFn hook; /* this solve's matrix powers kernel (CACGGetHook()), or NULL */
   PetscBool hookused;   /* the last CACGPowers() call went through a matrix powers kernel */
   PetscBool lean;       /* this solve keeps the basis as W alone: Y = dinv .* W is never stored (ypool NULL; Y[j] NULL but
                            Y[0] = P, Y[s+1] = Z); the hook gets V = NULL, the Gram and update kernels form Y where read */

@@ -13,18 +13,6 @@
    Grid <-> index helpers
    ------------------------------------------------------------------------------------------------------ */
 
-/* the process that owns grid index q in dimension d */
-static inline PetscInt SGDIAOwnerInDim(const Mat_SGDIA *sg, PetscInt d, PetscInt q)
-{
-  PetscInt lo = 0, hi = sg->nranks[d] - 1;
-  while (lo < hi) {
-    PetscInt mid = (lo + hi + 1) / 2;
-    if (sg->rstart[d][mid] <= q) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 /* global PETSc row/column index -> grid coordinates and component */
 static inline void SGDIAIndexToGrid(const Mat_SGDIA *sg, const PetscInt *range, PetscInt idx, PetscInt g[3], PetscInt *c)
 {

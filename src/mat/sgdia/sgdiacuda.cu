@@ -609,14 +609,12 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
   }
   PetscCall(SGDIACUDASetArgs_Private(A, ghosted, &args));
   for (PetscInt j = 0; j < k; j++) {
-    const PetscScalar     a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
     GpukitSGDIAPowersArgs e;
     GpukitCUDAReads       rd;
     const PetscScalar    *xa;
-    PetscScalar          *w1, *v1 = NULL;
+    PetscScalar          *w1;
     Vec                   xin = lean ? W[j] : V[j];
 
-    PetscCall(PetscMemzero(&e, sizeof(e)));
     rd.n = 0;
     if (ghosted) {
       PetscCall(DMGlobalToLocalBegin(sg->da, xin, INSERT_VALUES, xl));
@@ -624,33 +622,18 @@ static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, con
       xin = xl;
     }
     PetscCall(GpukitCUDAReadsGet(&rd, xin, &xa));
+    e.xs = NULL;
     if (lean) {
       if (ghosted) e.xs = dla;
       else PetscCall(GpukitCUDAReadsGet(&rd, dinv, &e.xs));
     }
     if (cu->autotune && !cu->tuned) PetscCall(SGDIACUDAAutotune_Private(A, &args, xa, stream));
-    /* the terms CACGPowersDefault() adds: both with a gamma term, W[j] with a theta term, none for a scaling */
-    e.a = a;
-    e.b = b;
-    e.c = c;
-    if (j > 0 && gamma[j] != 0.0) {
-      PetscCall(GpukitCUDAReadsGet(&rd, W[j], &e.w0));
-      PetscCall(GpukitCUDAReadsGet(&rd, W[j - 1], &e.wm1));
-    } else if (theta[j] != 0.0) PetscCall(GpukitCUDAReadsGet(&rd, W[j], &e.w0));
-    if (dinv && !lean) {
-      PetscCall(GpukitCUDAReadsGet(&rd, dinv, &e.dinv));
-      PetscCall(VecCUDAGetArrayWrite(V[j + 1], &v1));
-      e.v1 = v1;
-    }
-    PetscCall(VecCUDAGetArrayWrite(W[j + 1], &w1));
+    PetscCall(GpukitCUDAPowersStepBegin(&rd, j, theta, sigma, gamma, dinv, V, W, &e, &w1));
     variant = cu->variant == 2 && GpukitSGDIAMultVariantValid(&args, 2) ? 2 : 0;
     PetscCall(PetscLogGpuTimeBegin());
     PetscCallCUDA(GpukitSGDIAPowersCUDA(&args, &e, xa, w1, (int)cu->block, variant, stream));
     PetscCall(PetscLogGpuTimeEnd());
-    PetscCall(VecCUDARestoreArrayWrite(W[j + 1], &w1));
-    if (v1) PetscCall(VecCUDARestoreArrayWrite(V[j + 1], &v1));
-    PetscCall(GpukitCUDAReadsRestore(&rd));
-    if (!dinv && V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1])); /* not KSPCACG's case: there V == W */
+    PetscCall(GpukitCUDAPowersStepEnd(&rd, j, dinv, V, W, &e, &w1));
   }
   if (dla) PetscCall(VecCUDARestoreArrayRead(cu->dl, &dla));
   PetscCall(PetscLogGpuFlops((PetscLogDouble)k * (2.0 * (PetscLogDouble)sg->nv + 6.0 * (PetscLogDouble)sg->m)));

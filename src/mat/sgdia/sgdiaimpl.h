@@ -89,6 +89,18 @@ typedef struct {
   SGDIAMPK         mpk;
 } Mat_SGDIA;
 
+/* the process that owns grid index q in dimension d */
+static inline PetscInt SGDIAOwnerInDim(const Mat_SGDIA *sg, PetscInt d, PetscInt q)
+{
+  PetscInt lo = 0, hi = sg->nranks[d] - 1;
+  while (lo < hi) {
+    PetscInt mid = (lo + hi + 1) / 2;
+    if (sg->rstart[d][mid] <= q) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 /* Every host function that reads (write = PETSC_FALSE) or changes (PETSC_TRUE) the values calls this first */
 static inline PetscErrorCode SGDIAHostAccess(Mat A, PetscBool write)
 {

@@ -253,20 +253,6 @@ void SGDIAMultLaunch(const GpukitSGDIAMultArgs &a, const double *x, const double
   }
 }
 
-/* Matrix powers (GpukitSGDIAPowersCUDA()): the epilogue after row i's sum t, in the thread that computed it. The
-   terms in the order of CACGPowersDefault()'s VecAXPBYPCZ/VecAXPBY/VecScale and VecPointwiseMult, so the results
-   match them to rounding. */
-template <typename IT>
-__device__ __forceinline__ void SGDIAPowersEpilogue(const GpukitSGDIAPowersArgs &e, IT i, double t, double *w1)
-{
-  double r = e.a * t;
-
-  if (e.w0) r += e.b * e.w0[i];
-  if (e.wm1) r += e.c * e.wm1[i];
-  w1[i] = r;
-  if (e.v1) e.v1[i] = e.dinv[i] * r;
-}
-
 /* the variant-0 product with the epilogue (XS: the product of A with e.xs .* x) */
 template <typename IT, int DOF, bool XS>
 __global__ void __launch_bounds__(1024) SGDIAPowersKernel(const GpukitSGDIAMultArgs a, const GpukitSGDIAPowersArgs e, const double *__restrict__ x, double *w1)
@@ -274,7 +260,7 @@ __global__ void __launch_bounds__(1024) SGDIAPowersKernel(const GpukitSGDIAMultA
   const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
 
   if (i >= (IT)a.m) return;
-  SGDIAPowersEpilogue<IT>(e, i, SGDIARow<IT, DOF, XS>(a, x, i, e.xs), w1);
+  GpukitPowersEpilogueApply(e, (long long)i, SGDIARow<IT, DOF, XS>(a, x, i, e.xs), w1);
 }
 
 /* the variant-2 (stencil) product with the epilogue */
@@ -284,7 +270,7 @@ __global__ void __launch_bounds__(1024) SGDIAPowersStencilKernel(const GpukitSGD
   const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
 
   if (i >= (IT)a.m) return;
-  SGDIAPowersEpilogue<IT>(e, i, SGDIAStencilRow<IT, DOF, K, XS>(a, x, i, e.xs), w1);
+  GpukitPowersEpilogueApply(e, (long long)i, SGDIAStencilRow<IT, DOF, K, XS>(a, x, i, e.xs), w1);
 }
 
 template <typename IT, bool XS>

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include "gpukitpowers.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,18 +57,9 @@ cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, c
 /* 1 when the variant can run on these arguments */
 int GpukitSGDIAMultVariantValid(const GpukitSGDIAMultArgs *a, int variant);
 
-/* The epilogue of one matrix powers step (KSPCACG's MatMatrixPowers_C, see src/ksp/cacg/cacgimpl.h), applied to
-   t = (A x)_i in the thread that computed it:
-       w1[i] = a t + b w0[i] + c wm1[i]        (a term whose array is NULL is left out)
-       v1[i] = dinv[i] w1[i]                   (when dinv and v1 are not NULL)
-   All arrays are over the m owned rows; w1 and v1 must not overlap the inputs. */
-typedef struct {
-  double        a, b, c;
-  const double *w0, *wm1; /* device, or NULL */
-  const double *dinv;     /* device, or NULL: no v1 */
-  double       *v1;       /* device, or NULL: no v1 (the lean basis) */
-  const double *xs;       /* device, or NULL: the product is A (xs .* x), xs in the layout of x (the lean basis) */
-} GpukitSGDIAPowersArgs;
+/* The epilogue of one matrix powers step (src/sys/gpukitpowers.h), applied to t = (A x)_i in the thread that computed
+   it; its arrays are over the m owned rows, except xs, which is in the layout of x (the ghosted box when x is) */
+typedef GpukitPowersEpilogue GpukitSGDIAPowersArgs;
 
 /* One step of the matrix powers kernel: the product of GpukitSGDIAMultCUDA() (x as there) fused with the epilogue
    e, so that w1 (and v1) are written in the same pass. variant 2 (the stencil kernel) where

@@ -311,18 +311,6 @@ static const char *SGDIAMPKWhyNot(Mat A, PetscInt kc)
   return NULL;
 }
 
-/* the process owning grid index q of dimension d */
-static PetscInt SGDIAMPKOwner(const Mat_SGDIA *sg, PetscInt d, PetscInt q)
-{
-  PetscInt lo = 0, hi = sg->nranks[d] - 1;
-  while (lo < hi) {
-    PetscInt mid = (lo + hi + 1) / 2;
-    if (sg->rstart[d][mid] <= q) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 static PetscErrorCode SGDIAMPKUnit(PetscInt n, MPI_Datatype *unit)
 {
   PetscFunctionBegin;
@@ -372,7 +360,7 @@ static PetscErrorCode SGDIAMPKSetUp(Mat A, PetscInt kc)
         if (owned) continue;
         SGDIAWrap(sg, g);
         for (PetscInt d = 0; d < 3; d++) {
-          r[d]   = SGDIAMPKOwner(sg, d, g[d]);
+          r[d]   = SGDIAOwnerInDim(sg, d, g[d]);
           loc[d] = g[d] - sg->rstart[d][r[d]];
           w[d]   = sg->rstart[d][r[d] + 1] - sg->rstart[d][r[d]];
         }
