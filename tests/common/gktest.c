@@ -173,3 +173,20 @@ PetscErrorCode GKLogEventCount(PetscLogEvent ev, PetscInt *count)
   *count = (PetscInt)info.count;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* ||a - b|| / ||b|| in the norm given (||a - b|| when b = 0), a and b of any two types with the same layout */
+PetscErrorCode GKRelDiff(Vec a, Vec b, NormType type, PetscReal *rel)
+{
+  Vec       t;
+  PetscReal nd, nb;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(b, &t));
+  PetscCall(GKCopyValues(a, t));
+  PetscCall(VecAXPY(t, -1.0, b));
+  PetscCall(VecNorm(t, type, &nd));
+  PetscCall(VecNorm(b, type, &nb));
+  PetscCall(VecDestroy(&t));
+  *rel = nb > 0 ? nd / nb : nd;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -24,5 +24,6 @@ PETSC_EXTERN PetscErrorCode GKCheck(PetscBool, const char *);
 PETSC_EXTERN PetscErrorCode GKFillPoisson(DM, Mat);
 PETSC_EXTERN PetscErrorCode GKCopyValues(Vec, Vec);
 PETSC_EXTERN PetscErrorCode GKToDevice(Vec);
+PETSC_EXTERN PetscErrorCode GKRelDiff(Vec, Vec, NormType, PetscReal *);
 PETSC_EXTERN PetscErrorCode GKLogEventCount(PetscLogEvent, PetscInt *);
 PETSC_EXTERN PetscErrorCode GKMatPowersReference(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);

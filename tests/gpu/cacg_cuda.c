@@ -82,30 +82,6 @@ static PetscErrorCode CreateSolver(Mat A, KSPType type, PetscInt s, KSPCACGBasis
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* ||a - b|| / ||b|| in the norm given, for vectors of different types */
-static PetscErrorCode NormRelDiff(Vec a, Vec b, NormType type, PetscReal *rel)
-{
-  Vec       t;
-  PetscReal nd, nb;
-
-  PetscFunctionBegin;
-  PetscCall(VecDuplicate(b, &t));
-  PetscCall(GKCopyValues(a, t));
-  PetscCall(VecAXPY(t, -1.0, b));
-  PetscCall(VecNorm(t, type, &nd));
-  PetscCall(VecNorm(b, type, &nb));
-  PetscCall(VecDestroy(&t));
-  *rel = nb > 0 ? nd / nb : nd;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *rel)
-{
-  PetscFunctionBegin;
-  PetscCall(NormRelDiff(a, b, NORM_2, rel));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* ------------------------------------------------------------------------------------------------------------
    -test mpk: MATSGDIACUDA's "MatMatrixPowers_C" (src/mat/sgdia/sgdiacuda.cu) against the host reference: for k = 1..8,
    with and without dinv, the basis from MatMult + VecAXPBYPCZ/VecAXPBY/VecScale + VecPointwiseMult on a host MATSGDIA
@@ -207,14 +183,6 @@ static PetscErrorCode MPKCreate(PetscInt dim, PetscInt n, PetscInt dof, DMDASten
   PetscCall(DMCreateMatrix(*da, A));
   if (gpu) PetscCall(MatSetFromOptions(*A)); /* -mat_sgdia_cuda_variant */
   PetscCall(MPKFill(*da, *A));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* max |a - b| / max |b|, a and b of any types */
-static PetscErrorCode MaxRelDiff(Vec a, Vec b, PetscReal *rel)
-{
-  PetscFunctionBegin;
-  PetscCall(NormRelDiff(a, b, NORM_INFINITY, rel));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -336,17 +304,17 @@ static PetscErrorCode RunMPK(PetscInt *fails)
       PetscCall(GKLogEventCount(ev, &c1));
       for (PetscInt j = 1; j <= k; j++) {
         PetscReal r;
-        PetscCall(MaxRelDiff(Wd[j], Wh[j], &r));
+        PetscCall(GKRelDiff(Wd[j], Wh[j], NORM_INFINITY, &r));
         worst = PetscMax(worst, r);
         if (withd && !lean) {
-          PetscCall(MaxRelDiff(Vd[j], Vh[j], &r));
+          PetscCall(GKRelDiff(Vd[j], Vh[j], NORM_INFINITY, &r));
           worst = PetscMax(worst, r);
         }
       }
       {
         PetscReal r0, r1;
-        PetscCall(MaxRelDiff(Vd[0], v0, &r0));
-        PetscCall(MaxRelDiff(Wd[0], w0, &r1));
+        PetscCall(GKRelDiff(Vd[0], v0, NORM_INFINITY, &r0));
+        PetscCall(GKRelDiff(Wd[0], w0, NORM_INFINITY, &r1));
         if (r0 != 0.0 || r1 != 0.0) {
           PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL k=%" PetscInt_FMT " dinv=%s: V[0] or W[0] changed (%g, %g)\n", k, lean ? "lean" : (withd ? "yes" : "no"), (double)r0, (double)r1));
           (*fails)++;
@@ -440,7 +408,7 @@ static PetscErrorCode RunMPK(PetscInt *fails)
         }
         PetscCall(KSPDestroy(&ksp));
       }
-      PetscCall(MaxRelDiff(x[0], x[1], &rel));
+      PetscCall(GKRelDiff(x[0], x[1], NORM_INFINITY, &rel));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSPCACG s=%" PetscInt_FMT ": %" PetscInt_FMT " its with the hook (%" PetscInt_FMT " hook calls), %" PetscInt_FMT " without (%" PetscInt_FMT "); solutions differ by %.2e relative\n", s, its[0], cnt[0], its[1], cnt[1], (double)rel));
       if (its[0] != its[1] || !(rel <= soltol) || cnt[0] < 1 || cnt[1] != 0) {
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL KSPCACG s=%" PetscInt_FMT ": iterations %" PetscInt_FMT " vs %" PetscInt_FMT " (equal expected), solutions %.2e apart (tolerance %.2e), hook calls %" PetscInt_FMT " and %" PetscInt_FMT " (>= 1 and 0 expected)\n", s, its[0], its[1], (double)rel, (double)soltol, cnt[0], cnt[1]));
@@ -556,7 +524,7 @@ static PetscErrorCode RunUpdate(PetscInt *fails)
           PetscCall(KSPGetConvergedReason(ksp, &reason[f]));
           PetscCall(KSPDestroy(&ksp));
         }
-        PetscCall(RelDiff(x[0], x[1], &rel));
+        PetscCall(GKRelDiff(x[0], x[1], NORM_2, &rel));
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: fused %s %" PetscInt_FMT " its (kernel %" PetscInt_FMT " of %" PetscInt_FMT " updates, %g/%g host-to-device/device-to-host copies), unfused %s %" PetscInt_FMT " its (kernel %" PetscInt_FMT ", %g/%g copies); solutions %.2e apart\n", tag, KSPConvergedReasons[reason[0]], its[0], kern[0], upd[0], (double)ctog[0], (double)gtoc[0], KSPConvergedReasons[reason[1]], its[1], kern[1], (double)ctog[1], (double)gtoc[1], (double)rel));
         if (reason[0] <= 0 || reason[1] <= 0) {
           PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: did not converge\n", tag));
@@ -710,7 +678,7 @@ int main(int argc, char **argv)
         PetscCall(KSPGetIterationNumber(kd, &itsd));
         PetscCall(KSPGetConvergedReason(kd, &rd));
         PetscCall(KSPCACGGetStatistics(kd, &std));
-        PetscCall(RelDiff(xd, xh, &diff));
+        PetscCall(GKRelDiff(xd, xh, NORM_2, &diff));
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: host %s %" PetscInt_FMT " its, GPU %s %" PetscInt_FMT " its (GPU KSPCG %" PetscInt_FMT "), ||x_gpu - x_host||/||x_host|| %.2e; GPU solve: %" PetscInt_FMT " outer (%" PetscInt_FMT " on the device Gram kernel), %g device-to-host and %g host-to-device copies\n", tag, KSPConvergedReasons[rh], itsh,
                               KSPConvergedReasons[rd], itsd, itscg, (double)diff, std.outer, std.devicegram, (double)gtoc, (double)ctog));
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: lean basis in %" PetscInt_FMT " of %" PetscInt_FMT " outer iterations\n", tag, std.leanbasis, std.outer));
@@ -758,7 +726,7 @@ int main(int argc, char **argv)
           PetscCall(KSPSolve(kd, bd, xd));
           PetscCall(KSPGetIterationNumber(kh, &ih));
           PetscCall(KSPGetIterationNumber(kd, &id));
-          PetscCall(RelDiff(xd, xh, &d2));
+          PetscCall(GKRelDiff(xd, xh, NORM_2, &d2));
           PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, A + I: host %" PetscInt_FMT " its, GPU %" PetscInt_FMT " its, solutions %.2e apart\n", tag, ih, id, (double)d2));
           if (PetscAbsInt(ih - id) > PetscMax(1, ih / 50) || !(d2 <= soltol)) {
             PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: after MatShift the GPU solve differs from the host one\n", tag));

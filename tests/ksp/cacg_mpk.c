@@ -85,21 +85,6 @@ static PetscErrorCode FillRandom(DM da, Mat A, PetscRandom rnd)
 
 typedef PetscErrorCode (*MPKFn)(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
 
-static PetscErrorCode RelDiff(Vec x, Vec ref, PetscReal *rel)
-{
-  Vec       d;
-  PetscReal nd, nr;
-
-  PetscFunctionBegin;
-  PetscCall(VecDuplicate(x, &d));
-  PetscCall(VecWAXPY(d, -1.0, ref, x));
-  PetscCall(VecNorm(d, NORM_INFINITY, &nd));
-  PetscCall(VecNorm(ref, NORM_INFINITY, &nr));
-  *rel = nr > 0 ? nd / nr : nd;
-  PetscCall(VecDestroy(&d));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* would the kernel's ghost region of depth k*sw fit (the same rule as sgdiampk.c, written again here)? */
 static PetscErrorCode GhostFits(DM da, PetscInt k, PetscInt *route)
 {
@@ -209,10 +194,10 @@ static PetscErrorCode TestPowers(void)
                 PetscCall(GKExchanges(&c1));
                 PetscCall(GKMatPowersReference(A, usedinv ? dinv : NULL, k, theta, sigma, gamma, VR, Wr));
                 for (PetscInt j = 1; j <= k; j++) {
-                  PetscCall(RelDiff(Wh[j], Wr[j], &r));
+                  PetscCall(GKRelDiff(Wh[j], Wr[j], NORM_INFINITY, &r));
                   rel = PetscMax(rel, r);
                   if (usedinv && !lean) {
-                    PetscCall(RelDiff(Vh[j], Vr[j], &r));
+                    PetscCall(GKRelDiff(Vh[j], Vr[j], NORM_INFINITY, &r));
                     rel = PetscMax(rel, r);
                   }
                 }
