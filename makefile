@@ -28,7 +28,7 @@ HAVE_CUDA  := $(shell grep -qs '^\#define PETSC_HAVE_CUDA 1' $(PETSC_PREFIX)/inc
 
 GK_CC     := $(or $(PCC),mpicc)
 GK_CXX    := $(or $(CXX),mpicxx)
-GK_CFLAGS := $(PCC_FLAGS) -fPIC -O2 -Wall -Wno-unused-function -Iinclude -Isrc/sys $(PETSC_CC_INCLUDES)
+GK_CFLAGS := $(PCC_FLAGS) -fPIC -O2 -Wall -Wno-unused-function -Iinclude -Isrc/sys -Isrc/mat/utils $(PETSC_CC_INCLUDES)
 GK_LIBS   := $(PETSC_WITH_EXTERNAL_LIB)
 GK_NVFLAGS := -O3 -std=c++17 -Xcompiler -fPIC -gencode arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
               -gencode arch=compute_$(CUDA_ARCH),code=compute_$(CUDA_ARCH) -ccbin $(GK_CXX)
@@ -85,13 +85,13 @@ $(OBJDIR)/%.o: %.c $(HEADERS) | $(PETSC_STAMP)
 
 $(OBJDIR)/%.cu.o: %.cu $(HEADERS) | $(PETSC_STAMP)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(GK_NVFLAGS) -Iinclude -Isrc/sys $(PETSC_CC_INCLUDES) $(if $(HAVE_CUDA),-DGPUKIT_HAVE_CUDA) -c $< -o $@
+	$(NVCC) $(GK_NVFLAGS) -Iinclude -Isrc/sys -Isrc/mat/utils $(PETSC_CC_INCLUDES) $(if $(HAVE_CUDA),-DGPUKIT_HAVE_CUDA) -c $< -o $@
 
 # Compile every device-kernel file with nvcc where nvcc exists, even against a CPU-only PETSc (CI).
 cuda-check:
 	@if [ -z "$(NVCC)" ]; then echo "cuda-check: no nvcc, skipped"; else \
 	  mkdir -p $(OBJDIR)/cuda-check && for f in $(KERNEL_CU); do \
-	    echo "$(NVCC) -c $$f"; $(NVCC) $(GK_NVFLAGS) -Iinclude -Isrc/sys -c $$f -o $(OBJDIR)/cuda-check/$$(basename $$f).o || exit 1; \
+	    echo "$(NVCC) -c $$f"; $(NVCC) $(GK_NVFLAGS) -Iinclude -Isrc/sys -Isrc/mat/utils -c $$f -o $(OBJDIR)/cuda-check/$$(basename $$f).o || exit 1; \
 	  done; fi
 
 # ---- programs built against the library (tests, examples, benchmarks) --------------------------------
