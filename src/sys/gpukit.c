@@ -6,6 +6,7 @@
    - PetscGPUKitInitialize(), for programs that link the library directly.
 */
 #include "gpukitimpl.h"
+#include "gpukittune.h"
 
 PetscLogEvent MAT_SGDIA_Mult, MAT_SGDIA_MultTr, MAT_SGDIA_SetValues, MAT_SGDIA_Assembly, MAT_SGDIA_ToAIJ, MAT_SGDIA_FromAIJ, MAT_SGDIA_FDColor, MAT_SGDIA_InvBlkDiag;
 PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_CopyFromGPU, MAT_SGDIA_MultCUDA, MAT_SGDIA_MultTrCUDA, MAT_SGDIA_OpsCUDA, MAT_SGDIA_InvBlkDiagCUDA, MAT_SGDIA_COO, MAT_SGDIA_Autotune;
@@ -52,6 +53,7 @@ PetscErrorCode GpukitInitializePackage(void)
   PetscCall(PCRegister_GSAI_Private());
   /* KSPCACG (issue 7) registers here */
   PetscCall(KSPRegister_CACG_Private());
+  PetscCall(GpukitTuneInitialize());
   PetscCall(PetscRegisterFinalize(GpukitFinalizePackage));
   PetscCall(PetscInfo(NULL, "gpukit %d.%d registered its types (CUDA: %s)\n", GPUKIT_VERSION_MAJOR, GPUKIT_VERSION_MINOR, GpukitHaveCUDA() ? "yes" : "no"));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -81,3 +81,69 @@ PetscErrorCode GpukitCUDAPowersStepEnd(GpukitCUDAReads *rd, PetscInt j, Vec dinv
   if (!dinv && V && V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1]));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* ---- the tuner's device clock and cache key (gpukittune.c) ------------------------------------------------ */
+#define GPUKIT_CUDA_TIMER_EVENTS 9 /* GPUKIT_TUNE_MAX_SAMPLES + 1 marks */
+
+/* records mark i of a timed call on stream; the events are created at the first use */
+PETSC_INTERN PetscErrorCode GpukitCUDATimerRecord(void **events, PetscInt i, void *stream)
+{
+  cudaEvent_t *ev = (cudaEvent_t *)*events;
+
+  PetscFunctionBegin;
+  PetscCheck(i >= 0 && i < GPUKIT_CUDA_TIMER_EVENTS, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "timer mark %" PetscInt_FMT " outside 0..%d", i, GPUKIT_CUDA_TIMER_EVENTS - 1);
+  if (!ev) {
+    PetscCall(PetscMalloc1(GPUKIT_CUDA_TIMER_EVENTS, &ev));
+    for (int e = 0; e < GPUKIT_CUDA_TIMER_EVENTS; e++) PetscCallCUDA(cudaEventCreate(&ev[e]));
+    *events = ev;
+  }
+  PetscCallCUDA(cudaEventRecord(ev[i], stream ? *(cudaStream_t *)&stream : (cudaStream_t)0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ms[i] = the time between marks i and i+1, for i < n (waits for mark n) */
+PETSC_INTERN PetscErrorCode GpukitCUDATimerElapsed(void *events, PetscInt n, PetscReal ms[])
+{
+  cudaEvent_t *ev = (cudaEvent_t *)events;
+
+  PetscFunctionBegin;
+  PetscCheck(ev && n >= 1 && n < GPUKIT_CUDA_TIMER_EVENTS, PETSC_COMM_SELF, PETSC_ERR_ORDER, "no timed launches to read");
+  PetscCallCUDA(cudaEventSynchronize(ev[n]));
+  for (PetscInt i = 0; i < n; i++) {
+    float t;
+    PetscCallCUDA(cudaEventElapsedTime(&t, ev[i], ev[i + 1]));
+    ms[i] = (PetscReal)t;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode GpukitCUDATimerDestroy(void **events)
+{
+  cudaEvent_t *ev = (cudaEvent_t *)*events;
+
+  PetscFunctionBegin;
+  if (!ev) PetscFunctionReturn(PETSC_SUCCESS);
+  for (int e = 0; e < GPUKIT_CUDA_TIMER_EVENTS; e++) PetscCallCUDA(cudaEventDestroy(ev[e]));
+  PetscCall(PetscFree(ev));
+  *events = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* "<device name> sm_<major><minor>" of the current device: the device part of a tuning cache key */
+PETSC_INTERN PetscErrorCode GpukitCUDADeviceKey(char buf[], size_t len)
+{
+  static int  known = -1;
+  static char key[160];
+  int         dev;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaGetDevice(&dev));
+  if (dev != known) {
+    cudaDeviceProp p;
+    PetscCallCUDA(cudaGetDeviceProperties(&p, dev));
+    PetscCall(PetscSNPrintf(key, sizeof(key), "%s sm_%d%d", p.name, p.major, p.minor));
+    known = dev;
+  }
+  PetscCall(PetscStrncpy(buf, key, len));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

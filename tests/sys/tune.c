@@ -1,0 +1,174 @@
+static const char help[] = "The run-time tuner (src/sys/gpukittune.c) with an injected timer: its choice, its cost, the cache.\n"
+                           "  -model <bowl,flat,noisy,invalid,state>  the fake kernel's time model (below)\n"
+                           "  -repeatable <bool>   the fake kernel may be launched several times per call (default true)\n"
+                           "  -ncalls <n>          calls of the fake kernel (default 40)\n"
+                           "  -shape <s>           the shape class (default s0); -nshapes <k>: k tuners, shapes s0..s(k-1)\n"
+                           "  -expect <vals>       the choice, \"variant=V,block=B\" (V as an index)\n"
+                           "  -expect_timed <n>    timed calls expected in the run (-1: any, -2: at least 1)\n"
+                           "  -max_timed <n>       at most n timed calls for the search (default: no bound)\n"
+                           "  -expect_hits <n>, -expect_writes <n>  cache hits and writes expected (-1: any)\n"
+                           "  -within_best <f>     the choice's model time is within f of the best over every candidate\n";
+
+/*
+   The fake kernel has two knobs, as MATSGDIACUDA's product: "variant" (categorical: a, b, c; starts at a) and
+   "block" (ordered: 64 .. 1024; starts at 256). Its "time" per launch comes from the model, through
+   GpukitTuneSetTestTimer(), so that the test decides which candidate is fast and checks what the tuner picks:
+   - bowl:    variant b is 30% faster than a, c 10%; block time is a bowl with its bottom at 128 -> b/128
+   - flat:    every candidate within 3% of the start (below the 5% threshold) -> the start, a/256
+   - noisy:   bowl, with every third launch 5x slower (a median of 3 must ignore it) -> b/128
+   - invalid: bowl, but variant b cannot run with block < 192 (the tuner must never hand such a candidate out)
+   - state:   bowl; the operator's state changes at call 2, so the search starts again; same choice
+*/
+#include <petscsys.h>
+#include "gktest.h"
+#include "gpukittune.h"
+
+static const char *const Variants[] = {"a", "b", "c"};
+static const PetscInt    Blocks[]   = {64, 96, 128, 192, 256, 512, 1024};
+
+typedef struct {
+  char      model[32];
+  PetscInt  launches;
+  PetscBool badhanded; /* an invalid candidate was handed out */
+} Fake;
+
+static PetscReal ModelTime(const char model[], const PetscInt v[])
+{
+  const PetscReal var[3] = {1.0, 0.7, 0.9};
+  PetscReal       b      = (PetscReal)v[1], bowl = 1.0 + 0.25 * PetscSqr(PetscLog2Real(b / 128.0));
+  PetscBool       flat;
+
+  PetscStrcmp(model, "flat", &flat);
+  if (flat) return 1.0 - 0.02 * (v[0] == 2) - 0.03 * (v[1] == 512); /* every gain below the threshold */
+  return var[v[0]] * bowl;
+}
+
+static PetscBool ValidFn(void *ctx, const PetscInt v[])
+{
+  (void)ctx;
+  return (PetscBool)!(v[0] == 1 && v[1] < 192);
+}
+
+static PetscErrorCode FakeTimer(void *ctx, const char kernel[], const PetscInt v[], PetscReal *ms)
+{
+  Fake     *f = (Fake *)ctx;
+  PetscBool noisy, invalid;
+
+  PetscFunctionBegin;
+  (void)kernel;
+  PetscCall(PetscStrcmp(f->model, "noisy", &noisy));
+  PetscCall(PetscStrcmp(f->model, "invalid", &invalid));
+  if (invalid && !ValidFn(NULL, v)) f->badhanded = PETSC_TRUE;
+  *ms = ModelTime(f->model, v);
+  if (noisy && f->launches % 3 == 2) *ms *= 5.0;
+  f->launches++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  Fake           fake = {"bowl", 0, PETSC_FALSE};
+  GpukitTuneKnob knobs[2];
+  GpukitTuner   *t;
+  PetscInt       ncalls = 40, nshapes = 1, expect_timed = -1, expect_hits = -1, expect_writes = -1, max_timed = -1;
+  PetscInt       timed, searches, hits, writes;
+  PetscBool      repeatable = PETSC_TRUE, isstate, isinvalid, within_set;
+  PetscReal      within     = 0.05;
+  char           shape[64]  = "s0", expect[128] = "";
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscGPUKitInitialize());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-model", fake.model, sizeof(fake.model), NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-repeatable", &repeatable, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-ncalls", &ncalls, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-nshapes", &nshapes, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-shape", shape, sizeof(shape), NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-expect", expect, sizeof(expect), NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_timed", &expect_timed, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-max_timed", &max_timed, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_hits", &expect_hits, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_writes", &expect_writes, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-within_best", &within, &within_set));
+  PetscCall(PetscStrcmp(fake.model, "state", &isstate));
+  PetscCall(PetscStrcmp(fake.model, "invalid", &isinvalid));
+  PetscCall(GpukitTuneSetTestTimer(FakeTimer, &fake));
+
+  knobs[0].name   = "variant";
+  knobs[0].n      = 3;
+  knobs[0].labels = Variants;
+  knobs[0].start  = 0;
+  for (PetscInt i = 0; i < 3; i++) knobs[0].values[i] = i;
+  knobs[1].name   = "block";
+  knobs[1].n      = 7;
+  knobs[1].labels = NULL;
+  knobs[1].start  = 4;
+  for (PetscInt i = 0; i < 7; i++) knobs[1].values[i] = Blocks[i];
+
+  PetscCall(PetscMalloc1(nshapes, &t));
+  for (PetscInt s = 0; s < nshapes; s++) {
+    char sh[80];
+    PetscCall(GpukitTunerCreate(NULL, "FakeMult", 2, knobs, &t[s]));
+    if (nshapes > 1) PetscCall(PetscSNPrintf(sh, sizeof(sh), "%s.%" PetscInt_FMT, shape, s));
+    else PetscCall(PetscStrncpy(sh, shape, sizeof(sh)));
+    PetscCall(GpukitTunerSetShape(t[s], sh));
+    PetscCall(GpukitTunerSetRepeatable(t[s], repeatable));
+    if (isinvalid) PetscCall(GpukitTunerSetValid(t[s], ValidFn, NULL));
+  }
+
+  /* the kernel's calls, as a Mat's product would make them */
+  for (PetscInt s = 0; s < nshapes; s++) {
+    for (PetscInt c = 0; c < ncalls; c++) {
+      const PetscInt *v;
+      PetscInt        nl;
+
+      PetscCall(GpukitTunerBegin(t[s], (isstate && c >= 2) ? 2 : 1, NULL, &v, &nl));
+      PetscCheck(nl >= 1 && nl <= 8, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " launches asked for", nl);
+      PetscCheck(repeatable || nl == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " launches asked of a kernel that is not repeatable", nl);
+      for (PetscInt l = 0; l < nl; l++) PetscCall(GpukitTunerMark(t[s]));
+      PetscCall(GpukitTunerEnd(t[s]));
+    }
+  }
+
+  PetscCall(GpukitTuneGetCounts(&timed, &searches, &hits, &writes));
+  for (PetscInt s = 0; s < nshapes; s++) {
+    const PetscInt *v;
+    PetscBool       done;
+    char            got[128];
+    PetscViewer     viewer = PETSC_VIEWER_STDOUT_SELF;
+
+    PetscCall(GpukitTunerGetConfig(t[s], &v, &done));
+    PetscCall(GKCheck(done, "the search ended within the calls"));
+    PetscCall(PetscSNPrintf(got, sizeof(got), "variant=%" PetscInt_FMT ",block=%" PetscInt_FMT, v[0], v[1]));
+    if (s == 0) {
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "choice %s; timed calls %" PetscInt_FMT ", searches %" PetscInt_FMT ", cache hits %" PetscInt_FMT ", cache writes %" PetscInt_FMT "\n", got, timed, searches, hits, writes));
+      PetscCall(GpukitTunerView(t[s], viewer));
+    }
+    if (expect[0]) {
+      PetscBool same;
+      PetscCall(PetscStrcmp(expect, got, &same));
+      PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: tuner %" PetscInt_FMT " chose %s, expected %s", s, got, expect);
+    }
+    if (within_set) { /* against an exhaustive search of the same candidates, by the model */
+      PetscReal best = PETSC_MAX_REAL, mine = ModelTime(fake.model, v);
+      for (PetscInt a = 0; a < 3; a++)
+        for (PetscInt b = 0; b < 7; b++) {
+          PetscInt c[2] = {a, Blocks[b]};
+          if (isinvalid && !ValidFn(NULL, c)) continue;
+          best = PetscMin(best, ModelTime(fake.model, c));
+        }
+      PetscCheck(mine <= (1.0 + within) * best, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: choice %s takes %g, the best %g (more than %g above)", got, (double)mine, (double)best, (double)within);
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "choice within %.1f%% of the exhaustive best (%g vs %g)\n", (double)(100 * (mine / best - 1)), (double)mine, (double)best));
+    }
+  }
+  PetscCheck(!fake.badhanded, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the tuner handed out a candidate its valid function refuses");
+  if (expect_timed == -2) PetscCheck(timed >= 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: no timed call, expected a search");
+  else if (expect_timed >= 0) PetscCheck(timed == expect_timed, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " timed calls, expected %" PetscInt_FMT, timed, expect_timed);
+  if (max_timed >= 0) PetscCheck(timed <= max_timed * nshapes, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " timed calls, at most %" PetscInt_FMT " expected", timed, max_timed * nshapes);
+  if (expect_hits >= 0) PetscCheck(hits == expect_hits, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " cache hits, expected %" PetscInt_FMT, hits, expect_hits);
+  if (expect_writes >= 0) PetscCheck(writes == expect_writes, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " cache writes, expected %" PetscInt_FMT, writes, expect_writes);
+  for (PetscInt s = 0; s < nshapes; s++) PetscCall(GpukitTunerDestroy(&t[s]));
+  PetscCall(PetscFree(t));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "PASS\n"));
+  PetscCall(PetscFinalize());
+  return 0;
+}
