@@ -111,6 +111,7 @@ static char              GpukitTuneMemPath[PETSC_MAX_PATH_LEN];
 static PetscBool         GpukitTuneMemLoaded;    /* GpukitTuneMem holds the file at GpukitTuneMemPath */
 static PetscBool         GpukitTuneFileBad;      /* the file is foreign or corrupt: never read or written */
 static PetscBool         GpukitTuneToldWrite;
+static GpukitTuner       GpukitTuneLive[64]; /* the live tuners, for GpukitTuneFind() (the first 64) */
 
 static PetscErrorCode GpukitTuneTableFree(GpukitTuneTable *tb)
 {
@@ -798,6 +799,11 @@ PetscErrorCode GpukitTunerCreate(PetscObject owner, const char kernel[], PetscIn
   tu->exhaustive = exh;
   PetscCall(GpukitTunerReset(tu));
   PetscCall(GpukitTunerMakeKey(tu));
+  for (PetscInt i = 0; i < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(GpukitTuneLive); i++)
+    if (!GpukitTuneLive[i]) {
+      GpukitTuneLive[i] = tu;
+      break;
+    }
   *t = tu;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -818,6 +824,8 @@ PetscErrorCode GpukitTunerDestroy(GpukitTuner *t)
 {
   PetscFunctionBegin;
   if (!*t) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt i = 0; i < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(GpukitTuneLive); i++)
+    if (GpukitTuneLive[i] == *t) GpukitTuneLive[i] = NULL;
 #if defined(GPUKIT_HAVE_CUDA)
   PetscCall(GpukitCUDATimerDestroy(&(*t)->events));
 #endif
@@ -1127,5 +1135,65 @@ PetscErrorCode GpukitTunerView(GpukitTuner t, PetscViewer viewer)
   else if (t->state == TUNE_SEARCHING) PetscCall(PetscViewerASCIIPrintf(viewer, "  tuner %s: %s (searching: %" PetscInt_FMT " timed calls so far)\n", t->kernel, buf, t->ncalls));
   else if (t->source == TUNE_FROM_CACHE) PetscCall(PetscViewerASCIIPrintf(viewer, "  tuner %s: %s (from the tuning cache: %.4g ms; starting values %.4g ms)\n", t->kernel, buf, (double)t->best_ms, (double)t->start_ms));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  tuner %s: %s (tuned in %" PetscInt_FMT " timed calls: %.4g ms; starting values %.4g ms)\n", t->kernel, buf, t->ncalls, (double)t->best_ms, (double)t->start_ms));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  GpukitTunerGetStats - What a tuner did
+
+  Not Collective
+
+  Input Parameter:
+. t - the tuner
+
+  Output Parameters (each may be `NULL`):
++ ncalls    - timed calls of its search
+. cost_ms   - the time of every timed launch, in ms
+. best_ms   - the median time of the choice (ms; -1 when unknown)
+. start_ms  - the median time of the starting values (ms; -1 when unknown)
+. done      - the choice is final
+- fromcache - the choice came from the cache
+
+  Level: developer
+
+.seealso: `GpukitTuneFind()`, `GpukitTunerView()`
+@*/
+PetscErrorCode GpukitTunerGetStats(GpukitTuner t, PetscInt *ncalls, PetscReal *cost_ms, PetscReal *best_ms, PetscReal *start_ms, PetscBool *done, PetscBool *fromcache)
+{
+  PetscFunctionBegin;
+  if (ncalls) *ncalls = t->ncalls;
+  if (cost_ms) *cost_ms = t->cost_ms;
+  if (best_ms) *best_ms = t->best_ms;
+  if (start_ms) *start_ms = t->start_ms;
+  if (done) *done = (PetscBool)(t->state == TUNE_DONE);
+  if (fromcache) *fromcache = (PetscBool)(t->source == TUNE_FROM_CACHE);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  GpukitTuneFind - The live tuner of one kernel of an object
+
+  Not Collective
+
+  Input Parameters:
++ owner  - the object given to `GpukitTunerCreate()`
+- kernel - the kernel's name
+
+  Output Parameter:
+. t - the tuner, or `NULL` when there is none
+
+  Level: developer
+
+.seealso: `GpukitTunerCreate()`, `GpukitTunerGetStats()`
+@*/
+PetscErrorCode GpukitTuneFind(PetscObject owner, const char kernel[], GpukitTuner *t)
+{
+  PetscFunctionBegin;
+  *t = NULL;
+  for (PetscInt i = 0; i < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(GpukitTuneLive); i++)
+    if (GpukitTuneLive[i] && GpukitTuneLive[i]->owner == owner && !strcmp(GpukitTuneLive[i]->kernel, kernel)) {
+      *t = GpukitTuneLive[i];
+      break;
+    }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -65,6 +65,12 @@ PETSC_EXTERN PetscErrorCode GpukitTunerGetConfig(GpukitTuner, const PetscInt **,
 PETSC_EXTERN PetscErrorCode GpukitTunerGetLabel(GpukitTuner, PetscInt, const char **);
 PETSC_EXTERN PetscErrorCode GpukitTunerView(GpukitTuner, PetscViewer);
 
+/* what a tuner did: timed calls, the time of every timed launch (ms), the medians of the choice and of the starting
+   values (ms; -1 unknown), whether the choice is final and whether it came from the cache */
+PETSC_EXTERN PetscErrorCode GpukitTunerGetStats(GpukitTuner, PetscInt *, PetscReal *, PetscReal *, PetscReal *, PetscBool *, PetscBool *);
+/* the live tuner of an object's kernel (benchmarks, tests, views of objects that do not hold it), or NULL */
+PETSC_EXTERN PetscErrorCode GpukitTuneFind(PetscObject, const char[], GpukitTuner *);
+
 /* the shape class of a sparse operator: "r<log2 rows>.z<log2 nnz>.a<log2 mean row length>.x<log2 max row length>" */
 PETSC_EXTERN PetscErrorCode GpukitTuneShapeCSR(PetscInt, PetscCount, PetscInt, char[], size_t);
 

@@ -160,6 +160,24 @@ int main(int argc, char **argv)
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "choice within %.1f%% of the exhaustive best (%g vs %g)\n", (double)(100 * (mine / best - 1)), (double)mine, (double)best));
     }
   }
+  { /* the tuner is found through its owner and kernel, and its statistics agree with the counters and the model */
+    GpukitTuner     f;
+    PetscInt        nc;
+    PetscReal       cost, best, startms;
+    PetscBool       done, cached, noisy;
+    const PetscInt *v;
+    PetscCall(GpukitTuneFind(NULL, "FakeMult", &f));
+    PetscCheck(f == t[0], PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: GpukitTuneFind() did not find the first tuner");
+    PetscCall(GpukitTuneFind(NULL, "NoSuchKernel", &f));
+    PetscCheck(!f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: GpukitTuneFind() found a kernel that does not exist");
+    PetscCall(GpukitTunerGetStats(t[0], &nc, &cost, &best, &startms, &done, &cached));
+    PetscCall(GpukitTunerGetConfig(t[0], &v, NULL));
+    PetscCall(PetscStrcmp(fake.model, "noisy", &noisy));
+    if (nshapes == 1 && !isstate) PetscCheck(nc == timed, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the tuner counts %" PetscInt_FMT " timed calls, the process %" PetscInt_FMT, nc, timed);
+    PetscCheck(cached == (hits > 0), PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: from the cache %d, cache hits %" PetscInt_FMT, (int)cached, hits);
+    if (!cached && timed && !noisy) PetscCheck(PetscAbsReal(best - ModelTime(fake.model, v)) < 1e-12, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the choice's median %g is not its model time %g", (double)best, (double)ModelTime(fake.model, v));
+    if (!cached && timed) PetscCheck(cost > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: no tuning cost recorded");
+  }
   PetscCheck(!fake.badhanded, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the tuner handed out a candidate its valid function refuses");
   if (expect_timed == -2) PetscCheck(timed >= 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: no timed call, expected a search");
   else if (expect_timed >= 0) PetscCheck(timed == expect_timed, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " timed calls, expected %" PetscInt_FMT, timed, expect_timed);
