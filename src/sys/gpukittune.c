@@ -1197,3 +1197,30 @@ PetscErrorCode GpukitTuneFind(PetscObject owner, const char kernel[], GpukitTune
     }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/*@C
+  GpukitTunerGetCandidate - A candidate the search measured, and its median time
+
+  Not Collective
+
+  Input Parameters:
++ t - the tuner
+- i - the candidate's number, from 0 in the order they were measured
+
+  Output Parameters:
++ values - its knob values (untouched past the last candidate)
+- ms     - its median time in ms; -1 past the last candidate or while it has too few samples
+
+  Level: developer
+
+.seealso: `GpukitTunerGetStats()`
+@*/
+PetscErrorCode GpukitTunerGetCandidate(GpukitTuner t, PetscInt i, PetscInt values[], PetscReal *ms)
+{
+  PetscFunctionBegin;
+  *ms = -1;
+  if (i < 0 || i >= t->ncands) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpukitTunerValues(t, t->cands[i].idx, values));
+  *ms = GpukitTunerEstimate(t, t->cands[i].idx);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

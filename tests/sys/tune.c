@@ -176,6 +176,16 @@ int main(int argc, char **argv)
     if (nshapes == 1 && !isstate) PetscCheck(nc == timed, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the tuner counts %" PetscInt_FMT " timed calls, the process %" PetscInt_FMT, nc, timed);
     PetscCheck(cached == (hits > 0), PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: from the cache %d, cache hits %" PetscInt_FMT, (int)cached, hits);
     if (!cached && timed && !noisy) PetscCheck(PetscAbsReal(best - ModelTime(fake.model, v)) < 1e-12, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the choice's median %g is not its model time %g", (double)best, (double)ModelTime(fake.model, v));
+    if (!cached && timed && !noisy) { /* every measured candidate's median is its model time */
+      PetscInt  c[2], n = 0;
+      PetscReal m;
+      for (;; n++) {
+        PetscCall(GpukitTunerGetCandidate(t[0], n, c, &m));
+        if (m < 0) break;
+        PetscCheck(PetscAbsReal(m - ModelTime(fake.model, c)) < 1e-12, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: candidate %" PetscInt_FMT " median %g, model %g", n, (double)m, (double)ModelTime(fake.model, c));
+      }
+      PetscCheck(n >= 2, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " candidates measured", n);
+    }
     if (!cached && timed) PetscCheck(cost > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: no tuning cost recorded");
   }
   PetscCheck(!fake.badhanded, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the tuner handed out a candidate its valid function refuses");
