@@ -65,74 +65,6 @@ typedef struct {
   PetscReal        *tbatch; /* seconds per MatMult of every batch */
 } Format;
 
-/* A nonzero pseudo-random value in +-[0.5, 1.5) for the entry (row, col) of the natural ordering (splitmix64). */
-static PetscScalar EntryValue(PetscInt row, PetscInt col)
-{
-  unsigned long long z = 0x9E3779B97F4A7C15ULL * (unsigned long long)(row + 1) + 0xBF58476D1CE4E5B9ULL * (unsigned long long)(col + 7);
-  double             u;
-
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z = z ^ (z >> 31);
-  u = (double)(z >> 11) / 9007199254740992.0; /* [0, 1) */
-  return (PetscScalar)((z & 1ULL) ? -(0.5 + u) : (0.5 + u));
-}
-
-/* Every coupling of the DMDA's stencil of width 1, all dof x dof component pairs, one row block per owned point. */
-static PetscErrorCode FillOperator(DM da, Mat A)
-{
-  DMDALocalInfo   info;
-  PetscInt        dof, nmax, w;
-  MatStencil     *rows, *cols;
-  PetscScalar    *vals;
-  DMDAStencilType st;
-
-  PetscFunctionBegin;
-  PetscCall(DMDAGetLocalInfo(da, &info));
-  PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, &w, NULL, NULL, NULL, &st));
-  PetscCheck(w == 1, PetscObjectComm((PetscObject)da), PETSC_ERR_SUP, "The benchmark fills stencils of width 1, the DMDA has width %" PetscInt_FMT, w);
-  nmax = 27 * dof;
-  PetscCall(PetscMalloc3(dof, &rows, nmax, &cols, dof * nmax, &vals));
-  for (PetscInt k = info.zs; k < info.zs + info.zm; k++) {
-    for (PetscInt j = info.ys; j < info.ys + info.ym; j++) {
-      for (PetscInt i = info.xs; i < info.xs + info.xm; i++) {
-        PetscInt nc = 0;
-        for (PetscInt dz = (info.dim > 2 ? -1 : 0); dz <= (info.dim > 2 ? 1 : 0); dz++) {
-          for (PetscInt dy = (info.dim > 1 ? -1 : 0); dy <= (info.dim > 1 ? 1 : 0); dy++) {
-            for (PetscInt dx = -1; dx <= 1; dx++) {
-              PetscInt ii = i + dx, jj = j + dy, kk = k + dz;
-              if (st == DMDA_STENCIL_STAR && (dx != 0) + (dy != 0) + (dz != 0) > 1) continue;
-              if (ii < 0 || ii >= info.mx || jj < 0 || jj >= info.my || kk < 0 || kk >= info.mz) continue;
-              for (PetscInt c = 0; c < dof; c++) {
-                cols[nc].i   = ii;
-                cols[nc].j   = jj;
-                cols[nc].k   = kk;
-                cols[nc++].c = c;
-              }
-            }
-          }
-        }
-        for (PetscInt r = 0; r < dof; r++) {
-          PetscInt grow = ((k * info.my + j) * info.mx + i) * dof + r;
-          rows[r].i     = i;
-          rows[r].j     = j;
-          rows[r].k     = k;
-          rows[r].c     = r;
-          for (PetscInt q = 0; q < nc; q++) {
-            PetscInt gcol    = ((cols[q].k * info.my + cols[q].j) * info.mx + cols[q].i) * dof + cols[q].c;
-            vals[r * nc + q] = EntryValue(grow, gcol);
-          }
-        }
-        PetscCall(MatSetValuesStencil(A, dof, rows, nc, cols, vals, INSERT_VALUES));
-      }
-    }
-  }
-  PetscCall(PetscFree3(rows, cols, vals));
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Bytes the matrix stores, summed over ranks. MATSGDIA reports its stored values (MatGetInfo); PETSc 3.18's
    AIJ/BAIJ report memory 0 there, so for them it is counted from the allocation: values, column (block)
    indices and one row (block-row) offset array per sequential block (two per rank on more than one rank). */
@@ -345,7 +277,7 @@ int main(int argc, char **argv)
     PetscCall(DMSetMatType(da, fmt[f].kind->type));
     PetscCall(DMCreateMatrix(da, &fmt[f].A));
     PetscCall(MatSetOption(fmt[f].A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
-    PetscCall(FillOperator(da, fmt[f].A));
+    PetscCall(GKFillStencil(da, fmt[f].A));
     PetscCall(PetscTime(&t1));
     fmt[f].tsetup = t1 - t0;
     PetscCall(MatrixBytes(&fmt[f]));

@@ -1224,3 +1224,27 @@ PetscErrorCode GpukitTunerGetCandidate(GpukitTuner t, PetscInt i, PetscInt value
   *ms = GpukitTunerEstimate(t, t->cands[i].idx);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/*@C
+  GpukitTunerGetKnobs - The knobs a tuner was created with
+
+  Not Collective
+
+  Input Parameter:
+. t - the tuner
+
+  Output Parameters:
++ nknobs - their number (or `NULL`)
+- knobs  - their declarations (or `NULL`)
+
+  Level: developer
+
+.seealso: `GpukitTunerCreate()`
+@*/
+PetscErrorCode GpukitTunerGetKnobs(GpukitTuner t, PetscInt *nknobs, const GpukitTuneKnob **knobs)
+{
+  PetscFunctionBegin;
+  if (nknobs) *nknobs = t->nknobs;
+  if (knobs) *knobs = t->knobs;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

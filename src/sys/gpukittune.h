@@ -68,6 +68,8 @@ PETSC_EXTERN PetscErrorCode GpukitTunerView(GpukitTuner, PetscViewer);
 /* what a tuner did: timed calls, the time of every timed launch (ms), the medians of the choice and of the starting
    values (ms; -1 unknown), whether the choice is final and whether it came from the cache */
 PETSC_EXTERN PetscErrorCode GpukitTunerGetStats(GpukitTuner, PetscInt *, PetscReal *, PetscReal *, PetscReal *, PetscBool *, PetscBool *);
+/* the number of knobs and their declarations */
+PETSC_EXTERN PetscErrorCode GpukitTunerGetKnobs(GpukitTuner, PetscInt *, const GpukitTuneKnob **);
 /* the i-th candidate a search measured: its values and its median (ms; -1 while it has too few samples); i beyond
    the last: *ms = -1 and values untouched */
 PETSC_EXTERN PetscErrorCode GpukitTunerGetCandidate(GpukitTuner, PetscInt, PetscInt[], PetscReal *);

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <petscsys.h>
+#include <petscdm.h>
+#include <petscmat.h>
 #include <petscversion.h>
 
 #if PETSC_VERSION_LT(3, 19, 0)
@@ -17,3 +19,4 @@ PETSC_EXTERN PetscErrorCode GKDeviceSynchronize(PetscBool);
 PETSC_EXTERN PetscErrorCode GKDeviceName(char *, size_t);
 PETSC_EXTERN PetscErrorCode GKJSONString(FILE *, const char *, const char *, PetscBool);
 PETSC_EXTERN PetscErrorCode GKJSONRunInfo(FILE *, const char *, const char *, const char *);
+PETSC_EXTERN PetscErrorCode GKFillStencil(DM, Mat);
