@@ -19,6 +19,7 @@ static const char help[] = "Poisson problem -Lap u = f on the unit square or cub
    solution of the discrete problem and the reported error is the algebraic error of the solve.
 */
 #include "gktest.h"
+#include "gpukitcompat.h"
 #include <petscksp.h>
 #include <petscdmda.h>
 #include <petsctime.h>
@@ -206,7 +207,7 @@ int main(int argc, char **argv)
 
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   PetscCall(KSPSetDM(ksp, da));
-  PetscCall(KSPSetDMActive(ksp, PETSC_FALSE)); /* the operator and right-hand side are ours */
+  PetscCall(GpukitKSPSetDMActive(ksp, PETSC_FALSE)); /* the operator and right-hand side are ours */
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, KSPCG));
   PetscCall(KSPSetFromOptions(ksp));

@@ -59,3 +59,10 @@ static inline PetscErrorCode GpukitFreeCtx_Private(void *ctx)
 #else
   #define GPUKIT_MPI_BOOL MPI_C_BOOL
 #endif
+
+/* KSPSetDMActive() took which parts of the system the DM computes (KSPDMActive) from 3.26 on */
+#if PETSC_VERSION_LT(3, 26, 0)
+  #define GpukitKSPSetDMActive(ksp, flg) KSPSetDMActive((ksp), (flg))
+#else
+  #define GpukitKSPSetDMActive(ksp, flg) KSPSetDMActive((ksp), KSP_DMACTIVE_ALL, (flg))
+#endif
