@@ -9,11 +9,22 @@
    different M), compare the residuals ||I - MA||_F (-pc_gsai_side left) or ||I - AM||_F instead of the values, to
    rtol relative; pattern, nnz and fallback counts are still compared exactly.
 
+   -nocopy (one rank): A is made valid on the device only (a MatScale() on the device, the host copy scaled alike), and
+   every device set-up of A must read it where it is: A's offload mask stays PETSC_OFFLOAD_GPU (any host read of its
+   values would copy it down), MATSGDIA's copy events (SGDIACopyToGPU, SGDIACopyFromGPU) are not logged, and the bytes
+   PETSc logs as copied from the device are M's structure only (the one copy of the set-up: (n + 1 + nnz(M)) PetscInt on
+   a first set-up, none on a SAME_NONZERO_PATTERN one; at most 1 KiB more is allowed for counts a device CSR provider
+   reads back, a copy of A's values would be 8 nnz(A) bytes). After the first set-up, M must also be the same, pattern
+   and values bit for bit, as the device M built from A's MATAIJCUSPARSE copy.
+
    Problem: -f <file.mtx[.gz]> | -random <n> | -da <2|3> -n <n> [-beta b]. PCGSAI options from the command line
    (-pc_gsai_type, -pc_gsai_pattern, -pc_gsai_side, -pc_gsai_device_workspace <KiB> to force batches, ...).
 */
 #include "gktest.h"
 #include "../pc/gsaiprob.h"
+#if PetscDefined(HAVE_CUDA)
+  #include <petsc/private/matimpl.h> /* the matrix's offload mask */
+#endif
 
 static PetscErrorCode SetUpPC(Mat A, PC *pc)
 {
@@ -96,6 +107,121 @@ static PetscErrorCode Compare(PC pcd, PC pch, Mat Ah, PetscBool expect_device, c
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* -nocopy: what PETSc has logged of A's copies so far */
+typedef struct {
+  PetscLogDouble gtoc_sz;   /* bytes copied from the device, all objects */
+  PetscInt       sgdia[2];  /* SGDIACopyToGPU, SGDIACopyFromGPU events */
+} CopyState;
+
+static PetscErrorCode GetCopyState(CopyState *cs)
+{
+  const char *names[2] = {"SGDIACopyToGPU", "SGDIACopyFromGPU"};
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(cs, sizeof(*cs)));
+#if PetscDefined(HAVE_CUDA) && PetscDefined(USE_LOG)
+  cs->gtoc_sz = petsc_gtoc_sz;
+  for (int i = 0; i < 2; i++) {
+    PetscLogEvent ev;
+    PetscCall(PetscLogEventGetId(names[i], &ev));
+    if (ev >= 0) PetscCall(GKLogEventCount(ev, &cs->sgdia[i]));
+  }
+#else
+  (void)names;
+  SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_SUP, "-nocopy needs a PETSc with CUDA and logging");
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if PetscDefined(HAVE_CUDA)
+static const char *MaskName(PetscOffloadMask m)
+{
+  switch (m) {
+  case PETSC_OFFLOAD_UNALLOCATED:
+    return "UNALLOCATED";
+  case PETSC_OFFLOAD_CPU:
+    return "CPU";
+  case PETSC_OFFLOAD_GPU:
+    return "GPU";
+  case PETSC_OFFLOAD_BOTH:
+    return "BOTH";
+  default:
+    return "another state";
+  }
+}
+#endif
+
+/* A valid on the device only: MatScale() on the device writes it (Ah, its host copy, is scaled alike) */
+static PetscErrorCode MakeDeviceOnly(Mat A, Mat Ah)
+{
+  MatType mt;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetType(A, &mt));
+  PetscCall(MatScale(A, 2.0));
+  PetscCall(MatScale(Ah, 2.0));
+#if PetscDefined(HAVE_CUDA)
+  PetscCheck(A->offloadmask == PETSC_OFFLOAD_GPU, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "-nocopy: after MatScale() on the device the %s matrix should be valid on the device only, but its offload mask is %s", mt, MaskName(A->offloadmask));
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* after a device set-up of pc on A (valid on the device only): no copy of A was made (see the top of the file) */
+static PetscErrorCode CheckNoCopy(PC pc, Mat A, const CopyState *c0, PetscBool newM, const char *what)
+{
+  CopyState      c1;
+  Mat            M;
+  PetscInt       nnz, m;
+  PetscBool      ond;
+  PetscLogDouble mbytes, extra;
+  MatType        mt;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetType(A, &mt));
+  PetscCall(GetCopyState(&c1));
+  PetscCall(PCGSAIGetSetUpInfo(pc, &nnz, NULL, &ond));
+  PetscCall(PCGSAIGetMatrix(pc, &M));
+  PetscCall(MatGetLocalSize(M, &m, NULL));
+  PetscCheck(ond, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: M was not built on the device", what);
+#if PetscDefined(HAVE_CUDA)
+  PetscCheck(A->offloadmask == PETSC_OFFLOAD_GPU, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the set-up read the %s matrix on the host (its offload mask went from GPU to %s)", what, mt, MaskName(A->offloadmask));
+#endif
+  PetscCheck(c1.sgdia[0] == c0->sgdia[0] && c1.sgdia[1] == c0->sgdia[1], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the set-up copied the %s matrix: %" PetscInt_FMT " SGDIACopyToGPU and %" PetscInt_FMT " SGDIACopyFromGPU events", what, mt, c1.sgdia[0] - c0->sgdia[0], c1.sgdia[1] - c0->sgdia[1]);
+  mbytes = newM ? (PetscLogDouble)(m + 1 + nnz) * sizeof(PetscInt) : 0.0;
+  extra  = c1.gtoc_sz - c0->gtoc_sz - mbytes;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: A (%s) stays on the device; %g bytes copied from the device, M's structure %g\n", what, mt, (double)(c1.gtoc_sz - c0->gtoc_sz), (double)mbytes));
+  PetscCheck(extra >= 0 && extra <= 1024, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %g bytes were copied from the device, expected M's structure (%g bytes) and at most 1 KiB more", what, (double)(c1.gtoc_sz - c0->gtoc_sz), (double)mbytes);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -nocopy: the device M of A (no copy of A) against the device M of A's MATAIJCUSPARSE copy, bit for bit */
+static PetscErrorCode CompareWithAIJCUSPARSE(PC pcd, Mat A, const char *what)
+{
+  Mat       Ac, Md, Mc, Pd;
+  PC        pcc;
+  PetscInt  nnzd, nnzc;
+  PetscBool ond, onc;
+  MatType   mt;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetType(A, &mt));
+  PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Ac));
+  PetscCall(SetUpPC(Ac, &pcc));
+  PetscCall(PCGSAIGetSetUpInfo(pcd, &nnzd, NULL, &ond));
+  PetscCall(PCGSAIGetSetUpInfo(pcc, &nnzc, NULL, &onc));
+  PetscCheck(ond && onc, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: M built on the %s from A, on the %s from its MATAIJCUSPARSE copy; expected the device for both", what, ond ? "device" : "host", onc ? "device" : "host");
+  PetscCheck(nnzd == nnzc, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: nnz(M) %" PetscInt_FMT " from the %s matrix, %" PetscInt_FMT " from its MATAIJCUSPARSE copy (their device CSRs differ?)", what, nnzd, mt, nnzc);
+  PetscCall(PCGSAIGetMatrix(pcd, &Md));
+  PetscCall(PCGSAIGetMatrix(pcc, &Mc));
+  PetscCall(MatConvert(Mc, MATAIJ, MAT_INITIAL_MATRIX, &Pd));
+  PetscCall(GKCheckMatClose(Md, Pd, 0.0, what));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: M from the %s matrix equals M from its MATAIJCUSPARSE copy (%" PetscInt_FMT " nonzeros)\n", what, mt, nnzd));
+  PetscCall(MatDestroy(&Pd));
+  PetscCall(PCDestroy(&pcc));
+  PetscCall(MatDestroy(&Ac));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Mat        A, Ah;
@@ -104,8 +230,9 @@ int main(int argc, char **argv)
   char       file[PETSC_MAX_PATH_LEN] = "";
   PetscInt   nrand = 0, dim = 0, n = 16;
   PetscReal  beta  = 0.0;
-  PetscBool  reuse = PETSC_FALSE, solve = PETSC_TRUE, iscuda;
+  PetscBool  reuse = PETSC_FALSE, solve = PETSC_TRUE, nocopy = PETSC_FALSE, iscuda;
   PCGSAIType type;
+  CopyState  c0;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscGPUKitInitialize());
@@ -116,6 +243,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-beta", &beta, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-reuse", &reuse, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-solve", &solve, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-nocopy", &nocopy, NULL));
+  if (nocopy) PetscCall(PetscLogDefaultBegin()); /* the event counts */
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-residual_check", &residual_rtol, NULL));
   {
     char side[16] = "";
@@ -136,10 +265,19 @@ int main(int argc, char **argv)
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &iscuda, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, MATSEQSGDIACUDA, MATMPISGDIACUDA, ""));
   PetscCheck(iscuda, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "the test needs a CUDA matrix: with -da, give -dm_mat_type aijcusparse or sgdiacuda");
   PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &Ah));
+  if (nocopy) {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    PetscCheck(size == 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-nocopy is for the device set-up: one rank");
+    PetscCall(MakeDeviceOnly(A, Ah));
+    PetscCall(GetCopyState(&c0));
+  }
 
   PetscCall(SetUpPC(A, &pcd));
+  if (nocopy) PetscCall(CheckNoCopy(pcd, A, &c0, PETSC_TRUE, "set-up"));
   PetscCall(SetUpPC(Ah, &pch));
   PetscCall(Compare(pcd, pch, Ah, PETSC_TRUE, "set-up"));
+  if (nocopy) PetscCall(CompareWithAIJCUSPARSE(pcd, A, "set-up"));
   PetscCall(PCGSAIGetType(pcd, &type));
 
   if (reuse) { /* new values, same pattern: both PCs see SAME_NONZERO_PATTERN */
@@ -157,7 +295,12 @@ int main(int argc, char **argv)
     PetscCall(MatDiagonalScale(Ah, rh, type == PCGSAI_SPD ? rh : NULL));
     PetscCall(PCSetOperators(pcd, A, A));
     PetscCall(PCSetOperators(pch, Ah, Ah));
+    if (nocopy) {
+      PetscCall(MakeDeviceOnly(A, Ah)); /* MatDiagonalScale() may have left A on both sides */
+      PetscCall(GetCopyState(&c0));
+    }
     PetscCall(PCSetUp(pcd));
+    if (nocopy) PetscCall(CheckNoCopy(pcd, A, &c0, PETSC_FALSE, "SAME_NONZERO_PATTERN set-up"));
     PetscCall(PCSetUp(pch));
     PetscCall(Compare(pcd, pch, Ah, PETSC_TRUE, "SAME_NONZERO_PATTERN set-up"));
     PetscCall(VecDestroy(&r));

@@ -1,9 +1,11 @@
 /*
-   PCGSAI's device set-up for a MATSEQAIJCUSPARSE matrix (a MATSEQSGDIACUDA one is converted first): the
-   PETSc glue around gsaikernels.cu. Built only against a PETSc with CUDA. The steps mirror PCSetUp_GSAI_Host()
-   in gsai.c, which is their reference (tests/gpu/gsai_cuda.c compares both):
-     rows     - B = A (left, spd) or A^T (right, by a stable radix sort on the device; its permutation is kept so
-                that new values of A only permute)
+   PCGSAI's device set-up for a one-rank device matrix: the PETSc glue around gsaikernels.cu. Built only against a
+   PETSc with CUDA. A is read through its device CSR (GpukitMatGetDeviceCSR(): MATSEQAIJCUSPARSE, and any type that
+   composes it, e.g. MATSEQSGDIACUDA), with no copy to the host; a device matrix that gives none is converted to
+   MATSEQAIJCUSPARSE first. The steps mirror PCSetUp_GSAI_Host() in gsaihost.c, which is their reference
+   (tests/gpu/gsai_cuda.c compares both):
+     rows     - B = A (left, spd) or A^T (right, by the library's device transpose, a stable radix sort; its
+                permutation is kept so that new values of A only permute)
      pattern  - select (threshold, lower part, cap) and union (powers) kernels: J as CSR on the device; then the
                 plan: the size class of every local problem, |I| where needed, the workspace offsets of the rows
                 solved in global memory. One read-back to the host (the class sizes and the workspace).
@@ -14,17 +16,20 @@
                 Cholesky, with the fallback to the diagonal where documented.
      assemble - M (or G) as MATSEQAIJCUSPARSE with no COO analysis: its CSR structure is known on the device (J;
                 for the right type M = N^T, which is the structure of A when J is the pattern of A^T, else a device
-                transpose of J), copied to the host once and given to MatCreateSeqAIJWithArrays(); the values are
-                written into its device value array by a copy, or a scatter by the transpose's permutation. The host
-                builds the structure while the device solves.
+                transpose of J), built by GpukitMatCreateSeqAIJCUSPARSEFromDeviceCSR() (src/mat/utils/gpukitaijcuda.h);
+                the values are written into its device value array by a copy, or a scatter by the transpose's
+                permutation. The host builds the structure while the device solves.
    With SAME_NONZERO_PATTERN the pattern, the plan and M's structure are kept: only B's values, the solve and the
    copy of the values run again. The values never leave the device. Device memory comes from the library's
-   stream-ordered pool (gsaikernels.cu), so that a new PC does not pay for cudaMalloc()/cudaFree().
+   stream-ordered pool (src/sys/gpukitpool.h), so that a new PC does not pay for cudaMalloc()/cudaFree().
 */
 #include <petscdevice_cuda.h>
 #include <petsctime.h>
 #include <climits>
 #include "gpukitcuda.h"
+#include "gpukitpool.h"
+#include "gpukitcsropskernels.h"
+#include "gpukitaijcuda.h"
 #include "gsaiimpl.h"
 #include "gsaikernels.h"
 
@@ -60,7 +65,8 @@ typedef struct {
   int            *n1, *cur, *pos, *cls, *small, *large, *huge, *status;
   long long      *woff;
   double         *vals;
-  GpukitGSAIInfo *dinfo; /* on the device */
+  GpukitGSAIInfo *dinfo;  /* on the device */
+  GpukitGSAIInfo *dinfo0; /* on the device: dinfo before the large classes, while the tuner times them */
   GpukitGSAIInfo  plan;  /* the host's copy after the plan */
   /* M from vals */
   GSAIMap     map;
@@ -70,51 +76,23 @@ typedef struct {
   cudaStream_t aux; /* created when both the large and the huge classes have rows */
 } PC_GSAI_CUDA;
 
-template <typename T>
-static PetscErrorCode GSAICUDAMalloc(T **p, size_t n, cudaStream_t stream)
-{
-  PetscFunctionBegin;
-  PetscCallCUDA(GpukitGSAIMalloc((void **)p, (n ? n : 1) * sizeof(T), stream));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-template <typename T>
-static PetscErrorCode GSAICUDAFree(T **p, cudaStream_t stream)
-{
-  PetscFunctionBegin;
-  if (*p) PetscCallCUDA(GpukitGSAIFree((void *)*p, stream));
-  *p = NULL;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* the library's device memory pool is destroyed at PetscFinalize() */
-static PetscBool GSAICUDAFinalizeRegistered = PETSC_FALSE;
-
-static PetscErrorCode GSAICUDAFinalize(void)
-{
-  PetscFunctionBegin;
-  PetscCallCUDA(GpukitGSAIPoolDestroy());
-  GSAICUDAFinalizeRegistered = PETSC_FALSE;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* the pattern, its plan and M's value map; stream 0: every set-up ends synchronised, so nothing still uses them */
 static PetscErrorCode GSAICUDAFreePattern(PC_GSAI_CUDA *cu)
 {
   PetscFunctionBegin;
-  PetscCall(GSAICUDAFree(&cu->jptr, 0));
-  PetscCall(GSAICUDAFree(&cu->jcol, 0));
-  PetscCall(GSAICUDAFree(&cu->n1, 0));
-  PetscCall(GSAICUDAFree(&cu->cur, 0));
-  PetscCall(GSAICUDAFree(&cu->pos, 0));
-  PetscCall(GSAICUDAFree(&cu->cls, 0));
-  PetscCall(GSAICUDAFree(&cu->small, 0));
-  PetscCall(GSAICUDAFree(&cu->large, 0));
-  PetscCall(GSAICUDAFree(&cu->huge, 0));
-  PetscCall(GSAICUDAFree(&cu->status, 0));
-  PetscCall(GSAICUDAFree(&cu->woff, 0));
-  PetscCall(GSAICUDAFree(&cu->vals, 0));
-  PetscCall(GSAICUDAFree(&cu->mperm, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->jptr, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->jcol, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->n1, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->cur, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->pos, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->cls, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->small, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->large, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->huge, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->status, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->woff, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->vals, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, 0));
   cu->nnzj = cu->nnzjcap = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -127,11 +105,12 @@ PetscErrorCode PCReset_GSAI_CUDA(PC pc)
   PetscFunctionBegin;
   if (!cu) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GSAICUDAFreePattern(cu));
-  PetscCall(GSAICUDAFree(&cu->bptr, 0));
-  PetscCall(GSAICUDAFree(&cu->bcol, 0));
-  PetscCall(GSAICUDAFree(&cu->bval, 0));
-  PetscCall(GSAICUDAFree(&cu->perm, 0));
-  PetscCall(GSAICUDAFree(&cu->dinfo, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->bptr, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->bcol, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->bval, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->perm, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->dinfo, 0));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->dinfo0, 0));
   if (cu->haveev)
     for (int i = 0; i < GSAI_NEV; i++) PetscCallCUDA(cudaEventDestroy(cu->ev[i]));
   if (cu->aux) PetscCallCUDA(cudaStreamDestroy(cu->aux));
@@ -146,13 +125,13 @@ static PetscErrorCode GSAICUDASelect(int n, const int *ptr, const int *col, cons
   int *cnt;
 
   PetscFunctionBegin;
-  PetscCall(GSAICUDAMalloc(&cnt, (size_t)n, stream));
-  PetscCall(GSAICUDAMalloc(optr, (size_t)n + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cnt, (size_t)n, stream));
+  PetscCallCUDA(GpukitPoolMallocN(optr, (size_t)n + 1, stream));
   PetscCallCUDA(GpukitGSAISelectCUDA(n, ptr, col, val, w, a, cnt, NULL, NULL, NULL, stream));
-  PetscCallCUDA(GpukitGSAIScanCUDA(n, cnt, *optr, dtotal, nnz, stream));
-  PetscCall(GSAICUDAFree(&cnt, stream));
-  PetscCall(GSAICUDAMalloc(ocol, (size_t)*nnz, stream));
-  if (ow) PetscCall(GSAICUDAMalloc(ow, (size_t)*nnz, stream));
+  PetscCallCUDA(GpukitCSRScanCUDA(n, cnt, *optr, dtotal, nnz, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&cnt, stream));
+  PetscCallCUDA(GpukitPoolMallocN(ocol, (size_t)*nnz, stream));
+  if (ow) PetscCallCUDA(GpukitPoolMallocN(ow, (size_t)*nnz, stream));
   PetscCallCUDA(GpukitGSAISelectCUDA(n, ptr, col, val, w, a, NULL, *optr, *ocol, ow ? *ow : NULL, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -163,16 +142,16 @@ static PetscErrorCode GSAICUDAUnion(int n, const int *sptr, const int *scol, con
   int *cnt, *cur;
 
   PetscFunctionBegin;
-  PetscCall(GSAICUDAMalloc(&cnt, (size_t)n, stream));
-  PetscCall(GSAICUDAMalloc(&cur, (size_t)snnz, stream));
-  PetscCall(GSAICUDAMalloc(optr, (size_t)n + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cnt, (size_t)n, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cur, (size_t)snnz, stream));
+  PetscCallCUDA(GpukitPoolMallocN(optr, (size_t)n + 1, stream));
   PetscCallCUDA(GpukitGSAIUnionCUDA(n, sptr, scol, NULL, tptr, tcol, NULL, cur, cnt, NULL, NULL, NULL, stream));
-  PetscCallCUDA(GpukitGSAIScanCUDA(n, cnt, *optr, NULL, nnz, stream));
-  PetscCall(GSAICUDAMalloc(ocol, (size_t)*nnz, stream));
-  PetscCall(GSAICUDAMalloc(ow, (size_t)*nnz, stream));
+  PetscCallCUDA(GpukitCSRScanCUDA(n, cnt, *optr, NULL, nnz, stream));
+  PetscCallCUDA(GpukitPoolMallocN(ocol, (size_t)*nnz, stream));
+  PetscCallCUDA(GpukitPoolMallocN(ow, (size_t)*nnz, stream));
   PetscCallCUDA(GpukitGSAIUnionCUDA(n, sptr, scol, sw, tptr, tcol, tw, cur, NULL, *optr, *ocol, *ow, stream));
-  PetscCall(GSAICUDAFree(&cnt, stream));
-  PetscCall(GSAICUDAFree(&cur, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&cnt, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&cur, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -193,12 +172,12 @@ static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *
     a.lower     = gs->type == PCGSAI_SPD;
     a.cap       = (int)gs->maxnnz;
     cu->nnzjcap = nnzb + n;
-    PetscCall(GSAICUDAMalloc(&cnt, (size_t)n, stream));
-    PetscCall(GSAICUDAMalloc(&cu->jptr, (size_t)n + 1, stream));
-    PetscCall(GSAICUDAMalloc(&cu->jcol, (size_t)cu->nnzjcap, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cnt, (size_t)n, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->jptr, (size_t)n + 1, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->jcol, (size_t)cu->nnzjcap, stream));
     PetscCallCUDA(GpukitGSAISelectCUDA(n, bptr, bcol, bval, NULL, &a, cnt, NULL, NULL, NULL, stream));
-    PetscCallCUDA(GpukitGSAIScanCUDA(n, cnt, cu->jptr, &cu->dinfo->nnzj, NULL, stream));
-    PetscCall(GSAICUDAFree(&cnt, stream));
+    PetscCallCUDA(GpukitCSRScanCUDA(n, cnt, cu->jptr, &cu->dinfo->nnzj, NULL, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&cnt, stream));
     PetscCallCUDA(GpukitGSAISelectCUDA(n, bptr, bcol, bval, NULL, &a, NULL, cu->jptr, cu->jcol, NULL, stream));
   } else {
     int    *tptr, *tcol, *lptr, *lcol, tnnz, lnnz;
@@ -218,9 +197,9 @@ static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *
       double *nw;
       PetscCall(GSAICUDAUnion(n, lptr, lcol, lw, lnnz, tptr, tcol, tw, &nptr, &ncol, &nw, &nnnz, stream));
       if (lptr != tptr) {
-        PetscCall(GSAICUDAFree(&lptr, stream));
-        PetscCall(GSAICUDAFree(&lcol, stream));
-        PetscCall(GSAICUDAFree(&lw, stream));
+        PetscCallCUDA(GpukitPoolFreeN(&lptr, stream));
+        PetscCallCUDA(GpukitPoolFreeN(&lcol, stream));
+        PetscCallCUDA(GpukitPoolFreeN(&lw, stream));
       }
       lptr = nptr;
       lcol = ncol;
@@ -232,12 +211,12 @@ static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *
     a.lower     = gs->type == PCGSAI_SPD;
     a.cap       = (int)gs->maxnnz;
     PetscCall(GSAICUDASelect(n, lptr, lcol, NULL, lw, &a, &cu->jptr, &cu->jcol, NULL, &cu->nnzjcap, &cu->dinfo->nnzj, stream));
-    PetscCall(GSAICUDAFree(&lptr, stream));
-    PetscCall(GSAICUDAFree(&lcol, stream));
-    PetscCall(GSAICUDAFree(&lw, stream));
-    PetscCall(GSAICUDAFree(&tptr, stream));
-    PetscCall(GSAICUDAFree(&tcol, stream));
-    PetscCall(GSAICUDAFree(&tw, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&lptr, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&lcol, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&lw, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&tptr, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&tcol, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&tw, stream));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -263,38 +242,6 @@ static PetscErrorCode GSAICUDADiagonalEntry(const int *ptr, const int *col, cons
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-   M (n x n, nnz entries) as MATSEQAIJCUSPARSE from a CSR structure on the device: one host block holds M's value array,
-   row pointers and column indices (MatCreateSeqAIJWithArrays() borrows them; a container composed on M frees the block
-   with M). The host values are not initialised: MatSeqAIJCUSPARSEGetIJ() uploads them once, then the set-up writes the
-   device values (MatSeqAIJCUSPARSEGetArrayWrite(): the device copy is the valid one; PETSc copies it back to the host
-   whenever the host values are read).
-*/
-static PetscErrorCode GSAICUDACreateMat(int n, int nnz, const int *dptr, const int *dcol, Mat *M)
-{
-  void          *block;
-  PetscScalar   *ha;
-  PetscInt      *hi, *hj;
-  PetscContainer c;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc((size_t)nnz * sizeof(PetscScalar) + ((size_t)n + 1 + (size_t)nnz) * sizeof(PetscInt), &block));
-  ha = (PetscScalar *)block;
-  hi = (PetscInt *)(ha + nnz);
-  hj = hi + n + 1;
-  PetscCallCUDA(cudaMemcpy(hi, dptr, ((size_t)n + 1) * sizeof(PetscInt), cudaMemcpyDeviceToHost));
-  if (nnz) PetscCallCUDA(cudaMemcpy(hj, dcol, (size_t)nnz * sizeof(PetscInt), cudaMemcpyDeviceToHost));
-  PetscCall(PetscLogGpuToCpu(((size_t)n + 1 + (size_t)nnz) * sizeof(PetscInt)));
-  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, n, n, hi, hj, ha, M));
-  PetscCall(MatConvert(*M, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, M));
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, block));
-  PetscCall(GpukitContainerSetFreeDestroy(c));
-  PetscCall(PetscObjectCompose((PetscObject)*M, "PCGSAI_HostCSR", (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode GSAICUDAElapsed(cudaEvent_t a, cudaEvent_t b, PetscLogDouble *t)
 {
   float ms;
@@ -305,19 +252,120 @@ static PetscErrorCode GSAICUDAElapsed(cudaEvent_t a, cudaEvent_t b, PetscLogDoub
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the bucket of a size for a tuner's shape class: the number of bits of v */
+static int GSAICUDABits(long long v)
+{
+  int b = 0;
+  while (v > 0) {
+    b++;
+    v >>= 1;
+  }
+  return b;
+}
+
+/* a class without rows keeps its starting block size: the tuner times only the knobs that matter (ctx: the PC) */
+static PetscBool GSAICUDATuneValid(void *ctx, const PetscInt v[])
+{
+  PC_GSAI      *gs = (PC_GSAI *)((PC)ctx)->data;
+  PC_GSAI_CUDA *cu = (PC_GSAI_CUDA *)gs->cuda;
+
+  if (!cu) return PETSC_TRUE;
+  if (!cu->plan.nl && v[0] != GPUKIT_GSAI_BLOCK_THREADS) return PETSC_FALSE;
+  if (!cu->plan.nh && v[1] != GPUKIT_GSAI_HUGE_THREADS) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
+/* the tuner of the block sizes of the large and huge classes (the PC's, kept across set-ups), for the shape of this
+   set-up's local problems: the type, and the buckets of the rows of each class, of their mean workspace and of the
+   largest pattern */
+static PetscErrorCode GSAICUDATuner(PC pc, PC_GSAI_CUDA *cu)
+{
+  PC_GSAI        *gs = (PC_GSAI *)pc->data;
+  const long long nb = (long long)cu->plan.nl + cu->plan.nh;
+  char            shape[96];
+
+  PetscFunctionBegin;
+  if (!gs->tuner) {
+    const int      lv[] = GPUKIT_GSAI_LARGE_NT, hv[] = GPUKIT_GSAI_HUGE_NT;
+    GpukitTuneKnob knobs[2];
+
+    PetscCall(PetscMemzero(knobs, sizeof(knobs)));
+    knobs[0].name = "large_threads";
+    knobs[0].n    = (PetscInt)(sizeof(lv) / sizeof(lv[0]));
+    knobs[1].name = "huge_threads";
+    knobs[1].n    = (PetscInt)(sizeof(hv) / sizeof(hv[0]));
+    for (PetscInt i = 0; i < knobs[0].n; i++) {
+      knobs[0].values[i] = lv[i];
+      if (lv[i] == GPUKIT_GSAI_BLOCK_THREADS) knobs[0].start = i;
+    }
+    for (PetscInt i = 0; i < knobs[1].n; i++) {
+      knobs[1].values[i] = hv[i];
+      if (hv[i] == GPUKIT_GSAI_HUGE_THREADS) knobs[1].start = i;
+    }
+    PetscCall(GpukitTunerCreate((PetscObject)pc, "GSAISolveLarge", 2, knobs, &gs->tuner));
+    PetscCall(GpukitTunerSetDevice(gs->tuner, PETSC_TRUE));
+    PetscCall(GpukitTunerSetRepeatable(gs->tuner, PETSC_TRUE));
+    PetscCall(GpukitTunerSetValid(gs->tuner, GSAICUDATuneValid, (void *)pc));
+  }
+  PetscCall(PetscSNPrintf(shape, sizeof(shape), "%s.l%d.h%d.w%d.x%d", gs->type == PCGSAI_SPD ? "spd" : "ls", GSAICUDABits(cu->plan.nl), GSAICUDABits(cu->plan.nh), GSAICUDABits(nb ? cu->plan.wtotal / nb : 0), GSAICUDABits(cu->plan.maxn2)));
+  PetscCall(GpukitTunerSetShape(gs->tuner, shape));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   The large and huge classes, every row at once (workspace ws for all of them), with the tuner's block sizes. While the
+   tuner searches, it times its candidates here, each launched -gpukit_tune_samples times (every launch gathers the
+   problems again and restores the counts of dinfo, so it gives the same values); the search ends within this call and,
+   if the last candidate timed is not the choice, the choice solves once more: M is always the choice's.
+*/
+static PetscErrorCode GSAICUDASolveLargeTuned(PC pc, PC_GSAI_CUDA *cu, const GpukitGSAIProblem *P, double *ws, cudaStream_t stream, int *lnt, int *hnt)
+{
+  PC_GSAI        *gs = (PC_GSAI *)pc->data;
+  const PetscInt *cfg;
+  PetscInt        nlaunch, last[2] = {-1, -1}, ncalls = 0;
+  PetscBool       done = PETSC_FALSE, restore = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(GSAICUDATuner(pc, cu));
+  if (!cu->dinfo0) PetscCallCUDA(GpukitPoolMallocN(&cu->dinfo0, 1, stream));
+  PetscCallCUDA(cudaMemcpyAsync(cu->dinfo0, cu->dinfo, sizeof(GpukitGSAIInfo), cudaMemcpyDeviceToDevice, stream));
+  while (!done) {
+    PetscCall(GpukitTunerBegin(gs->tuner, 0, (void *)stream, &cfg, &nlaunch));
+    last[0] = cfg[0];
+    last[1] = cfg[1];
+    for (PetscInt l = 0; l < nlaunch; l++) {
+      if (restore) PetscCallCUDA(cudaMemcpyAsync(cu->dinfo, cu->dinfo0, sizeof(GpukitGSAIInfo), cudaMemcpyDeviceToDevice, stream));
+      PetscCallCUDA(GpukitGSAISolveLargeCUDA(P, 0, cu->n, 1, cu->large, cu->plan.nl, cu->huge, cu->plan.nh, ws, 0, cu->vals, cu->status, cu->dinfo, (int)last[0], (int)last[1], stream, cu->aux, cu->ev[GSAI_EV_FORK], cu->ev[GSAI_EV_JOIN]));
+      restore = PETSC_TRUE;
+      PetscCall(GpukitTunerMark(gs->tuner));
+    }
+    PetscCall(GpukitTunerEnd(gs->tuner));
+    PetscCall(GpukitTunerGetConfig(gs->tuner, &cfg, &done));
+    PetscCheck(done || ++ncalls < 1000, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The tuner of PCGSAI's large classes did not end its search");
+  }
+  if (cfg[0] != last[0] || cfg[1] != last[1]) {
+    PetscCallCUDA(cudaMemcpyAsync(cu->dinfo, cu->dinfo0, sizeof(GpukitGSAIInfo), cudaMemcpyDeviceToDevice, stream));
+    PetscCallCUDA(GpukitGSAISolveLargeCUDA(P, 0, cu->n, 1, cu->large, cu->plan.nl, cu->huge, cu->plan.nh, ws, 0, cu->vals, cu->status, cu->dinfo, (int)cfg[0], (int)cfg[1], stream, cu->aux, cu->ev[GSAI_EV_FORK], cu->ev[GSAI_EV_JOIN]));
+  }
+  *lnt = (int)cfg[0];
+  *hnt = (int)cfg[1];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
 {
   PC_GSAI           *gs = (PC_GSAI *)pc->data;
   PC_GSAI_CUDA      *cu;
-  Mat                Aaij;
-  const PetscInt    *ai, *aj;
+  Mat                Acsr; /* A, or its MATSEQAIJCUSPARSE copy when A gives no device CSR */
+  GpukitMatCaps      caps;
+  GpukitDeviceCSR    csr;
+  const int         *ai, *aj;
   const PetscScalar *aa;
   const int         *bptr, *bcol;
   const double      *bval;
   int               *mptr = NULL, *mcol = NULL;
   cudaStream_t       stream;
-  MatInfo            info;
-  PetscBool          isaij, right, newpattern, newM;
+  PetscBool          right, newpattern, newM;
   PetscLogDouble     t0, t1, t2, t3;
   GpukitGSAIProblem  P;
   GpukitGSAIInfo     fin;
@@ -329,30 +377,30 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   cu    = (PC_GSAI_CUDA *)gs->cuda;
   right = (gs->type == PCGSAI_GENERAL && gs->sideused == PC_RIGHT) ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(GpukitCUDAGetStream("PCGSAI builds M (or use -pc_gsai_use_device false)", &stream));
-  if (!GSAICUDAFinalizeRegistered) {
-    PetscCall(PetscRegisterFinalize(GSAICUDAFinalize));
-    GSAICUDAFinalizeRegistered = PETSC_TRUE;
-  }
   gs->conversion[0] = 0;
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &isaij));
-  if (isaij) {
+  PetscCall(GpukitMatGetCaps(A, &caps));
+  if (caps.devicecsr) {
     PetscCall(PetscObjectReference((PetscObject)A));
-    Aaij = A;
+    Acsr = A;
+    PetscCall(PetscInfo(pc, "The device set-up reads the %s matrix through its device CSR\n", ((PetscObject)A)->type_name));
   } else {
     PetscCall(PetscSNPrintf(gs->conversion, sizeof(gs->conversion), "%s converted to MATSEQAIJCUSPARSE for its CSR", ((PetscObject)A)->type_name));
-    PetscCall(PetscInfo(pc, "The device set-up reads CSR: converting the %s matrix to MATSEQAIJCUSPARSE\n", ((PetscObject)A)->type_name));
-    PetscCall(MatConvert(A, MATSEQAIJCUSPARSE, MAT_INITIAL_MATRIX, &Aaij));
+    PetscCall(PetscInfo(pc, "The device set-up reads CSR: converting the %s matrix, which gives no device CSR, to MATSEQAIJCUSPARSE\n", ((PetscObject)A)->type_name));
+    PetscCall(MatConvert(A, MATSEQAIJCUSPARSE, MAT_INITIAL_MATRIX, &Acsr));
   }
-  PetscCall(MatGetInfo(Aaij, MAT_LOCAL, &info));
-  nnza  = (int)info.nz_used;
-  cu->n = (int)Aaij->rmap->n;
+  PetscCall(GpukitMatGetDeviceCSR(Acsr, &csr));
+  PetscCheck(csr.m == A->rmap->n && csr.n == A->cmap->n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The device CSR of the %s matrix is %" PetscInt_FMT " x %" PetscInt_FMT ", the matrix %" PetscInt_FMT " x %" PetscInt_FMT, ((PetscObject)Acsr)->type_name, csr.m, csr.n, A->rmap->n, A->cmap->n);
+  PetscCheck(csr.nnz <= INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The device set-up of PCGSAI uses 32-bit indices: A has too many nonzeros (%" PetscInt_FMT "); use -pc_gsai_use_device false", csr.nnz);
+  ai    = csr.rowptr;
+  aj    = csr.colidx;
+  aa    = csr.val;
+  nnza  = (int)csr.nnz;
+  cu->n = (int)csr.m;
   if (!cu->haveev) {
     for (int i = 0; i < GSAI_NEV; i++) PetscCallCUDA(cudaEventCreateWithFlags(&cu->ev[i], i < GSAI_EV_MSTRUCT ? cudaEventDefault : cudaEventDisableTiming));
     cu->haveev = PETSC_TRUE;
   }
-  if (!cu->dinfo) PetscCall(GSAICUDAMalloc(&cu->dinfo, 1, stream));
-  PetscCall(MatSeqAIJCUSPARSEGetIJ(Aaij, PETSC_FALSE, &ai, &aj));
-  PetscCall(MatSeqAIJCUSPARSEGetArrayRead(Aaij, &aa));
+  if (!cu->dinfo) PetscCallCUDA(GpukitPoolMallocN(&cu->dinfo, 1, stream));
 
   /* rows: B */
   PetscCall(PetscLogEventBegin(PC_GSAI_PatternCUDA, pc, 0, 0, 0));
@@ -360,17 +408,17 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   PetscCallCUDA(GpukitGSAIInfoInit(cu->dinfo, stream));
   if (right) {
     if (!reuse || !cu->perm || cu->nnzb != nnza) {
-      PetscCall(GSAICUDAFree(&cu->bptr, stream));
-      PetscCall(GSAICUDAFree(&cu->bcol, stream));
-      PetscCall(GSAICUDAFree(&cu->bval, stream));
-      PetscCall(GSAICUDAFree(&cu->perm, stream));
-      PetscCall(GSAICUDAMalloc(&cu->bptr, (size_t)cu->n + 1, stream));
-      PetscCall(GSAICUDAMalloc(&cu->bcol, (size_t)nnza, stream));
-      PetscCall(GSAICUDAMalloc(&cu->bval, (size_t)nnza, stream));
-      PetscCall(GSAICUDAMalloc(&cu->perm, (size_t)nnza, stream));
-      PetscCallCUDA(GpukitGSAITransposeCUDA(cu->n, nnza, ai, aj, aa, cu->bptr, cu->bcol, cu->bval, cu->perm, stream));
+      PetscCallCUDA(GpukitPoolFreeN(&cu->bptr, stream));
+      PetscCallCUDA(GpukitPoolFreeN(&cu->bcol, stream));
+      PetscCallCUDA(GpukitPoolFreeN(&cu->bval, stream));
+      PetscCallCUDA(GpukitPoolFreeN(&cu->perm, stream));
+      PetscCallCUDA(GpukitPoolMallocN(&cu->bptr, (size_t)cu->n + 1, stream));
+      PetscCallCUDA(GpukitPoolMallocN(&cu->bcol, (size_t)nnza, stream));
+      PetscCallCUDA(GpukitPoolMallocN(&cu->bval, (size_t)nnza, stream));
+      PetscCallCUDA(GpukitPoolMallocN(&cu->perm, (size_t)nnza, stream));
+      PetscCallCUDA(GpukitCSRTransposeCUDA(cu->n, cu->n, nnza, ai, aj, aa, cu->bptr, cu->bcol, cu->bval, cu->perm, stream));
       cu->nnzb = nnza;
-    } else PetscCallCUDA(GpukitGSAIPermuteCUDA(nnza, cu->perm, aa, cu->bval, stream));
+    } else PetscCallCUDA(GpukitCSRPermuteCUDA(nnza, cu->perm, aa, cu->bval, stream));
     bptr = cu->bptr;
     bcol = cu->bcol;
     bval = cu->bval;
@@ -398,15 +446,15 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   /* the plan: size classes, |I| where needed, workspace offsets; one read-back */
   PetscCall(PetscLogEventBegin(PC_GSAI_DimsCUDA, pc, 0, 0, 0));
   if (newpattern) {
-    PetscCall(GSAICUDAMalloc(&cu->n1, (size_t)cu->n, stream));
-    PetscCall(GSAICUDAMalloc(&cu->cur, (size_t)cu->nnzjcap, stream));
-    PetscCall(GSAICUDAMalloc(&cu->pos, (size_t)cu->n, stream));
-    PetscCall(GSAICUDAMalloc(&cu->cls, (size_t)cu->n, stream));
-    PetscCall(GSAICUDAMalloc(&cu->small, (size_t)cu->n, stream));
-    PetscCall(GSAICUDAMalloc(&cu->large, (size_t)cu->n, stream));
-    PetscCall(GSAICUDAMalloc(&cu->huge, (size_t)cu->n, stream));
-    PetscCall(GSAICUDAMalloc(&cu->status, (size_t)cu->n, stream));
-    PetscCall(GSAICUDAMalloc(&cu->woff, (size_t)cu->n + 1, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->n1, (size_t)cu->n, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->cur, (size_t)cu->nnzjcap, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->pos, (size_t)cu->n, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->cls, (size_t)cu->n, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->small, (size_t)cu->n, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->large, (size_t)cu->n, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->huge, (size_t)cu->n, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->status, (size_t)cu->n, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->woff, (size_t)cu->n + 1, stream));
   }
   P.jptr = cu->jptr;
   P.jcol = cu->jcol;
@@ -419,8 +467,8 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
     if (right) PetscCallCUDA(GpukitGSAISamePatternCUDA(cu->n, cu->nnzb, bptr, bcol, cu->jptr, cu->jcol, cu->dinfo, stream));
     PetscCallCUDA(GpukitGSAIInfoGet(cu->dinfo, &cu->plan, stream));
     cu->nnzj = cu->plan.nnzj;
-    PetscCall(GSAICUDAMalloc(&cu->vals, (size_t)cu->nnzj, stream));
-    PetscCall(GSAICUDAFree(&cu->cls, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->vals, (size_t)cu->nnzj, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&cu->cls, stream));
   }
   PetscCallCUDA(cudaEventRecord(cu->ev[GSAI_EV_PATTERN], stream));
   PetscCall(PetscLogEventEnd(PC_GSAI_DimsCUDA, pc, 0, 0, 0));
@@ -431,11 +479,11 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   if (newM) {
     cu->map = !right ? GSAI_MAP_IDENTITY : (cu->plan.jdiffers ? GSAI_MAP_GATHER : GSAI_MAP_SCATTER);
     if (cu->map == GSAI_MAP_GATHER) {
-      PetscCall(GSAICUDAFree(&cu->mperm, stream));
-      PetscCall(GSAICUDAMalloc(&cu->mperm, (size_t)cu->nnzj, stream));
-      PetscCall(GSAICUDAMalloc(&mptr, (size_t)cu->n + 1, stream));
-      PetscCall(GSAICUDAMalloc(&mcol, (size_t)cu->nnzj, stream));
-      PetscCallCUDA(GpukitGSAITransposeCUDA(cu->n, cu->nnzj, cu->jptr, cu->jcol, NULL, mptr, mcol, NULL, cu->mperm, stream));
+      PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, stream));
+      PetscCallCUDA(GpukitPoolMallocN(&cu->mperm, (size_t)cu->nnzj, stream));
+      PetscCallCUDA(GpukitPoolMallocN(&mptr, (size_t)cu->n + 1, stream));
+      PetscCallCUDA(GpukitPoolMallocN(&mcol, (size_t)cu->nnzj, stream));
+      PetscCallCUDA(GpukitCSRTransposeCUDA(cu->n, cu->n, cu->nnzj, cu->jptr, cu->jcol, NULL, mptr, mcol, NULL, cu->mperm, stream));
       PetscCallCUDA(cudaEventRecord(cu->ev[GSAI_EV_MSTRUCT], stream));
     }
   }
@@ -445,7 +493,7 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   PetscCallCUDA(GpukitGSAISolveSmallCUDA(&P, cu->small, cu->plan.ns, cu->plan.smallws, cu->vals, cu->status, cu->dinfo, stream));
   {
     long long budget, cap = 0, base, size, wtotal = cu->plan.wtotal;
-    int       nb = 0, r0, r1;
+    int       nb = 0, r0, r1, lnt = GPUKIT_GSAI_BLOCK_THREADS, hnt = GPUKIT_GSAI_HUGE_THREADS;
     double   *ws;
 
     if (cu->plan.nl + cu->plan.nh > 0) {
@@ -460,24 +508,31 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
       if (wtotal <= budget) {
         nb  = 1;
         cap = wtotal;
-        PetscCall(GSAICUDAMalloc(&ws, (size_t)cap, stream));
-        PetscCallCUDA(GpukitGSAISolveLargeCUDA(&P, 0, cu->n, 1, cu->large, cu->plan.nl, cu->huge, cu->plan.nh, ws, 0, cu->vals, cu->status, cu->dinfo, stream, cu->aux, cu->ev[GSAI_EV_FORK], cu->ev[GSAI_EV_JOIN]));
+        PetscCallCUDA(GpukitPoolMallocN(&ws, (size_t)cap, stream));
+        PetscCall(GSAICUDASolveLargeTuned(pc, cu, &P, ws, stream, &lnt, &hnt));
       } else {
+        const PetscInt *cfg;
+
+        /* in batches: the tuner's current choice (the starting values until a whole solve has tuned this shape) */
+        PetscCall(GSAICUDATuner(pc, cu));
+        PetscCall(GpukitTunerGetConfig(gs->tuner, &cfg, NULL));
+        lnt = (int)cfg[0];
+        hnt = (int)cfg[1];
         /* the largest batch first, to allocate the workspace once */
         for (r0 = 0; r0 < cu->n; r0 = r1, nb++) {
           PetscCallCUDA(GpukitGSAINextBatchCUDA(&P, r0, budget, &r1, &base, &size, stream));
           cap = PetscMax(cap, size);
         }
-        PetscCall(GSAICUDAMalloc(&ws, (size_t)cap, stream));
+        PetscCallCUDA(GpukitPoolMallocN(&ws, (size_t)cap, stream));
         for (r0 = 0; r0 < cu->n; r0 = r1) {
           PetscCallCUDA(GpukitGSAINextBatchCUDA(&P, r0, budget, &r1, &base, &size, stream));
-          if (size) PetscCallCUDA(GpukitGSAISolveLargeCUDA(&P, r0, r1, 0, cu->large, cu->plan.nl, cu->huge, cu->plan.nh, ws, base, cu->vals, cu->status, cu->dinfo, stream, cu->aux, cu->ev[GSAI_EV_FORK], cu->ev[GSAI_EV_JOIN]));
+          if (size) PetscCallCUDA(GpukitGSAISolveLargeCUDA(&P, r0, r1, 0, cu->large, cu->plan.nl, cu->huge, cu->plan.nh, ws, base, cu->vals, cu->status, cu->dinfo, lnt, hnt, stream, cu->aux, cu->ev[GSAI_EV_FORK], cu->ev[GSAI_EV_JOIN]));
         }
       }
-      PetscCall(GSAICUDAFree(&ws, stream)); /* stream-ordered: after the kernels */
+      PetscCallCUDA(GpukitPoolFreeN(&ws, stream)); /* stream-ordered: after the kernels */
     }
     if (newpattern)
-      PetscCall(PetscInfo(pc, "%d local problems: small %d (one warp each, %d doubles of shared memory), large %d (one block of %d threads each), huge %d (one block of %d threads each); workspace %lld doubles in %d batch(es) of at most %lld\n", cu->n, cu->plan.ns, cu->plan.smallws, cu->plan.nl, GPUKIT_GSAI_BLOCK_THREADS, cu->plan.nh, GPUKIT_GSAI_HUGE_THREADS, wtotal, nb, cap));
+      PetscCall(PetscInfo(pc, "%d local problems: small %d (one warp each, %d doubles of shared memory), large %d (one block of %d threads each), huge %d (one block of %d threads each); workspace %lld doubles in %d batch(es) of at most %lld\n", cu->n, cu->plan.ns, cu->plan.smallws, cu->plan.nl, lnt, cu->plan.nh, hnt, wtotal, nb, cap));
   }
   PetscCallCUDA(cudaEventRecord(cu->ev[GSAI_EV_SOLVE], stream));
   PetscCall(PetscLogGpuFlops((PetscLogDouble)cu->plan.flops));
@@ -488,13 +543,13 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   PetscCall(PetscTime(&t0));
   if (newM) {
     PetscCall(PetscInfo(pc, "M's structure: %s\n", cu->map == GSAI_MAP_IDENTITY ? "J, the pattern of the rows of N (values copied)" : (cu->map == GSAI_MAP_SCATTER ? "that of A, J being the pattern of A^T (values scattered)" : "the transpose of J (values gathered)")));
-    if (cu->map == GSAI_MAP_IDENTITY) PetscCall(GSAICUDACreateMat(cu->n, cu->nnzj, cu->jptr, cu->jcol, &gs->M));
-    else if (cu->map == GSAI_MAP_SCATTER) PetscCall(GSAICUDACreateMat(cu->n, cu->nnzj, ai, aj, &gs->M)); /* M = N^T has A's structure */
+    if (cu->map == GSAI_MAP_IDENTITY) PetscCall(GpukitMatCreateSeqAIJCUSPARSEFromDeviceCSR(PETSC_COMM_SELF, cu->n, cu->n, cu->nnzj, cu->jptr, cu->jcol, NULL, &gs->M));
+    else if (cu->map == GSAI_MAP_SCATTER) PetscCall(GpukitMatCreateSeqAIJCUSPARSEFromDeviceCSR(PETSC_COMM_SELF, cu->n, cu->n, cu->nnzj, ai, aj, NULL, &gs->M)); /* M = N^T has A's structure */
     else {
       PetscCallCUDA(cudaEventSynchronize(cu->ev[GSAI_EV_MSTRUCT]));
-      PetscCall(GSAICUDACreateMat(cu->n, cu->nnzj, mptr, mcol, &gs->M));
-      PetscCall(GSAICUDAFree(&mptr, stream));
-      PetscCall(GSAICUDAFree(&mcol, stream));
+      PetscCall(GpukitMatCreateSeqAIJCUSPARSEFromDeviceCSR(PETSC_COMM_SELF, cu->n, cu->n, cu->nnzj, mptr, mcol, NULL, &gs->M));
+      PetscCallCUDA(GpukitPoolFreeN(&mptr, stream));
+      PetscCallCUDA(GpukitPoolFreeN(&mcol, stream));
     }
   }
   PetscCall(PetscTime(&t1));
@@ -514,10 +569,10 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
       if (cu->nnzj) PetscCallCUDA(cudaMemcpyAsync(mv, cu->vals, (size_t)cu->nnzj * sizeof(double), cudaMemcpyDeviceToDevice, stream));
       break;
     case GSAI_MAP_SCATTER:
-      PetscCallCUDA(GpukitGSAIScatterCUDA(cu->nnzj, cu->perm, cu->vals, mv, stream));
+      PetscCallCUDA(GpukitCSRScatterCUDA(cu->nnzj, cu->perm, cu->vals, mv, stream));
       break;
     case GSAI_MAP_GATHER:
-      PetscCallCUDA(GpukitGSAIPermuteCUDA(cu->nnzj, cu->mperm, cu->vals, mv, stream));
+      PetscCallCUDA(GpukitCSRPermuteCUDA(cu->nnzj, cu->mperm, cu->vals, mv, stream));
       break;
     default:
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unknown value map %d of M", (int)cu->map);
@@ -542,9 +597,8 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
     if (fail.kind == GSAI_FAIL_NOTSPD) PetscCall(GSAICUDADiagonalEntry(bptr, bcol, bval, fin.failrow, &fail.value));
     PetscCall(MatDestroy(&gs->M)); /* its values are not M's */
   }
-  PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(Aaij, &aa));
-  PetscCall(MatSeqAIJCUSPARSERestoreIJ(Aaij, PETSC_FALSE, &ai, &aj));
-  PetscCall(MatDestroy(&Aaij));
+  PetscCall(GpukitMatRestoreDeviceCSR(Acsr, &csr));
+  PetscCall(MatDestroy(&Acsr));
   PetscCall(GSAIRaiseFailure(pc, &fail)); /* one rank: no agreement needed */
 
   gs->nnz         = cu->nnzj;

@@ -1,6 +1,7 @@
 /*
    Private declarations of PCGSAI, the static sparse approximate inverse preconditioner (seed 004, chapter 5),
-   shared by its host code (gsai.c) and its device set-up (gsaicuda.cu).
+   shared by the PC (gsai.c), its host set-up (gsaihost.c: the driver; gsaipattern.c: the rows of B and the pattern;
+   gsaisolve.c: the local problems and their failures) and its device set-up (gsaicuda.cu, gsaikernels.cu).
 
    Every flavour reduces to one computation: given a square matrix B and, for each row k of B, a sorted set
    J_k of columns (k in J_k), compute row k of a matrix N with pattern J_k:
@@ -14,7 +15,9 @@
 
 #include <petsc/private/pcimpl.h>
 #include <petsc/private/matimpl.h>
-#include "../../sys/gpukitimpl.h"
+#include "gpukitimpl.h"
+#include "gpukitmat.h"
+#include "gpukittune.h"
 
 /* the device set-up is written for real double precision and 32-bit indices */
 #if defined(GPUKIT_HAVE_CUDA) && defined(PETSC_USE_REAL_DOUBLE) && !defined(PETSC_USE_COMPLEX) && !defined(PETSC_USE_64BIT_INDICES)
@@ -68,7 +71,8 @@ typedef struct {
   Mat       *fetched;     /* MPI: those rows (MatCreateSubMatrices), reused */
   Mat        N;           /* right: N, with M = N^T */
 
-  void *cuda; /* device set-up data (gsaicuda.cu), NULL on the host */
+  void       *cuda;  /* device set-up data (gsaicuda.cu), NULL on the host */
+  GpukitTuner tuner; /* device set-up: the block sizes of the large and huge classes (gsaicuda.cu), kept across set-ups */
 } PC_GSAI;
 
 /* a local problem with no diagonal fallback: the first one of a rank; GSAIAgreeFailure() (collective) makes it
@@ -89,8 +93,67 @@ typedef struct {
 
 PETSC_INTERN PetscErrorCode GSAIAgreeFailure(PC, GSAIFailure *);
 PETSC_INTERN PetscErrorCode GSAIRaiseFailure(PC, const GSAIFailure *);
+/* the name of row k of B in messages: "row" or "column" */
+PETSC_INTERN const char *GSAIWhat(const PC_GSAI *);
 
-/* the device set-up (gsaicuda.cu); A is a MATSEQAIJCUSPARSE (or a MATSEQSGDIACUDA, converted) */
+/* ------------------------------------------------------------------------------------------------------
+   The host set-up (gsaihost.c, gsaipattern.c, gsaisolve.c)
+   ------------------------------------------------------------------------------------------------------ */
+
+/* a local copy of some rows of B, with global column numbers and a compact numbering of those columns */
+typedef struct {
+  PetscInt     n;   /* rows held */
+  PetscInt    *gid; /* their global numbers, increasing */
+  PetscInt    *ptr; /* n+1 */
+  PetscInt    *col; /* global columns, increasing within a row */
+  PetscScalar *val;
+  PetscInt     nu;    /* distinct numbers among the columns and gid */
+  PetscInt    *ucol;  /* them, increasing: compact number -> global number */
+  PetscInt    *lcol;  /* compact number of every col[] */
+  PetscInt    *rowof; /* compact number -> row held, or -1 */
+} GSAIRows;
+
+/* R holds rows roff .. roff+n-1 of S (MatGetRow() numbering), which are rows gid[0..n-1] of B; takes gid */
+PETSC_INTERN PetscErrorCode GSAIRowsCreate(Mat, PetscInt, PetscInt, PetscInt *, GSAIRows *);
+PETSC_INTERN PetscErrorCode GSAIRowsDestroy(GSAIRows *);
+/* the rows of B with the global numbers in an IS (sorted), from every rank: kept in *sub for reuse */
+PETSC_INTERN PetscErrorCode GSAIRowsFetch(Mat, IS, MatReuse, Mat **, GSAIRows *);
+
+/* the row held for global row g (-1 if none) */
+static inline PetscInt GSAIRowsFind(const GSAIRows *R, PetscInt g)
+{
+  PetscInt lo = 0, hi = R->n;
+  while (lo < hi) {
+    PetscInt mid = (lo + hi) / 2;
+    if (R->gid[mid] < g) lo = mid + 1;
+    else hi = mid;
+  }
+  return (lo < R->n && R->gid[lo] == g) ? lo : -1;
+}
+
+/* the compact number of global column g (-1 if none) */
+static inline PetscInt GSAIRowsCompact(const GSAIRows *R, PetscInt g)
+{
+  PetscInt lo = 0, hi = R->nu;
+  while (lo < hi) {
+    PetscInt mid = (lo + hi) / 2;
+    if (R->ucol[mid] < g) lo = mid + 1;
+    else hi = mid;
+  }
+  return (lo < R->nu && R->ucol[lo] == g) ? lo : -1;
+}
+
+/* the pattern of local rows first .. first+nloc-1 of N from `levels` levels of the power: with final, to Jptr/Jcol;
+   otherwise the rows the next level needs, to nneed/need (gsaipattern.c) */
+PETSC_INTERN PetscErrorCode GSAIPatternRows(const PC_GSAI *, const GSAIRows *, PetscInt, PetscInt, PetscInt, PetscBool, PetscInt **, PetscInt **, PetscInt *, PetscInt **);
+/* the values of the local rows of N on the pattern gs->Jptr/Jcol, the fallbacks, the largest problem and the first
+   failure of this rank (gsaisolve.c) */
+PETSC_INTERN PetscErrorCode GSAISolveRows(PC, const GSAIRows *, PetscInt, PetscScalar *, PetscInt *, PetscInt *, PetscInt *, GSAIFailure *);
+/* the whole host set-up of M (gsaihost.c) */
+PETSC_INTERN PetscErrorCode PCSetUp_GSAI_Host(PC, Mat, PetscBool);
+
+/* the device set-up (gsaicuda.cu) of a one-rank device matrix (GpukitMatGetCaps(): device), read through its device CSR
+   (converted to MATSEQAIJCUSPARSE first when it gives none) */
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
 PETSC_INTERN PetscErrorCode PCSetUp_GSAI_CUDA(PC, Mat, PetscBool);
 PETSC_INTERN PetscErrorCode PCReset_GSAI_CUDA(PC);

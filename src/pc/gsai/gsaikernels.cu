@@ -3,17 +3,19 @@
    come in three size classes: small ones (at most GPUKIT_GSAI_WARP_MAX pattern entries, at most
    GPUKIT_GSAI_SMALL_WS doubles) are gathered and solved by one warp each in shared memory, with no global workspace;
    larger ones are gathered into a global workspace, at an exact offset from a prefix sum of their sizes, and solved
-   by one block each (GPUKIT_GSAI_BLOCK_THREADS threads, or GPUKIT_GSAI_HUGE_THREADS for the huge class). The same
+   by one block each (a block size of GPUKIT_GSAI_LARGE_NT, or of GPUKIT_GSAI_HUGE_NT for the huge class: the
+   tuner's choice, GPUKIT_GSAI_BLOCK_THREADS and GPUKIT_GSAI_HUGE_THREADS to start with). The same
    device functions serve all classes (a Group of NT threads: a warp, or a block). In the block solve every warp
    applies the Householder reflector of a column to its own share of the remaining columns, so that a column costs
    one reduction and a few barriers. Every reduction leaves the same value in every thread, so the threads of a
-   group take the same branches. Scans, selections and sorts are CUB's, with their temporary storage from the
-   library's stream-ordered memory pool; nothing synchronises the stream unless its comment says so.
+   group take the same branches. Scans and selections are CUB's, with their temporary storage from the library's
+   stream-ordered memory pool (src/sys/gpukitpool.h); nothing synchronises the stream unless its comment says so. The
+   generic CSR steps (transpose, permutations, row pointers from lengths) are the library's
+   (src/mat/utils/gpukitcsropskernels.cu).
 */
 #include <climits>
 #include <cfloat>
 #include <cstdint>
-#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -21,6 +23,7 @@
 #include <thrust/binary_search.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include "gpukitpool.h"
 #include "gsaikernels.h"
 
 #define GSAI_TRY(call) \
@@ -99,67 +102,6 @@ struct Group<32> {
   __device__ double Sum(double v, double *) { return WarpSum(v); }
   __device__ void   Sync() { __syncwarp(); }
 };
-
-/* ------------------------------------------------------------------------------------------------------
-   Memory: a stream-ordered pool of the library
-   ------------------------------------------------------------------------------------------------------ */
-cudaMemPool_t pool        = nullptr;
-int           pool_device = -1;
-/* freed memory the pool keeps for the next set-up (above this, it is released at the next synchronisation) */
-constexpr unsigned long long POOL_KEEP = 256ull << 20;
-
-cudaError_t PoolsSupported(int dev, bool *yes)
-{
-  int v = 0;
-  GSAI_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev));
-  *yes = v != 0;
-  return cudaSuccess;
-}
-
-/* ------------------------------------------------------------------------------------------------------
-   Transpose
-   ------------------------------------------------------------------------------------------------------ */
-__global__ void ExpandRowsKernel(int n, const int *__restrict__ ptr, int *__restrict__ rows)
-{
-  const int w = (int)((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
-  if (w >= n) return;
-  for (int e = ptr[w] + lane; e < ptr[w + 1]; e += 32) rows[e] = w;
-}
-
-__global__ void IotaKernel(int nnz, int *__restrict__ v)
-{
-  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (e < nnz) v[e] = (int)e;
-}
-
-/* ptr (n+1) of the rows of sorted keys (nnz > 0): ptr[c] = first e with keys[e] >= c */
-__global__ void RowPtrFromSortedKernel(int n, int nnz, const int *__restrict__ keys, int *__restrict__ ptr)
-{
-  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (e > nnz) return;
-  const int lo = e == 0 ? 0 : keys[e - 1] + 1, hi = e == nnz ? n : keys[e];
-  for (int c = lo; c <= hi; c++) ptr[c] = (int)e;
-}
-
-__global__ void GatherTransposeKernel(int nnz, const int *__restrict__ perm, const int *__restrict__ rows, const double *__restrict__ sval, int *__restrict__ tcol, double *__restrict__ tval)
-{
-  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (e >= nnz) return;
-  tcol[e] = rows[perm[e]];
-  if (tval) tval[e] = sval[perm[e]];
-}
-
-__global__ void PermuteKernel(int nnz, const int *__restrict__ perm, const double *__restrict__ in, double *__restrict__ out)
-{
-  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (e < nnz) out[e] = in[perm[e]];
-}
-
-__global__ void ScatterKernel(int nnz, const int *__restrict__ perm, const double *__restrict__ in, double *__restrict__ out)
-{
-  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (e < nnz) out[perm[e]] = in[e];
-}
 
 /* ------------------------------------------------------------------------------------------------------
    Selection (threshold, lower part, cap), one warp per row
@@ -417,10 +359,6 @@ __global__ void PlanKernel(GpukitGSAIProblem P, int *__restrict__ cls, long long
   else RaiseMax(&info->maxn1, n1 >= 0 ? n1 : n2);
   if (small && P.spd) RaiseMax(&info->maxn1, n2);
 }
-
-struct ToLongLong {
-  __host__ __device__ long long operator()(int c) const { return c; }
-};
 
 struct IsClass {
   const int               *cls;
@@ -699,8 +637,9 @@ __device__ inline void RowDone(GpukitGSAIInfo *info, int *status, int k, int st)
   else if (st >= GPUKIT_GSAI_FAIL) atomicMin(&info->failrow, k);
 }
 
-/* general row k from its C (n1 x n2, leading dimension ld), or the fallback to the diagonal (GSAISolveRows()) */
-template <int NT>
+/* general row k from its C (n1 x n2, leading dimension ld), or the fallback to the diagonal (GSAISolveRows()); PANEL (the
+   huge class): the reflectors applied a panel at a time where a column fits the registers of a warp */
+template <int NT, bool PANEL>
 __device__ void SolveGeneral(Group<NT> &g, double *red, const GpukitGSAIProblem &P, int k, double *C, int ld, int n1, int p, double *vals, int *status, GpukitGSAIInfo *info)
 {
   const int  j0 = P.jptr[k], n2 = P.jptr[k + 1] - j0;
@@ -709,7 +648,7 @@ __device__ void SolveGeneral(Group<NT> &g, double *red, const GpukitGSAIProblem 
 
   int fail = -1;
 
-  if constexpr (NT == GPUKIT_GSAI_HUGE_THREADS) {
+  if constexpr (PANEL) {
     if (n1 <= 32 * HUGE_RW) fail = HouseholderSolvePanel<NT, HUGE_PW, HUGE_RW>(g, red, n1, ld, n2, C, C + (long long)n2 * ld, p, x);
   }
   if (fail < 0) fail = HouseholderSolve<NT>(g, red, n1, ld, n2, C, C + (long long)n2 * ld, p, x);
@@ -777,7 +716,7 @@ __global__ void SmallKernel(GpukitGSAIProblem P, const int *__restrict__ rows, i
     int       p;
     const int i = WarpMerge<1, true>(J, n2, P.bptr, P.bcol, P.bval, k, W, ld, lane, &p);
     __syncwarp();
-    SolveGeneral<32>(g, nullptr, P, k, W, ld, i, p, vals, status, info);
+    SolveGeneral<32, false>(g, nullptr, P, k, W, ld, i, p, vals, status, info);
     if (lane == 0) RaiseMax(&info->maxn1, i);
   } else {
     if (lane < n2) {
@@ -795,7 +734,7 @@ __global__ void SmallKernel(GpukitGSAIProblem P, const int *__restrict__ rows, i
 }
 
 /* large and huge classes: one block of NT threads per row of rows[0..nrows), its problem in the global workspace */
-template <int NT>
+template <int NT, bool PANEL>
 __global__ void __launch_bounds__(NT) BlockKernel(GpukitGSAIProblem P, const int *__restrict__ rows, int nrows, double *ws, long long base, double *vals, int *status, GpukitGSAIInfo *info)
 {
   __shared__ double red[NT / 32];
@@ -807,77 +746,60 @@ __global__ void __launch_bounds__(NT) BlockKernel(GpukitGSAIProblem P, const int
   if (P.spd) SolveSPD<NT>(g, red, P, k, W, vals, status, info);
   else {
     const int n1 = P.n1[k];
-    SolveGeneral<NT>(g, red, P, k, W, n1, n1, P.pos[k], vals, status, info);
+    SolveGeneral<NT, PANEL>(g, red, P, k, W, n1, n1, P.pos[k], vals, status, info);
   }
 }
 
-/* temporary device memory from the pool, freed when it goes out of scope (stream-ordered) */
-struct Temp {
-  void        *p = nullptr;
-  cudaStream_t s;
-  explicit Temp(cudaStream_t st) : s(st) { }
-  ~Temp()
-  {
-    if (p) (void)GpukitGSAIFree(p, s);
+/* BlockKernel for the large class (lnt threads, one of GPUKIT_GSAI_LARGE_NT) and for the huge class (hnt threads, one of
+   GPUKIT_GSAI_HUGE_NT, the reflectors a panel at a time); other block sizes give cudaErrorInvalidValue */
+cudaError_t LaunchLarge(int lnt, unsigned nblocks, cudaStream_t stream, const GpukitGSAIProblem &P, const int *rows, int nrows, double *ws, long long base, double *vals, int *status, GpukitGSAIInfo *info)
+{
+  switch (lnt) {
+  case 64:
+    BlockKernel<64, false><<<nblocks, 64, 0, stream>>>(P, rows, nrows, ws, base, vals, status, info);
+    break;
+  case 128:
+    BlockKernel<128, false><<<nblocks, 128, 0, stream>>>(P, rows, nrows, ws, base, vals, status, info);
+    break;
+  case 256:
+    BlockKernel<256, false><<<nblocks, 256, 0, stream>>>(P, rows, nrows, ws, base, vals, status, info);
+    break;
+  default:
+    return cudaErrorInvalidValue;
   }
-  cudaError_t Get(size_t bytes) { return GpukitGSAIMalloc(&p, bytes, s); }
-  template <typename T>
-  T *As() const
-  {
-    return static_cast<T *>(p);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchHuge(int hnt, unsigned nblocks, cudaStream_t stream, const GpukitGSAIProblem &P, const int *rows, int nrows, double *ws, long long base, double *vals, int *status, GpukitGSAIInfo *info)
+{
+  switch (hnt) {
+  case 256:
+    BlockKernel<256, true><<<nblocks, 256, 0, stream>>>(P, rows, nrows, ws, base, vals, status, info);
+    break;
+  case 512:
+    BlockKernel<512, true><<<nblocks, 512, 0, stream>>>(P, rows, nrows, ws, base, vals, status, info);
+    break;
+  default:
+    return cudaErrorInvalidValue;
   }
-};
+  return cudaGetLastError();
+}
+
+bool IsLargeNT(int nt)
+{
+  return nt == 64 || nt == 128 || nt == 256;
+}
+
+bool IsHugeNT(int nt)
+{
+  return nt == 256 || nt == 512;
+}
 
 } // namespace
 
 /* ------------------------------------------------------------------------------------------------------
    C interface
    ------------------------------------------------------------------------------------------------------ */
-extern "C" cudaError_t GpukitGSAIMalloc(void **p, size_t bytes, cudaStream_t stream)
-{
-  int  dev;
-  bool pools;
-
-  if (!p) return cudaErrorInvalidValue;
-  *p = nullptr;
-  if (!bytes) bytes = 1;
-  GSAI_TRY(cudaGetDevice(&dev));
-  GSAI_TRY(PoolsSupported(dev, &pools));
-  if (!pools) return cudaMalloc(p, bytes);
-  if (!pool) {
-    cudaMemPoolProps   props = {};
-    unsigned long long keep  = POOL_KEEP;
-    props.allocType          = cudaMemAllocationTypePinned;
-    props.location.type      = cudaMemLocationTypeDevice;
-    props.location.id        = dev;
-    GSAI_TRY(cudaMemPoolCreate(&pool, &props));
-    GSAI_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    pool_device = dev;
-  }
-  if (dev == pool_device) return cudaMallocFromPoolAsync(p, bytes, pool, stream);
-  return cudaMallocAsync(p, bytes, stream); /* another device: its default pool */
-}
-
-extern "C" cudaError_t GpukitGSAIFree(void *p, cudaStream_t stream)
-{
-  int  dev;
-  bool pools;
-
-  if (!p) return cudaSuccess;
-  GSAI_TRY(cudaGetDevice(&dev));
-  GSAI_TRY(PoolsSupported(dev, &pools));
-  return pools ? cudaFreeAsync(p, stream) : cudaFree(p);
-}
-
-extern "C" cudaError_t GpukitGSAIPoolDestroy(void)
-{
-  cudaError_t err = cudaSuccess;
-  if (pool) err = cudaMemPoolDestroy(pool); /* memory still allocated from it is released when freed */
-  pool        = nullptr;
-  pool_device = -1;
-  return err;
-}
-
 extern "C" cudaError_t GpukitGSAIInfoInit(GpukitGSAIInfo *dinfo, cudaStream_t stream)
 {
   if (!dinfo) return cudaErrorInvalidValue;
@@ -892,89 +814,12 @@ extern "C" cudaError_t GpukitGSAIInfoGet(const GpukitGSAIInfo *dinfo, GpukitGSAI
   return cudaStreamSynchronize(stream);
 }
 
-extern "C" cudaError_t GpukitGSAITransposeCUDA(int n, int nnz, const int *sptr, const int *scol, const double *sval, int *tptr, int *tcol, double *tval, int *perm, cudaStream_t stream)
-{
-  Temp   idx(stream), rows(stream), tmp(stream);
-  size_t bytes = 0;
-  int    bits  = 1;
-
-  if (n < 0 || nnz < 0) return cudaErrorInvalidValue;
-  if (nnz == 0) return cudaMemsetAsync(tptr, 0, (size_t)(n + 1) * sizeof(int), stream);
-  while (bits < 31 && (1 << bits) < n) bits++;
-  GSAI_TRY(idx.Get((size_t)nnz * sizeof(int)));
-  GSAI_TRY(rows.Get((size_t)nnz * sizeof(int)));
-  IotaKernel<<<Blocks(nnz, 256), 256, 0, stream>>>(nnz, idx.As<int>());
-  GSAI_TRY(cudaGetLastError());
-  ExpandRowsKernel<<<Blocks(32LL * n, 256), 256, 0, stream>>>(n, sptr, rows.As<int>());
-  GSAI_TRY(cudaGetLastError());
-  /* stable: the entries of a column keep their increasing row order; the sorted keys go to tcol for a moment */
-  {
-    const unsigned *kin = reinterpret_cast<const unsigned *>(scol); /* the columns are non-negative */
-    unsigned       *kout = reinterpret_cast<unsigned *>(tcol);
-    GSAI_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, kin, kout, idx.As<int>(), perm, nnz, 0, bits, stream));
-    GSAI_TRY(tmp.Get(bytes));
-    GSAI_TRY(cub::DeviceRadixSort::SortPairs(tmp.p, bytes, kin, kout, idx.As<int>(), perm, nnz, 0, bits, stream));
-  }
-  RowPtrFromSortedKernel<<<Blocks((long long)nnz + 1, 256), 256, 0, stream>>>(n, nnz, tcol, tptr);
-  GSAI_TRY(cudaGetLastError());
-  GatherTransposeKernel<<<Blocks(nnz, 256), 256, 0, stream>>>(nnz, perm, rows.As<int>(), sval, tcol, sval ? tval : nullptr);
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t GpukitGSAIPermuteCUDA(int nnz, const int *perm, const double *in, double *out, cudaStream_t stream)
-{
-  if (nnz < 0) return cudaErrorInvalidValue;
-  if (nnz == 0) return cudaSuccess;
-  PermuteKernel<<<Blocks(nnz, 256), 256, 0, stream>>>(nnz, perm, in, out);
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t GpukitGSAIScatterCUDA(int nnz, const int *perm, const double *in, double *out, cudaStream_t stream)
-{
-  if (nnz < 0) return cudaErrorInvalidValue;
-  if (nnz == 0) return cudaSuccess;
-  ScatterKernel<<<Blocks(nnz, 256), 256, 0, stream>>>(nnz, perm, in, out);
-  return cudaGetLastError();
-}
-
 extern "C" cudaError_t GpukitGSAISelectCUDA(int n, const int *ptr, const int *col, const double *val, const double *w, const GpukitGSAISelectArgs *a, int *cnt, const int *optr, int *ocol, double *ow, cudaStream_t stream)
 {
   if (n < 0 || !a || a->cap < 0 || (!optr && !cnt) || (optr && !ocol)) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!optr) SelectKernel<false><<<Blocks(32LL * n, 256), 256, 0, stream>>>(n, ptr, col, val, w, *a, cnt, optr, ocol, ow);
   else SelectKernel<true><<<Blocks(32LL * n, 256), 256, 0, stream>>>(n, ptr, col, val, w, *a, cnt, optr, ocol, ow);
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t GpukitGSAIScanCUDA(int n, const int *cnt, int *ptr, int *dtotal, int *htotal, cudaStream_t stream)
-{
-  Temp   tmp(stream);
-  size_t bytes = 0;
-
-  if (n < 0) return cudaErrorInvalidValue;
-  GSAI_TRY(cudaMemsetAsync(ptr, 0, sizeof(int), stream));
-  if (htotal) { /* the total on the host first: 32-bit indices */
-    Temp      sum(stream);
-    long long total;
-    auto      in = thrust::make_transform_iterator(cnt, ToLongLong{});
-    GSAI_TRY(sum.Get(sizeof(long long)));
-    GSAI_TRY(cub::DeviceReduce::Sum(nullptr, bytes, in, sum.As<long long>(), n, stream));
-    GSAI_TRY(tmp.Get(bytes));
-    GSAI_TRY(cub::DeviceReduce::Sum(tmp.p, bytes, in, sum.As<long long>(), n, stream));
-    GSAI_TRY(cudaMemcpyAsync(&total, sum.p, sizeof(total), cudaMemcpyDeviceToHost, stream));
-    GSAI_TRY(cudaStreamSynchronize(stream));
-    if (total > INT_MAX) return cudaErrorInvalidValue;
-    *htotal = (int)total;
-    GSAI_TRY(GpukitGSAIFree(tmp.p, stream));
-    tmp.p = nullptr;
-    bytes = 0;
-  }
-  if (n > 0) {
-    GSAI_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, cnt, ptr + 1, n, stream));
-    GSAI_TRY(tmp.Get(bytes));
-    GSAI_TRY(cub::DeviceScan::InclusiveSum(tmp.p, bytes, cnt, ptr + 1, n, stream));
-  }
-  if (dtotal) GSAI_TRY(cudaMemcpyAsync(dtotal, ptr + n, sizeof(int), cudaMemcpyDeviceToDevice, stream));
   return cudaGetLastError();
 }
 
@@ -998,7 +843,7 @@ extern "C" cudaError_t GpukitGSAISamePatternCUDA(int n, int nnzb, const int *bpt
 
 extern "C" cudaError_t GpukitGSAIPlanCUDA(const GpukitGSAIProblem *P, int *cls, int *small, int *large, int *huge, GpukitGSAIInfo *dinfo, cudaStream_t stream)
 {
-  Temp      wsz(stream), tmp(stream);
+  GpukitPoolTemp wsz(stream), tmp(stream);
   size_t    bytes = 0, b;
   const int n     = P ? P->n : -1;
 
@@ -1063,11 +908,11 @@ extern "C" cudaError_t GpukitGSAISolveSmallCUDA(const GpukitGSAIProblem *P, cons
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t GpukitGSAISolveLargeCUDA(const GpukitGSAIProblem *P, int r0, int r1, int whole, const int *large, int nl, const int *huge, int nh, double *ws, long long base, double *vals, int *status, GpukitGSAIInfo *dinfo, cudaStream_t stream, cudaStream_t aux, cudaEvent_t fork, cudaEvent_t join)
+extern "C" cudaError_t GpukitGSAISolveLargeCUDA(const GpukitGSAIProblem *P, int r0, int r1, int whole, const int *large, int nl, const int *huge, int nh, double *ws, long long base, double *vals, int *status, GpukitGSAIInfo *dinfo, int lnt, int hnt, cudaStream_t stream, cudaStream_t aux, cudaEvent_t fork, cudaEvent_t join)
 {
   int a0 = 0, a1 = nl, b0 = 0, b1 = nh;
 
-  if (!P || r0 < 0 || r1 > P->n || r0 > r1 || nl < 0 || nh < 0 || !dinfo) return cudaErrorInvalidValue;
+  if (!P || r0 < 0 || r1 > P->n || r0 > r1 || nl < 0 || nh < 0 || !dinfo || !IsLargeNT(lnt) || !IsHugeNT(hnt)) return cudaErrorInvalidValue;
   if (r0 == r1) return cudaSuccess;
   if (!whole) { /* the rows of each class in [r0, r1): the class lists increase */
     a0 = (int)(thrust::lower_bound(thrust::cuda::par.on(stream), large, large + nl, r0) - large);
@@ -1089,10 +934,8 @@ extern "C" cudaError_t GpukitGSAISolveLargeCUDA(const GpukitGSAIProblem *P, int 
     GSAI_TRY(cudaEventRecord(fork, stream));
     GSAI_TRY(cudaStreamWaitEvent(aux, fork, 0));
   }
-  if (b1 > b0) BlockKernel<GPUKIT_GSAI_HUGE_THREADS><<<(unsigned)(b1 - b0), GPUKIT_GSAI_HUGE_THREADS, 0, stream>>>(*P, huge + b0, b1 - b0, ws, base, vals, status, dinfo);
-  GSAI_TRY(cudaGetLastError());
-  if (a1 > a0) BlockKernel<GPUKIT_GSAI_BLOCK_THREADS><<<(unsigned)(a1 - a0), GPUKIT_GSAI_BLOCK_THREADS, 0, side ? aux : stream>>>(*P, large + a0, a1 - a0, ws, base, vals, status, dinfo);
-  GSAI_TRY(cudaGetLastError());
+  if (b1 > b0) GSAI_TRY(LaunchHuge(hnt, (unsigned)(b1 - b0), stream, *P, huge + b0, b1 - b0, ws, base, vals, status, dinfo));
+  if (a1 > a0) GSAI_TRY(LaunchLarge(lnt, (unsigned)(a1 - a0), side ? aux : stream, *P, large + a0, a1 - a0, ws, base, vals, status, dinfo));
   if (side) {
     GSAI_TRY(cudaEventRecord(join, aux));
     GSAI_TRY(cudaStreamWaitEvent(stream, join, 0));

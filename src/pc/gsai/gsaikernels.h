@@ -1,18 +1,19 @@
 /*
    Device kernels of PCGSAI's set-up: pure CUDA with a C interface, no PETSc. The PETSc glue (gsaicuda.cu)
-   owns the arrays and the order of the steps; the host reference of every step is in gsai.c:
-     GpukitGSAITransposeCUDA()   - B = A^T for right preconditioning (MatTranspose()), and M = N^T's structure
+   owns the arrays and the order of the steps; the host reference of every step is in gsaipattern.c and gsaisolve.c:
      GpukitGSAISelectCUDA()      - threshold, lower part, cap of each row (GSAIAddThresholdedRow(), GSAIPatternRows())
      GpukitGSAIUnionCUDA()       - one level of the power pattern (GSAIPatternRows())
      GpukitGSAIPlanCUDA()        - |I| of every row, its size class and workspace
      GpukitGSAISolveSmallCUDA()  - the local problems of the small class, one warp each, in shared memory
      GpukitGSAISolveLargeCUDA()  - the others, one block each, in a global workspace (in batches)
    Both solves do Householder QR least squares or FSAI Cholesky with the documented fallback to the diagonal
-   (GSAILeastSquares(), GSAICholeskyRow(), GSAISolveRows()).
+   (GSAILeastSquares(), GSAICholeskyRow(), GSAISolveRows()). The steps that are not GSAI's own come from the library:
+   the transpose B = A^T and M = N^T's structure, the permutations of values and the row pointers from row lengths
+   (src/mat/utils/gpukitcsropskernels.h), the device memory (src/sys/gpukitpool.h: a stream-ordered pool, so that a
+   new set-up reuses the memory of the previous one instead of calling cudaMalloc()/cudaFree()).
    Matrices are CSR with int indices, sorted columns, double values, all on the device. Every function returns the
    first CUDA error (cudaErrorInvalidValue for bad arguments). Only the functions that say so synchronise the stream;
-   the others only enqueue work on it. Device memory comes from GpukitGSAIMalloc(): a stream-ordered pool of the
-   library, so that a new set-up reuses the memory of the previous one instead of calling cudaMalloc()/cudaFree().
+   the others only enqueue work on it.
 */
 #pragma once
 
@@ -30,6 +31,10 @@ extern "C" {
 #define GPUKIT_GSAI_BLOCK_THREADS 128
 #define GPUKIT_GSAI_HUGE_THREADS  512
 #define GPUKIT_GSAI_HUGE_WORK     32768
+/* the block sizes GpukitGSAISolveLargeCUDA() can run for the large and the huge class (the run-time tuner's candidates;
+   the two above are its starting values). The huge class applies the reflectors a panel at a time. */
+#define GPUKIT_GSAI_LARGE_NT {64, 128, 256}
+#define GPUKIT_GSAI_HUGE_NT  {256, 512}
 /* pivots below this fraction of the largest fall back to the diagonal: keep equal to GSAI_RCOND_TOL (gsaiimpl.h) */
 #define GPUKIT_GSAI_RCOND_TOL 1.0e-12
 
@@ -38,12 +43,6 @@ extern "C" {
    diagonal, 4 not SPD) */
 #define GPUKIT_GSAI_FALLBACK 1
 #define GPUKIT_GSAI_FAIL     10
-
-/* Device memory from the library's stream-ordered pool (cudaMallocFromPoolAsync(); plain cudaMalloc() where the
-   device has no memory pools). Freed memory stays in the pool, up to a release threshold, for the next set-up. */
-cudaError_t GpukitGSAIMalloc(void **p, size_t bytes, cudaStream_t stream);
-cudaError_t GpukitGSAIFree(void *p, cudaStream_t stream); /* p may be NULL */
-cudaError_t GpukitGSAIPoolDestroy(void);                  /* at PetscFinalize() */
 
 /* What the host needs to know of a set-up, gathered on the device and read with GpukitGSAIInfoGet() */
 typedef struct {
@@ -63,14 +62,6 @@ cudaError_t GpukitGSAIInfoInit(GpukitGSAIInfo *dinfo, cudaStream_t stream);
 /* *hinfo = *dinfo, then synchronise the stream */
 cudaError_t GpukitGSAIInfoGet(const GpukitGSAIInfo *dinfo, GpukitGSAIInfo *hinfo, cudaStream_t stream);
 
-/* T = S^T (n x n, nnz entries): tptr n+1, tcol nnz, perm nnz with T's entry e being S's entry perm[e]; tval (when
-   sval and tval are not NULL) = sval[perm[e]]. Within a row of T the columns increase (a stable radix sort). */
-cudaError_t GpukitGSAITransposeCUDA(int n, int nnz, const int *sptr, const int *scol, const double *sval, int *tptr, int *tcol, double *tval, int *perm, cudaStream_t stream);
-/* out[e] = in[perm[e]] */
-cudaError_t GpukitGSAIPermuteCUDA(int nnz, const int *perm, const double *in, double *out, cudaStream_t stream);
-/* out[perm[e]] = in[e] */
-cudaError_t GpukitGSAIScatterCUDA(int nnz, const int *perm, const double *in, double *out, cudaStream_t stream);
-
 typedef struct {
   int    threshold; /* 0: every stored entry is a candidate; 1: only |a| > (1 - tau) max |a| of the row */
   double tau;
@@ -83,10 +74,6 @@ typedef struct {
    candidates of row k of (ptr, col, val), in increasing column order. Weights are w, or |val| when w is NULL.
    With optr NULL: cnt[k] = the row length. Otherwise: ocol (and ow when not NULL) filled at optr[k]. */
 cudaError_t GpukitGSAISelectCUDA(int n, const int *ptr, const int *col, const double *val, const double *w, const GpukitGSAISelectArgs *a, int *cnt, const int *optr, int *ocol, double *ow, cudaStream_t stream);
-
-/* ptr (n+1) = exclusive scan of cnt (n); the total ptr[n] also to *dtotal (device, when not NULL) and to *htotal
-   (host, when not NULL: then the stream is synchronised); cudaErrorInvalidValue when the total passes INT_MAX */
-cudaError_t GpukitGSAIScanCUDA(int n, const int *cnt, int *ptr, int *dtotal, int *htotal, cudaStream_t stream);
 
 /* Row k of the result: the union of the rows T(j,:) over j in S(k,:), in increasing column order, with weight
    sum_j sw_j tw_jm (when sw, tw and ow are not NULL). With optr NULL: cnt[k] = its length. Otherwise: ocol (and
@@ -124,11 +111,14 @@ cudaError_t GpukitGSAINextBatchCUDA(const GpukitGSAIProblem *P, int r0, long lon
    row k go to vals[jptr[k] ..], its status to status[k]; dinfo's nfallback, failrow and maxn1 are updated */
 cudaError_t GpukitGSAISolveSmallCUDA(const GpukitGSAIProblem *P, const int *small, int ns, int smallws, double *vals, int *status, GpukitGSAIInfo *dinfo, cudaStream_t stream);
 
-/* Gather and solve the rows of large[0..nl) and huge[0..nh) in [r0, r1) in the workspace ws (offset base), as above.
-   With whole, [r0, r1) holds every row (no look-up, nothing synchronised); otherwise the sublists are looked up
-   (synchronises the stream). With aux (a non-blocking stream) and the events fork and join (all may be NULL), the large
-   rows are solved on aux beside the huge ones; stream waits for aux at the end. */
-cudaError_t GpukitGSAISolveLargeCUDA(const GpukitGSAIProblem *P, int r0, int r1, int whole, const int *large, int nl, const int *huge, int nh, double *ws, long long base, double *vals, int *status, GpukitGSAIInfo *dinfo, cudaStream_t stream, cudaStream_t aux, cudaEvent_t fork, cudaEvent_t join);
+/* Gather and solve the rows of large[0..nl) and huge[0..nh) in [r0, r1) in the workspace ws (offset base), as above,
+   with blocks of lnt threads for the large rows and hnt for the huge ones (values of GPUKIT_GSAI_LARGE_NT and
+   GPUKIT_GSAI_HUGE_NT; others give cudaErrorInvalidValue). With whole, [r0, r1) holds every row (no look-up, nothing
+   synchronised); otherwise the sublists are looked up (synchronises the stream). With aux (a non-blocking stream) and the
+   events fork and join (all may be NULL), the large rows are solved on aux beside the huge ones; stream waits for aux at
+   the end. A second call on the same rows gives the same values and status (the problem is gathered again), but adds
+   its fallbacks to dinfo->nfallback again: restore *dinfo in between. */
+cudaError_t GpukitGSAISolveLargeCUDA(const GpukitGSAIProblem *P, int r0, int r1, int whole, const int *large, int nl, const int *huge, int nh, double *ws, long long base, double *vals, int *status, GpukitGSAIInfo *dinfo, int lnt, int hnt, cudaStream_t stream, cudaStream_t aux, cudaEvent_t fork, cudaEvent_t join);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,90 @@
+/*
+   gpukit's stream-ordered device memory pool (gpukitpool.h). CUDA builds only; the interface is plain CUDA, the one
+   PETSc call is the registration of the pool's destruction at PetscFinalize().
+*/
+#include <petscdevice_cuda.h>
+#include "gpukitpool.h"
+
+#define GPUKIT_POOL_TRY(call) \
+  do { \
+    cudaError_t err_ = (call); \
+    if (err_ != cudaSuccess) return err_; \
+  } while (0)
+
+static cudaMemPool_t GpukitPool           = nullptr;
+static int           GpukitPoolDevice     = -1;
+static PetscBool     GpukitPoolRegistered = PETSC_FALSE;
+
+static PetscErrorCode GpukitPoolFinalize(void)
+{
+  PetscFunctionBegin;
+  GpukitPoolRegistered = PETSC_FALSE;
+  PetscCallCUDA(GpukitPoolDestroy());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static cudaError_t GpukitPoolsSupported(int dev, bool *yes)
+{
+  int v = 0;
+
+  GPUKIT_POOL_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev));
+  *yes = v != 0;
+  return cudaSuccess;
+}
+
+/* the library's pool on device dev, created (and its destruction registered) at the first use */
+static cudaError_t GpukitPoolGet(int dev)
+{
+  cudaMemPoolProps   props = {};
+  unsigned long long keep  = GPUKIT_POOL_KEEP;
+
+  if (GpukitPool) return cudaSuccess;
+  props.allocType     = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id   = dev;
+  GPUKIT_POOL_TRY(cudaMemPoolCreate(&GpukitPool, &props));
+  GPUKIT_POOL_TRY(cudaMemPoolSetAttribute(GpukitPool, cudaMemPoolAttrReleaseThreshold, &keep));
+  GpukitPoolDevice = dev;
+  if (!GpukitPoolRegistered && PetscInitializeCalled && !PetscFinalizeCalled) {
+    if (PetscRegisterFinalize(GpukitPoolFinalize) != PETSC_SUCCESS) return cudaErrorUnknown;
+    GpukitPoolRegistered = PETSC_TRUE;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t GpukitPoolMalloc(void **p, size_t bytes, cudaStream_t stream)
+{
+  int  dev;
+  bool pools;
+
+  if (!p) return cudaErrorInvalidValue;
+  *p = nullptr;
+  if (!bytes) bytes = 1;
+  GPUKIT_POOL_TRY(cudaGetDevice(&dev));
+  GPUKIT_POOL_TRY(GpukitPoolsSupported(dev, &pools));
+  if (!pools) return cudaMalloc(p, bytes);
+  GPUKIT_POOL_TRY(GpukitPoolGet(dev));
+  if (dev == GpukitPoolDevice) return cudaMallocFromPoolAsync(p, bytes, GpukitPool, stream);
+  return cudaMallocAsync(p, bytes, stream); /* another device: its default pool */
+}
+
+cudaError_t GpukitPoolFree(void *p, cudaStream_t stream)
+{
+  int  dev;
+  bool pools;
+
+  if (!p) return cudaSuccess;
+  GPUKIT_POOL_TRY(cudaGetDevice(&dev));
+  GPUKIT_POOL_TRY(GpukitPoolsSupported(dev, &pools));
+  return pools ? cudaFreeAsync(p, stream) : cudaFree(p);
+}
+
+cudaError_t GpukitPoolDestroy(void)
+{
+  cudaError_t err = cudaSuccess;
+
+  if (GpukitPool) err = cudaMemPoolDestroy(GpukitPool); /* memory still allocated from it is released when freed */
+  GpukitPool       = nullptr;
+  GpukitPoolDevice = -1;
+  return err;
+}
