@@ -5,7 +5,7 @@
 #   make run          deps + build + the example with gpukit's types (a DMDA Poisson solve until the driven-cavity example exists)
 #   make test         deps + build + the CPU test suite (ends with "N passed, N failed")
 #   make test-gpu     the GPU test suite (needs a GPU and a CUDA-enabled PETSc)
-#   make bench        benchmarks against PETSc's own types; JSON in bench/results/
+#   make bench        benchmarks against PETSc's own types; JSON in bench/results/ (make benches: build them only)
 #   make petsc-cuda   build the current PETSc release with CUDA into deps/petsc-cuda
 #   make install PREFIX=...   library, headers and a pkg-config file
 #   make clean
@@ -62,7 +62,7 @@ endif
 
 HEADERS := $(wildcard include/*.h) $(shell find src -name '*.h')
 
-.PHONY: all lib deps run test test-gpu bench petsc-cuda install clean check-petsc cuda-check examples tests
+.PHONY: all lib deps run test test-gpu bench petsc-cuda install clean check-petsc cuda-check examples tests benches
 
 all: lib
 
@@ -126,6 +126,7 @@ $(OBJDIR)/bench/%: bench/%.c $(COMMON_SRC) $(LIB)
 
 tests: lib $(TEST_BIN)
 examples: lib $(EXAMPLE_BIN)
+benches: lib $(BENCH_BIN)
 
 # ---- the two commands --------------------------------------------------------------------------------
 deps:
@@ -138,7 +139,7 @@ run: deps
 RUN_ENV := GPUKIT_LIB=$(abspath $(LIB)) GPUKIT_BIN=$(abspath $(OBJDIR))/tests
 
 test: deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory tests examples benches
 	@$(MAKE) --no-print-directory cuda-check
 	@$(RUN_ENV) bash tests/run.sh
 

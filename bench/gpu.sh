@@ -12,7 +12,7 @@
 # H100/H200 host, most of it assembling the matrices on the host (16.7M rows for 256^3).
 # Environment: PETSC_DIR (default: the PETSc that $OBJDIR was built against, else deps/petsc-cuda), OBJDIR (build/gpu)
 # and LIBDIR ($OBJDIR/lib) as in the makefile; GPUKIT_BENCH_BATCHES (10) timed batches per format, the fastest counts;
-# GPUKIT_CASE_TIMEOUT (150) seconds per case; GPUKIT_BENCH_CACG=0 skips the KSPCACG runs; GPUKIT_BENCH_OPTIONS (default -mat_sgdia_autotune) more options for every case; GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git
+# GPUKIT_CASE_TIMEOUT (150) seconds per case; GPUKIT_BENCH_CACG=0 skips the KSPCACG runs; GPUKIT_BENCH_TUNE=0 the tuner's; GPUKIT_BENCH_OPTIONS (default -mat_sgdia_autotune) more options for every case; GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git
 # (the device machine's copy has none): pass them from the dev machine.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,6 +86,27 @@ if [ "${GPUKIT_BENCH_CACG:-1}" = 1 ]; then
     [ -n "${OUT:-}" ] && [ -f "$cacgout" ] && cp "$cacgout" "$OUT/"
   else
     echo "bench/gpu.sh: building $cacgbin failed" >&2
+    failed=1
+  fi
+fi
+
+# The run-time tuner (bench/tune_bench.c): for the MATSGDIACUDA product on the cases above, the greedy search against
+# an exhaustive search of the same candidates, its timed calls and cost, and the cached rerun. GPUKIT_BENCH_TUNE=0
+# skips it.
+if [ "${GPUKIT_BENCH_TUNE:-1}" = 1 ]; then
+  tunebin=$objdir/bench/tune_bench
+  mkdir -p bench/results/tune
+  tuneout=bench/results/tune/gpu-$(date -u +%Y-%m-%d).jsonl
+  rm -f "$tuneout"
+  if timeout 300 make --no-print-directory PETSC_DIR="$PETSC_DIR" PETSC_ARCH= OBJDIR="$objdir" LIBDIR="$libdir" "$tunebin"; then
+    for c in "${cases[@]}"; do
+      c=${c% -reps*}
+      # shellcheck disable=SC2086
+      timeout "$case_timeout" "$tunebin" $c -mat_type sgdiacuda -kernel SGDIAMult -use_gpu_aware_mpi 0 -json "$tuneout" </dev/null || { echo "bench/gpu.sh: tune case '$c' failed" >&2; failed=1; }
+    done
+    [ -n "${OUT:-}" ] && [ -f "$tuneout" ] && cp "$tuneout" "$OUT/"
+  else
+    echo "bench/gpu.sh: building $tunebin failed" >&2
     failed=1
   fi
 fi

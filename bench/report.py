@@ -296,6 +296,35 @@ def cacg_section(L, folder):
     L.append("")
 
 
+def tune_section(L, folder):
+    """bench/tune_bench.c records on the GPU (bench/gpu.sh): the run-time tuner against an exhaustive search"""
+    files = sorted(glob.glob(os.path.join(folder, "gpu-*.jsonl")))
+    if not files:
+        return
+    recs = read_any(files[-1])
+    if not recs:
+        return
+    r0 = recs[0]
+    L.append(f"## The run-time tuner on the GPU ({r0.get('device', '?')}): {r0.get('date', '?')}, commit `{r0.get('commit', '?')}`")
+    L.append("")
+    L.append(f"- `bench/tune_bench.c` (from `bench/gpu.sh`), results file `bench/results/tune/{os.path.basename(files[-1])}`; one rank.")
+    L.append("  Each phase is a fresh copy of the matrix whose tuner starts afresh; MatMult is called until it has chosen. *exhaustive*:")
+    L.append("  every candidate timed; *greedy*: the default search (`-gpukit_tune on`), which writes the cache; *cached*: a third")
+    L.append("  copy with `-gpukit_tune cached`. Times are medians of `samples` launches of the kernel in the same run; *vs best*:")
+    L.append("  the greedy choice's time over the fastest candidate of an exhaustive table measured afterwards. *cost*: the time")
+    L.append("  of all timed launches of the greedy search, and beyond as many launches of its choice.")
+    L.append("")
+    L.append("| case | kernel | greedy calls | greedy choice | ms | vs best | start ms | exhaustive calls | exhaustive choice | cost ms | extra ms | cached calls | cached |")
+    L.append("|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---|")
+    for r in recs:
+        L.append("| " + " | ".join([
+            str(r.get("case", "-")), str(r.get("kernel", "-")), str(r.get("greedy_calls", "-")), str(r.get("greedy_choice", "-")),
+            fmt_num(r.get("greedy_ms"), ".4f"), fmt_num(r.get("greedy_vs_best"), ".3f"), fmt_num(r.get("start_ms"), ".4f"),
+            str(r.get("exhaustive_calls", "-")), str(r.get("exhaustive_choice", "-")), fmt_num(r.get("tuning_cost_ms"), ".2f"),
+            fmt_num(r.get("tuning_extra_ms"), ".2f"), str(r.get("cached_calls", "-")), "hit" if r.get("cached_hit") else "miss"]) + " |")
+    L.append("")
+
+
 def gsai_section(L, folder):
     """bench/gsai.sh records: PCGSAI set-up (per stage) against ParaSails on one CPU core, and BiCGStab to solution"""
     newest = {}
@@ -517,6 +546,7 @@ def main():
 
     cavity_section(L, os.path.join(args.results, "cavity"))
     cacg_section(L, os.path.join(args.results, "cacg"))
+    tune_section(L, os.path.join(args.results, "tune"))
     gsai_section(L, os.path.join(args.results, "gsai"))
 
     with open(args.out, "w", encoding="utf-8") as f:
