@@ -1,34 +1,38 @@
-static const char help[] = "KSPCACG's CSR matrix powers for MATSEQAIJCUSPARSE (src/ksp/cacg/cacgcsrcuda.cu) against the host reference.\n\n"
+static const char help[] = "The CSR matrix powers kernel of MATSEQAIJCUSPARSE (src/mat/utils/gpukitcsrmpkcuda.cu) against the host reference.\n\n"
                            "  -problem lap2d|lap3d|random  the matrix (default lap2d): the 5- or 7-point Laplacian of a DMDA, or a\n"
                            "                               random-pattern SPD matrix with rows of 1 to several hundred entries\n"
                            "  -n n                    grid points per direction, or rows of the random matrix (default 64)\n"
                            "  -nonsymmetric           random matrix: different values in (i,j) and (j,i)\n"
                            "  -empty f                random matrix: a fraction f of empty rows (from 0.6 on: compressed rows)\n"
                            "  -maxk k                 steps 1..k (default 8, at most 16)\n"
-                           "  -tprs 0,1,2,...         threads per row to run (default 0,1,2,4,8,16,32; 0: the kernel's choice)\n"
+                           "  -tprs 0,1,2,...         threads per row to run (default 0,1,2,4,8,16,32; 0: tuned)\n"
                            "  -mpk_tol t              device vs host reference, max relative difference (default 1e-12)\n"
                            "  -lean_tol t             lean W vs W with V, max relative difference (default 1e-14)\n"
                            "  -bench reps             instead of the checks: time each -tprs variant (k = 8) and cuSPARSE's MatMult\n";
 
 /*
-   For k = 1..maxk and every threads-per-row variant: CACGMatMatrixPowers_SeqAIJCUSPARSE() on a MATSEQAIJCUSPARSE with
+   GpukitMatGetCaps() gives this kernel for the matrix (none when bound to the CPU or for MATSEQAIJ). For k = 1..maxk
+   and every threads-per-row variant: GpukitMatMatrixPowers_SeqAIJCUSPARSE() on a MATSEQAIJCUSPARSE with
    VECSEQCUDA vectors, with dinv (V and W), without dinv (V == W) and lean (V == NULL), against
    GKMatPowersReference() on a host MATSEQAIJ holding the same values (the lean W against the reference with V, and
    against the device W with V). Checks: the max relative difference; V[0], W[0] (and dinv) unchanged bit for bit;
-   the event CACGMatPowCSR once per call and no host<->device copy in the call. Then the reference paths: host
-   vectors, and the matrix bound to the CPU (correct results, no device event), and the argument checks.
+   the event CSRMatPowCUDA once per call and no host<->device copy in the call. The threads-per-row tuner: with an
+   injected timer it settles on the fastest value for both bases, and a value set on the matrix is fixed. Then the
+   reference paths: host vectors, and the matrix bound to the CPU (correct results, no device event), and the
+   argument checks.
 */
 #include "gktest.h"
+#include "gpukitmat.h"
+#include "gpukittune.h"
+#include "gpukitcsrmpk.h"
 #include <petscdmda.h>
 #include <petsctime.h>
+#include <unistd.h>
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice.h>
 #endif
 
 #if PetscDefined(HAVE_CUDA) && defined(GPUKIT_HAVE_CUDA)
-/* cacgcsrcuda.cu: exported for this test */
-PETSC_EXTERN PetscErrorCode CACGMatMatrixPowers_SeqAIJCUSPARSE(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
-PETSC_EXTERN PetscErrorCode CACGCSRSetThreadsPerRow_Private(Mat, PetscInt);
 
   #define MAXK 16
 
@@ -206,7 +210,7 @@ static const char *ModeName[] = {"dinv", "lean", "no dinv"};
 typedef struct {
   Mat           Ad, Ah;
   PetscInt      m;
-  PetscLogEvent ev; /* CACGMatPowCSR; -1: not registered yet */
+  PetscLogEvent ev; /* CSRMatPowCUDA; -1: not registered yet */
   PetscReal     tol, leantol;
   PetscInt      fails;
 } Ctx;
@@ -251,24 +255,24 @@ static PetscErrorCode RunOne(Ctx *c, const char *what, VecType vtype, PetscInt k
     if (mode == MODE_DINV) PetscCall(GKToDevice(V[j]));
   }
   PetscCall(GKToDevice(d));
-  if (c->ev < 0) PetscCall(PetscLogEventGetId("CACGMatPowCSR", &c->ev)); /* -1 until registered */
+  if (c->ev < 0) PetscCall(PetscLogEventGetId("CSRMatPowCUDA", &c->ev)); /* -1 until registered */
   evb = c->ev;
   if (evb >= 0) PetscCall(GKLogEventCount(evb, &c0));
   gtoc0 = petsc_gtoc_ct;
   ctog0 = petsc_ctog_ct;
-  PetscCall(CACGMatMatrixPowers_SeqAIJCUSPARSE(c->Ad, d, k, theta, sigma, gamma, mode == MODE_LEAN ? NULL : V, W));
+  PetscCall(GpukitMatMatrixPowers_SeqAIJCUSPARSE(c->Ad, d, k, theta, sigma, gamma, mode == MODE_LEAN ? NULL : V, W));
   gtoc = petsc_gtoc_ct - gtoc0;
   ctog = petsc_ctog_ct - ctog0;
   if (evb >= 0) {
     PetscCall(GKLogEventCount(evb, &c1));
     if (c1 - c0 != (expectdevice ? 1 : 0)) {
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s k=%" PetscInt_FMT " %s: the event CACGMatPowCSR logged %" PetscInt_FMT " times (%d expected: %s)\n", what, k, ModeName[mode], c1 - c0, expectdevice ? 1 : 0, expectdevice ? "the device path" : "the reference"));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s k=%" PetscInt_FMT " %s: the event CSRMatPowCUDA logged %" PetscInt_FMT " times (%d expected: %s)\n", what, k, ModeName[mode], c1 - c0, expectdevice ? 1 : 0, expectdevice ? "the device path" : "the reference"));
       c->fails++;
     }
   } else { /* registered at the first device call */
-    PetscCall(PetscLogEventGetId("CACGMatPowCSR", &c->ev));
+    PetscCall(PetscLogEventGetId("CSRMatPowCUDA", &c->ev));
     if (expectdevice && c->ev < 0) {
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s k=%" PetscInt_FMT " %s: the event CACGMatPowCSR is not registered: the device path did not run\n", what, k, ModeName[mode]));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s k=%" PetscInt_FMT " %s: the event CSRMatPowCUDA is not registered: the device path did not run\n", what, k, ModeName[mode]));
       c->fails++;
     }
   }
@@ -378,17 +382,17 @@ static PetscErrorCode Bench(Mat A, PetscInt m, PetscInt reps, const PetscInt tpr
     }
   }
   for (PetscInt t = 0; t < ntpr; t++) {
-    PetscCall(CACGCSRSetThreadsPerRow_Private(A, tprs[t]));
+    PetscCall(GpukitCSRMPKSetThreadsPerRow_Private(A, tprs[t]));
     for (PetscInt lean = 0; lean < 2; lean++) {
       /* per step (j >= 1), lean: W[j] (the input and the theta term), dinv, W[j-1] read, W[j+1] written; with V:
          V[j], W[j], W[j-1], dinv read, W[j+1], V[j+1] written */
       const double bytes = 12.0 * info.nz_used + 4.0 * (m + 1) + 8.0 * m * (lean ? 4.0 : 6.0);
       double       s;
 
-      PetscCall(CACGMatMatrixPowers_SeqAIJCUSPARSE(A, d, k, theta, sigma, gamma, lean ? NULL : V, W));
+      PetscCall(GpukitMatMatrixPowers_SeqAIJCUSPARSE(A, d, k, theta, sigma, gamma, lean ? NULL : V, W));
       PetscCall(PetscDeviceContextSynchronize(dctx));
       PetscCall(PetscTime(&t0));
-      for (PetscInt r = 0; r < reps; r++) PetscCall(CACGMatMatrixPowers_SeqAIJCUSPARSE(A, d, k, theta, sigma, gamma, lean ? NULL : V, W));
+      for (PetscInt r = 0; r < reps; r++) PetscCall(GpukitMatMatrixPowers_SeqAIJCUSPARSE(A, d, k, theta, sigma, gamma, lean ? NULL : V, W));
       PetscCall(PetscDeviceContextSynchronize(dctx));
       PetscCall(PetscTime(&t1));
       s = (t1 - t0) / (double)(reps * k);
@@ -400,6 +404,97 @@ static PetscErrorCode Bench(Mat A, PetscInt m, PetscInt reps, const PetscInt tpr
     PetscCall(VecDestroy(&W[j]));
   }
   PetscCall(VecDestroy(&d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the tuner's injected timer: 8 threads a row is the fastest, the farther from 8 the slower */
+static PetscErrorCode FakeTime(void *ctx, const char kernel[], const PetscInt cfg[], PetscReal *ms)
+{
+  PetscFunctionBegin;
+  (void)ctx;
+  (void)kernel;
+  *ms = 1.0 + PetscAbsReal(PetscLog2Real((PetscReal)cfg[0]) - 3.0);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The threads per row go through the tuner: with the injected timer the search settles on 8 (from the rule's start)
+   for the stored and the lean basis, results stay right meanwhile (a call may launch a step several times); a value
+   set on the matrix is a fixed knob. -gpukit_tune on and a cache file of our own, removed at the end. */
+static PetscErrorCode RunTuner(Ctx *c, Vec dh, Vec w0)
+{
+  const PetscReal zero = 0.0, one = 1.0;
+  const char     *kernels[2] = {GPUKIT_CSR_MPK_TUNER, GPUKIT_CSR_MPK_TUNER_LEAN};
+  char            dir[PETSC_MAX_PATH_LEN], path[PETSC_MAX_PATH_LEN];
+  Mat             B;
+  Vec             V[2], W[2], d, Vh[2], Wh[2];
+
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < 2; j++) { /* the host reference: W[1] = A (dinv .* w0) */
+    PetscCall(CreateVec(c->m, VECSEQ, &Vh[j]));
+    PetscCall(CreateVec(c->m, VECSEQ, &Wh[j]));
+  }
+  PetscCall(VecCopy(w0, Wh[0]));
+  PetscCall(VecPointwiseMult(Vh[0], dh, Wh[0]));
+  PetscCall(GKMatPowersReference(c->Ah, dh, 1, &zero, &one, &zero, Vh, Wh));
+  PetscCall(PetscGetTmp(PETSC_COMM_SELF, dir, sizeof(dir)));
+  PetscCall(PetscSNPrintf(path, sizeof(path), "%s/gpukit-cacg-csr-tune-%d.txt", dir, (int)getpid()));
+  PetscCall(PetscOptionsSetValue(NULL, "-gpukit_tune", "on"));
+  PetscCall(PetscOptionsSetValue(NULL, "-gpukit_tune_cache", path));
+  PetscCall(GpukitTuneSetTestTimer(FakeTime, NULL));
+  PetscCall(MatDuplicate(c->Ad, MAT_COPY_VALUES, &B)); /* a matrix without tuners yet */
+  PetscCall(Upload(B, c->m));
+  for (PetscInt j = 0; j < 2; j++) {
+    PetscCall(CreateVec(c->m, VECSEQCUDA, &V[j]));
+    PetscCall(CreateVec(c->m, VECSEQCUDA, &W[j]));
+  }
+  PetscCall(CreateVec(c->m, VECSEQCUDA, &d));
+  PetscCall(GKCopyValues(dh, d));
+  PetscCall(GKCopyValues(w0, W[0]));
+  PetscCall(VecPointwiseMult(V[0], d, W[0]));
+  for (PetscInt lean = 0; lean < 2; lean++) {
+    GpukitTuner     t     = NULL;
+    const PetscInt *cfg   = NULL;
+    PetscBool       done  = PETSC_FALSE;
+    PetscInt        calls = 0;
+    PetscReal       err;
+
+    for (; calls < 40 && !done; calls++) {
+      PetscCall(GpukitMatMatrixPowers_SeqAIJCUSPARSE(B, d, 1, &zero, &one, &zero, lean ? NULL : V, W));
+      if (!t) PetscCall(GpukitTuneFind((PetscObject)B, kernels[lean], &t));
+      if (t) PetscCall(GpukitTunerGetConfig(t, &cfg, &done));
+    }
+    PetscCall(MaxDiff(W[1], Wh[1], &err, NULL)); /* W[1] = A (dinv .* W[0]) either way */
+    if (!t || !done || cfg[0] != 8 || !(err <= c->tol)) {
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL tuner %s: %s after %" PetscInt_FMT " calls, threads per row %" PetscInt_FMT " (8 expected), W[1] off by %.3e\n", kernels[lean], t ? (done ? "done" : "still searching") : "not created", calls, cfg ? cfg[0] : -1, (double)err));
+      c->fails++;
+    } else PetscCall(PetscPrintf(PETSC_COMM_SELF, "tuner %s: 8 threads per row after %" PetscInt_FMT " calls\n", kernels[lean], calls));
+  }
+  { /* a value set on the matrix is fixed: the tuner hands out that one only */
+    GpukitTuner     t;
+    const PetscInt *cfg;
+    PetscBool       done;
+
+    PetscCall(GpukitCSRMPKSetThreadsPerRow_Private(B, 4));
+    PetscCall(GpukitMatMatrixPowers_SeqAIJCUSPARSE(B, d, 1, &zero, &one, &zero, V, W));
+    PetscCall(GpukitTuneFind((PetscObject)B, GPUKIT_CSR_MPK_TUNER, &t));
+    PetscCall(GpukitTunerGetConfig(t, &cfg, &done));
+    if (cfg[0] != 4) {
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL tuner: threads per row %" PetscInt_FMT " with 4 set on the matrix\n", cfg[0]));
+      c->fails++;
+    }
+  }
+  for (PetscInt j = 0; j < 2; j++) {
+    PetscCall(VecDestroy(&V[j]));
+    PetscCall(VecDestroy(&W[j]));
+    PetscCall(VecDestroy(&Vh[j]));
+    PetscCall(VecDestroy(&Wh[j]));
+  }
+  PetscCall(VecDestroy(&d));
+  PetscCall(MatDestroy(&B));
+  PetscCall(GpukitTuneSetTestTimer(NULL, NULL));
+  PetscCall(PetscOptionsClearValue(NULL, "-gpukit_tune"));
+  PetscCall(PetscOptionsClearValue(NULL, "-gpukit_tune_cache"));
+  (void)remove(path);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -418,7 +513,7 @@ static PetscErrorCode Run(PetscInt *fails)
   c.ev      = -1;
   c.tol     = 1e-12;
   c.leantol = 1e-14;
-  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "KSPCACG CSR matrix powers test", NULL);
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "CSR matrix powers kernel test", NULL);
   PetscCall(PetscOptionsString("-problem", "lap2d, lap3d or random", NULL, problem, problem, sizeof(problem), NULL));
   PetscCall(PetscOptionsInt("-n", "grid points per direction or rows", NULL, n, &n, NULL));
   PetscCall(PetscOptionsBool("-nonsymmetric", "random matrix with different (i,j), (j,i)", NULL, nonsym, &nonsym, NULL));
@@ -446,6 +541,20 @@ static PetscErrorCode Run(PetscInt *fails)
   PetscCall(MatGetInfo(c.Ah, MAT_LOCAL, &info));
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s: %" PetscInt_FMT " rows, %.0f entries (%.2f a row)\n", problem, c.m, info.nz_used, c.m ? info.nz_used / c.m : 0.0));
   PetscCall(Upload(c.Ad, c.m));
+  { /* the capability query hands out this kernel, and none for the matrix bound to the CPU or for the host matrix */
+    GpukitMatCaps caps, bound, host;
+
+    PetscCall(GpukitMatGetCaps(c.Ad, &caps));
+    PetscCall(MatBindToCPU(c.Ad, PETSC_TRUE));
+    PetscCall(GpukitMatGetCaps(c.Ad, &bound));
+    PetscCall(MatBindToCPU(c.Ad, PETSC_FALSE));
+    PetscCall(Upload(c.Ad, c.m));
+    PetscCall(GpukitMatGetCaps(c.Ah, &host));
+    if (caps.powers != GpukitMatMatrixPowers_SeqAIJCUSPARSE || !caps.device || !caps.devicecsr || bound.powers || host.powers) {
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: GpukitMatGetCaps(): powers %s, device %d, devicecsr %d; bound to the CPU: powers %s; MATSEQAIJ: powers %s\n", caps.powers == GpukitMatMatrixPowers_SeqAIJCUSPARSE ? "the CSR kernel" : "other", (int)caps.device, (int)caps.devicecsr, bound.powers ? "set" : "NULL", host.powers ? "set" : "NULL"));
+      c.fails++;
+    }
+  }
   { /* one call first: the full row offsets of a matrix in compressed rows are uploaded once, the event registered */
     const PetscReal zero = 0.0, one = 1.0;
     Vec             w[2], d;
@@ -455,13 +564,13 @@ static PetscErrorCode Run(PetscInt *fails)
     PetscCall(CreateVec(c.m, VECSEQCUDA, &d));
     PetscCall(VecSet(w[0], 1.0));
     PetscCall(VecSet(d, 0.5));
-    PetscCall(CACGMatMatrixPowers_SeqAIJCUSPARSE(c.Ad, d, 1, &zero, &one, &zero, NULL, w));
+    PetscCall(GpukitMatMatrixPowers_SeqAIJCUSPARSE(c.Ad, d, 1, &zero, &one, &zero, NULL, w));
     PetscCall(VecDestroy(&w[0]));
     PetscCall(VecDestroy(&w[1]));
     PetscCall(VecDestroy(&d));
-    PetscCall(PetscLogEventGetId("CACGMatPowCSR", &c.ev));
+    PetscCall(PetscLogEventGetId("CSRMatPowCUDA", &c.ev));
     if (c.ev < 0) {
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: the event CACGMatPowCSR is not registered after a call on the device: the device path did not run\n"));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: the event CSRMatPowCUDA is not registered after a call on the device: the device path did not run\n"));
       c.fails++;
     }
   }
@@ -495,7 +604,7 @@ static PetscErrorCode Run(PetscInt *fails)
       char      what[32];
 
       PetscCall(PetscSNPrintf(what, sizeof(what), "tpr=%" PetscInt_FMT, tprs[t]));
-      PetscCall(CACGCSRSetThreadsPerRow_Private(c.Ad, tprs[t]));
+      PetscCall(GpukitCSRMPKSetThreadsPerRow_Private(c.Ad, tprs[t]));
       PetscCall(RunOne(&c, what, VECSEQCUDA, k, MODE_DINV, theta, sigma, gamma, dh, Vr, Wr, Wn, PETSC_TRUE, Wv));
       PetscCall(RunOne(&c, what, VECSEQCUDA, k, MODE_LEAN, theta, sigma, gamma, dh, Vr, Wr, Wn, PETSC_TRUE, Wl));
       PetscCall(RunOne(&c, what, VECSEQCUDA, k, MODE_NODINV, theta, sigma, gamma, dh, Vr, Wr, Wn, PETSC_TRUE, NULL));
@@ -512,8 +621,9 @@ static PetscErrorCode Run(PetscInt *fails)
         c.fails++;
       }
     }
+    if (k == 1) PetscCall(RunTuner(&c, dh, Wr[0]));
     if (k == PetscMin(4, maxk)) { /* the reference path: the matrix bound to the CPU (host vectors: an error, below) */
-      PetscCall(CACGCSRSetThreadsPerRow_Private(c.Ad, 0));
+      PetscCall(GpukitCSRMPKSetThreadsPerRow_Private(c.Ad, 0));
       PetscCall(MatBindToCPU(c.Ad, PETSC_TRUE));
       PetscCall(RunOne(&c, "bound to CPU", VECSEQCUDA, k, MODE_DINV, theta, sigma, gamma, dh, Vr, Wr, Wn, PETSC_FALSE, NULL));
       PetscCall(RunOne(&c, "bound to CPU", VECSEQCUDA, k, MODE_LEAN, theta, sigma, gamma, dh, Vr, Wr, Wn, PETSC_FALSE, NULL));
@@ -537,19 +647,19 @@ static PetscErrorCode Run(PetscInt *fails)
     Vec            w[2];
 
     PetscCall(GKExpectErrorBegin());
-    ierr = CACGCSRSetThreadsPerRow_Private(c.Ad, 3);
+    ierr = GpukitCSRMPKSetThreadsPerRow_Private(c.Ad, 3);
     PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "threads per row", "3 threads per row"));
     PetscCall(CreateVec(c.m, VECSEQCUDA, &w[0]));
     PetscCall(CreateVec(c.m, VECSEQCUDA, &w[1]));
     PetscCall(GKExpectErrorBegin());
-    ierr = CACGMatMatrixPowers_SeqAIJCUSPARSE(c.Ad, NULL, 1, &zero, &one, &zero, NULL, w);
+    ierr = GpukitMatMatrixPowers_SeqAIJCUSPARSE(c.Ad, NULL, 1, &zero, &one, &zero, NULL, w);
     PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_NULL, "lean basis", "V = NULL without dinv"));
     PetscCall(VecDestroy(&w[0]));
     PetscCall(VecDestroy(&w[1]));
     PetscCall(CreateVec(c.m, VECSEQ, &w[0])); /* host vectors */
     PetscCall(CreateVec(c.m, VECSEQ, &w[1]));
     PetscCall(GKExpectErrorBegin());
-    ierr = CACGMatMatrixPowers_SeqAIJCUSPARSE(c.Ad, NULL, 1, &zero, &one, &zero, w, w);
+    ierr = GpukitMatMatrixPowers_SeqAIJCUSPARSE(c.Ad, NULL, 1, &zero, &one, &zero, w, w);
     PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_WRONG, "VECSEQCUDA", "host vectors"));
     PetscCall(VecDestroy(&w[0]));
     PetscCall(VecDestroy(&w[1]));

@@ -165,7 +165,7 @@ static PetscErrorCode ReadMatrixMarket(const char *path, Mat *A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* ---- a matrix powers hook for the test: the contract of cacgimpl.h, by MatMult and a diagonal scaling ---- */
+/* ---- a matrix powers hook for the test: the contract of gpukitmat.h, by MatMult and a diagonal scaling ---- */
 static PetscInt GKHookCalls = 0;
 
 static PetscErrorCode TestMatrixPowers(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])

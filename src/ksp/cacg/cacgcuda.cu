@@ -1,7 +1,8 @@
 /*
-   KSPCACG on CUDA vectors: the Gram matrices of an outer iteration by one device pass (cacgkernels.cu) and one
-   device-to-host copy, instead of one VecMDot (each with its own copy and synchronisation) per basis vector.
-   Built only against a PETSc with CUDA; cacg.c calls it when the vectors of the inner products are VECCUDA.
+   KSPCACG's CUDA backend (CACGBackend, cacgimpl.h): the Gram matrices of an outer iteration by one device pass
+   (cacgkernels.cu, or for the lean basis cacggramkernels.cu) and one device-to-host copy, instead of one VecMDot (each
+   with its own copy and synchronisation) per basis vector; the update of step 4 in one device pass. Built only
+   against a PETSc with CUDA; KSPSolve_CACG() takes it for CUDA vectors (CACGGetBackendCUDA_Private()).
 */
 #include <petscdevice_cuda.h>
 #include "gpukitcuda.h"
@@ -28,11 +29,12 @@ static PetscErrorCode CACGGramWorkspace(KSP ksp, long long need, cudaStream_t *s
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The local sums of the np inner products pa[p] . pb[p] into local[] (host), when every vector is a CUDA vector
-   (done = PETSC_TRUE); otherwise nothing (done = PETSC_FALSE). */
-PetscErrorCode CACGGramCUDA_Private(KSP ksp, PetscInt np, const Vec pa[], const Vec pb[], PetscScalar local[], PetscBool *done)
+/* The local sums of the np inner products cg->pa[p] . cg->pb[p] into local[] (host), when every vector is a CUDA
+   vector (done = PETSC_TRUE); otherwise nothing (done = PETSC_FALSE). */
+static PetscErrorCode CACGGramCUDA(KSP ksp, PetscInt np, PetscScalar local[], PetscBool *done)
 {
   KSP_CACG          *cg = (KSP_CACG *)ksp->data;
+  const Vec         *pa = cg->pa, *pb = cg->pb;
   GpukitCACGGramArgs args;
   Vec                uniq[GPUKIT_CACG_GRAM_MAX_VECS];
   const PetscScalar *arr[GPUKIT_CACG_GRAM_MAX_VECS];
@@ -83,7 +85,7 @@ PetscErrorCode CACGGramCUDA_Private(KSP ksp, PetscInt np, const Vec pa[], const 
 /* The lean basis's local sums into local[] (host): W^T D W, then W^T D^2 W (gd2), then W^T W (g1), full m x m
    matrices, then x.x (withx), with D = diag(cg->dinv); *nsum is their number. KSPSolve_CACG() chose the lean basis
    only on CUDA vectors: anything else is an error here. */
-PetscErrorCode CACGGramLeanCUDA_Private(KSP ksp, PetscInt m, PetscBool gd2, PetscBool g1, PetscBool withx, PetscScalar local[], PetscInt *nsum)
+static PetscErrorCode CACGGramLeanCUDA(KSP ksp, PetscInt m, PetscBool gd2, PetscBool g1, PetscBool withx, PetscScalar local[], PetscInt *nsum)
 {
   KSP_CACG           *cg = (KSP_CACG *)ksp->data;
   GpukitCACGGramWArgs args;
@@ -127,7 +129,8 @@ PetscErrorCode CACGGramLeanCUDA_Private(KSP ksp, PetscInt m, PetscBool gd2, Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode CACGGramCUDAFree_Private(KSP ksp)
+/* the Gram kernels' workspace goes */
+static PetscErrorCode CACGResetCUDA(KSP ksp)
 {
   KSP_CACG *cg = (KSP_CACG *)ksp->data;
 
@@ -142,7 +145,7 @@ PetscErrorCode CACGGramCUDAFree_Private(KSP ksp)
    with Jacobi (cg->dinv), Pn = dinv .* Un, Zn = dinv .* Rn, when every vector involved is a CUDA vector (done =
    PETSC_TRUE); otherwise nothing (done = PETSC_FALSE). The caller checks that the preconditioner is none (aliased)
    or Jacobi with cg->dinv, without a null space and not in a transpose solve. Purely local: no communication. */
-PetscErrorCode CACGUpdateCUDA_Private(KSP ksp, PetscInt m, const double xc[], const double pc[], const double zc[], PetscBool *done)
+static PetscErrorCode CACGUpdateCUDA(KSP ksp, PetscInt m, const double xc[], const double pc[], const double zc[], PetscBool *done)
 {
   KSP_CACG            *cg = (KSP_CACG *)ksp->data;
   GpukitCACGUpdateArgs args;
@@ -222,5 +225,21 @@ PetscErrorCode CACGUpdateCUDA_Private(KSP ksp, PetscInt m, const double xc[], co
   }
   PetscCall(PetscLogEventEnd(KSP_CACG_UpdateCUDA, ksp, 0, 0, 0));
   *done = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static const CACGBackend CACGBackendCUDA = {"cuda", PETSC_TRUE, CACGGramCUDA, CACGGramLeanCUDA, CACGUpdateCUDA, CACGResetCUDA};
+
+/* The CUDA backend for vectors like v: a CUDA vector (VECSEQCUDA, VECMPICUDA) not bound to the CPU; else NULL */
+PetscErrorCode CACGGetBackendCUDA_Private(Vec v, const CACGBackend **be)
+{
+  PetscBool iscuda, bound;
+
+  PetscFunctionBegin;
+  *be = NULL;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)v, &iscuda, VECSEQCUDA, VECMPICUDA, ""));
+  if (!iscuda) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(VecBoundToCPU(v, &bound));
+  if (!bound) *be = &CACGBackendCUDA;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

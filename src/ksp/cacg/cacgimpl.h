@@ -1,8 +1,16 @@
-/* KSPCACG: communication-avoiding (s-step) conjugate gradients. Private declarations. */
+/*
+   KSPCACG: communication-avoiding (s-step) conjugate gradients. Private declarations. The files:
+     cacg.c       the KSP type: create, options, view, the Set/Get functions and their man pages, registration
+     cacgsolve.c  the algorithm: KSPSolve_CACG() and its steps, free of any backend code
+     cacgbasis.c  the basis: its parameters from the spectrum estimate, and the small dense algebra of the inner steps
+     cacggram.c   the fused reduction (the Gram matrices) and the per-solve backend table, host backend included
+     cacgcuda.cu  the CUDA backend (Gram, lean Gram and update kernels of cacgkernels.cu and cacggramkernels.cu)
+*/
 #pragma once
 
 #include <petsc/private/kspimpl.h>
 #include "gpukitimpl.h"
+#include "gpukitmat.h"
 
 /* s is 1..GPUKIT_CACG_MAX_S; the basis has m = 2s+1 columns */
 #define GPUKIT_CACG_MAX_S   16
@@ -13,30 +21,39 @@
 /* sums of one reduction: the pairs above, or with the lean basis three m x m matrices and ||x|| */
 #define GPUKIT_CACG_MAX_SUMS (3 * GPUKIT_CACG_MAX_M * GPUKIT_CACG_MAX_M + 1 > GPUKIT_CACG_MAX_PAIRS ? 3 * GPUKIT_CACG_MAX_M * GPUKIT_CACG_MAX_M + 1 : GPUKIT_CACG_MAX_PAIRS)
 
+/* the largest relative rounding error accepted in an inner product computed from the Gram matrix */
+#define CACG_LOSS 1.0e-8
+/* the asymmetry of Y^T A Y, in units of its rounding scale eps * (|Y|^T |A Y|), above which A or M is not symmetric */
+#define CACG_ASYM 1.0e6
+/* the asymmetry relative to the symmetric part above which the solve stops */
+#define CACG_ASYM_REL 0.25
+
 /*
-   The matrix powers hook, composed on a Mat under the name "MatMatrixPowers_C".
-
-     PetscErrorCode MatMatrixPowers(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[],
-                                    const PetscReal gamma[], Vec V[], Vec W[])
-
-   Builds k new vectors of a three-term polynomial basis in one call. On entry V[0] and W[0] hold the start
-   vector y_0 and w_0 = M y_0, where M^{-1} = diag(dinv) (dinv == NULL: M = I, and then W == V, the same array).
-   For j = 0, ..., k-1 it must compute
-       W[j+1] = (A V[j] - theta[j] W[j] - gamma[j] W[j-1]) / sigma[j]      (no gamma term for j = 0)
-       V[j+1] = dinv .* W[j+1]                                              (nothing when dinv == NULL)
-   leaving V[0], W[0] unchanged. theta, sigma (never 0) and gamma are host arrays of length k; gamma[0] is 0.
-   Lean basis: V may be NULL when dinv is not NULL. Then the basis is kept as W alone: the product input is
-   y_j = dinv .* W[j], formed where it is read (each entry the single product dinv[i] * W[j][i], so W comes out as
-   with V given), and no V vector is written. KSPCACG passes V = NULL only on CUDA vectors (-ksp_cacg_lean_basis).
-   All vectors are compatible with A (MatCreateVecs); on a device type they are device vectors, and the hook
-   should leave the results valid on the device. k is 1..GPUKIT_CACG_MAX_S.
-
-   KSPCACG calls it only for PCNONE and PCJACOBI (any variant: dinv is the PC applied to a vector of ones),
-   without a null space and not in a transpose solve; otherwise, or when -ksp_cacg_matrix_powers 0 is given, it
-   uses s MatMult + PCApply calls (CACGPowersDefault() in cacg.c, the reference for any hook). A hook that
-   exchanges a ghost region of depth k once, or fuses the k products, saves messages or memory traffic.
+   The backend of one solve: the steps whose code depends on where the vectors live, chosen once at the start of
+   KSPSolve_CACG() by CACGGetBackend() from the vectors' type (the host table in cacggram.c, the CUDA table from
+   cacgcuda.cu). A NULL entry: the backend has no such kernel, and the solve takes the Vec/Mat route (VecMDot,
+   VecMAXPY + PCApply) or does not use the lean basis.
 */
-typedef PetscErrorCode (*GpukitMatMatrixPowersFn)(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
+typedef struct {
+  const char *name;   /* "host", "cuda" (for -info) */
+  PetscBool   device; /* its Gram sums run on the device (counted in KSPCACGStatistics.devicegram) */
+  /* the local sums of the np inner products cg->pa[p] . cg->pb[p] in one pass, into local[] (host memory); done =
+     PETSC_FALSE (and nothing computed) when a vector is not of its kind */
+  PetscErrorCode (*gram)(KSP, PetscInt np, PetscScalar local[], PetscBool *done);
+  /* the lean basis's local sums: W^T D W, then W^T D^2 W if gd2, W^T W if g1 (full m x m each), then x.x if withx,
+     D = diag(cg->dinv), into local[] (host); their number in *nsum */
+  PetscErrorCode (*gramlean)(KSP, PetscInt m, PetscBool gd2, PetscBool g1, PetscBool withx, PetscScalar local[], PetscInt *nsum);
+  /* step 4 in one pass: x += Y xc, Un = W pc, Rn = W zc and, with Jacobi (cg->dinv), Pn = dinv .* Un, Zn = dinv .* Rn;
+     done as for gram. Called only for PCNONE (aliased) or Jacobi with cg->dinv, no null space, no transpose solve */
+  PetscErrorCode (*update)(KSP, PetscInt m, const double xc[], const double pc[], const double zc[], PetscBool *done);
+  /* frees what it keeps on the KSP (at KSPReset() and when a solve picks another backend) */
+  PetscErrorCode (*reset)(KSP);
+} CACGBackend;
+
+/* KSPCACG hands the matrix powers kernel (gpukitmat.h) at most s new vectors per call */
+#if GPUKIT_CACG_MAX_S > GPUKIT_MATPOWERS_MAX_K
+  #error "GPUKIT_CACG_MAX_S exceeds what a matrix powers kernel takes (GPUKIT_MATPOWERS_MAX_K)"
+#endif
 
 typedef struct {
   /* options */
@@ -80,7 +97,8 @@ typedef struct {
   Vec     pa[GPUKIT_CACG_MAX_PAIRS], pb[GPUKIT_CACG_MAX_PAIRS];
   double *pdst[GPUKIT_CACG_MAX_PAIRS], *psym[GPUKIT_CACG_MAX_PAIRS];
   PetscBool fusedgram; /* all local sums in one pass (host loop or the device kernel) and one MPI_Allreduce */
-  PetscBool fusedupdate; /* step 4 in one device kernel on CUDA vectors with Jacobi (cg->dinv) or no PC (cacgcuda.cu) */
+  PetscBool fusedupdate; /* step 4 in one pass by the backend's update (CUDA vectors) with Jacobi (cg->dinv) or no PC */
+  const CACGBackend *be; /* this solve's backend (CACGGetBackend()) */
   void     *gramwork;     /* device workspace of the Gram kernel (cacgcuda.cu) */
   long long gramworksize; /* its size in doubles */
 
@@ -109,18 +127,28 @@ typedef struct {
 
 PETSC_INTERN PetscLogEvent KSP_CACG_MPK, KSP_CACG_Gram, KSP_CACG_GramCUDA, KSP_CACG_Update, KSP_CACG_UpdateCUDA, KSP_CACG_Eig;
 
+/* cacgbasis.c: the basis parameters and the small dense algebra in double (m x m row-major matrices) */
+PETSC_INTERN PetscErrorCode CACGSetSpectrum(KSP);
+PETSC_INTERN void           CACGChangeOfBasis(KSP_CACG *, PetscInt, double *);
+PETSC_INTERN void           CACGTridiagEigenvalues(PetscInt, const double *, const double *, double *);
+PETSC_INTERN void           CACGAsymmetry(PetscInt, PetscInt, const double *, const double *, const double *, double *, double *);
+PETSC_INTERN double         CACGQuad(PetscInt, const double *, const double *, const double *);
+PETSC_INTERN double         CACGScale(PetscInt, const double *, const double *);
+PETSC_INTERN double         CACGLoss(double, double, double);
+
+/* cacggram.c: the fused reduction and the backend */
+typedef struct {
+  PetscBool yy, ww, diag, x; /* the norm Gram Y^T Y / W^T W, column norms, ||x|| */
+} CACGGramPlan;
+PETSC_INTERN PetscErrorCode CACGGram(KSP, PetscInt, const CACGGramPlan *, PetscBool *);
+PETSC_INTERN PetscErrorCode CACGGetBackend(Vec, const CACGBackend **);
+
+/* cacgsolve.c */
+PETSC_INTERN PetscErrorCode KSPSolve_CACG(KSP);
+PETSC_INTERN PetscErrorCode KSPBuildSolution_CACG(KSP, Vec, Vec *);
+PETSC_INTERN PetscErrorCode CACGFreeVectors(KSP);
+
 #if defined(GPUKIT_HAVE_CUDA)
-/* cacgcuda.cu: the local sums of pa[p] . pb[p] by the device kernel when every vector is VECCUDA (done) */
-PETSC_INTERN PetscErrorCode CACGGramCUDA_Private(KSP, PetscInt, const Vec[], const Vec[], PetscScalar[], PetscBool *);
-PETSC_INTERN PetscErrorCode CACGGramCUDAFree_Private(KSP);
-/* cacgcuda.cu: the lean basis's local sums (W^T D W, then W^T D^2 W if gd2, W^T W if g1, full m x m each, then x.x if
-   withx) by the register-blocked device kernel (cacggramkernels.cu) into local[] (host); the number of sums in *nsum */
-PETSC_INTERN PetscErrorCode CACGGramLeanCUDA_Private(KSP, PetscInt, PetscBool, PetscBool, PetscBool, PetscScalar[], PetscInt *);
-/* cacgcuda.cu: x += Y xc, Un = W pc, Rn = W zc (Pn, Zn = dinv .* Un, Rn) by one device kernel when every vector is VECCUDA (done) */
-PETSC_INTERN PetscErrorCode CACGUpdateCUDA_Private(KSP, PetscInt, const double[], const double[], const double[], PetscBool *);
-/* cacgcsrcuda.cu: KSPCACG's own matrix powers kernel for MATSEQAIJCUSPARSE (the contract above). Exported only so
-   that tests/gpu/cacg_csr_cuda.c can call it and set its threads per row: not public API */
-PETSC_EXTERN PetscErrorCode CACGMatMatrixPowers_SeqAIJCUSPARSE(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
-PETSC_INTERN PetscErrorCode CACGCSRRegisterEvents_Private(PetscClassId); /* its event, CACGMatPowCSR */
-PETSC_EXTERN PetscErrorCode CACGCSRSetThreadsPerRow_Private(Mat, PetscInt); /* 0: from the mean row length (tests) */
+/* cacgcuda.cu: the CUDA backend for v, when v is a CUDA vector (VECSEQCUDA, VECMPICUDA) not bound to the CPU; else NULL */
+PETSC_INTERN PetscErrorCode CACGGetBackendCUDA_Private(Vec, const CACGBackend **);
 #endif

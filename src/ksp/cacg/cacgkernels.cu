@@ -1,5 +1,5 @@
 /* Device kernels of KSPCACG: the Gram matrices and the fused update; see cacgkernels.h. Host references:
-   CACGGramHost() and the VecMAXPY/PCApply update of KSPSolve_CACG() in cacg.c. */
+   CACGGramHost() in cacggram.c and the VecMAXPY/PCApply update of CACGUpdate() in cacgsolve.c. */
 #include "cacgkernels.h"
 
 namespace

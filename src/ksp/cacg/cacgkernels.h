@@ -1,7 +1,7 @@
 /*
    Device kernel of KSPCACG: the local part of every inner product of one outer iteration (the Gram matrices) in
    one pass over the vectors. Pure CUDA with a C interface, no PETSc. The host reference is CACGGramHost() in
-   cacg.c, which computes the same sums on the CPU (in another order); the PETSc glue is cacgcuda.cu.
+   cacggram.c, which computes the same sums on the CPU (in another order); the PETSc glue is cacgcuda.cu.
 */
 #pragma once
 

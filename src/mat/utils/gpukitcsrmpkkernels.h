@@ -1,8 +1,9 @@
 /*
-   Device kernel of KSPCACG's matrix powers hook for CSR matrices (MATSEQAIJCUSPARSE, cacgcsrcuda.cu): one step of
-   the three-term basis recurrence, the product fused with the update and the Jacobi scaling, so that each new basis
-   vector costs one pass over the matrix and the vectors. Pure CUDA with a C interface, no PETSc. The contract is the
-   comment above GpukitMatMatrixPowersFn in cacgimpl.h; the reference is CACGPowersDefault() in cacg.c.
+   Device kernel of the matrix powers kernel for CSR matrices (MATSEQAIJCUSPARSE, glue in gpukitcsrmpkcuda.cu): one
+   step of the three-term basis recurrence, the product fused with the update and the Jacobi scaling, so that each new
+   basis vector costs one pass over the matrix and the vectors. Pure CUDA with a C interface, no PETSc. The contract is
+   the comment above GpukitMatMatrixPowersFn in gpukitmat.h; the reference is GpukitMatMatrixPowersReference() in
+   gpukitmat.c.
 */
 #pragma once
 

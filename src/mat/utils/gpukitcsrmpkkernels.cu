@@ -1,11 +1,11 @@
 /*
-   The CSR matrix powers step of KSPCACG (see cacgcsrkernels.h). A group of TPR lanes of a warp sums one row: the
+   The CSR matrix powers step (see gpukitcsrmpkkernels.h). A group of TPR lanes of a warp sums one row: the
    group walks the row in passes of 2 TPR entries, each lane loading two entries (values and column indices
    streamed with __ldcs, they are read once per step) before it gathers their x (through the read-only cache), so
    that a warp has 2 * 32 entries in flight per pass; the group's partial sums are then reduced by xor shuffles and
    its first lane applies the epilogue. The sum order differs from a sequential MatMult only in rounding.
 */
-#include "cacgcsrkernels.h"
+#include "gpukitcsrmpkkernels.h"
 
 namespace
 {
