@@ -3,7 +3,11 @@ static const char help[] = "MATSGDIACUDA against the host MATSGDIA on one DMDA, 
                            "device-array assembly, the offload mask (host reads after device changes and the reverse), converts,\n"
                            "MatBindToCPU, and KSP solves (GMRES and CG with Jacobi) without host copies.\n"
                            "  -dim <1,2,3> -dof <d> -stencil <star,box> -sw <w> -bx/-by/-bz <none,periodic> -n <points per dimension>\n"
-                           "  -tol <relative tolerance, 1e-13>\n";
+                           "  -tol <relative tolerance, 1e-13>\n"
+                           "  -tune_fake <variant>:<block> (the tuner's clock says that this product kernel is the fastest)\n"
+                           "  -tune_expect <variant>:<block>|none (the choice the matrix's tuner must make; none: it has no tuner)\n"
+                           "  -tune_check (the main matrix's tuner must make a choice) -tune_expect_cached (it must come from the tuning\n"
+                           "   cache, with no timed call)\n";
 
 /*
    Both matrices get the same random values through MatSetValuesStencil(). The host matrix works on host
@@ -22,9 +26,17 @@ static const char help[] = "MATSGDIACUDA against the host MATSGDIA on one DMDA, 
    copy of a few scalars; and with several ranks and -use_gpu_aware_mpi 0, PETSc's scatter stages each ghost
    exchange through host buffers (one GPU->CPU and one CPU->GPU copy per exchange), inside the VecScatter/PetscSF
    events. Everything else must be zero; on one rank the scatter counts must be zero too.
+
+   The device CSR of MATSEQSGDIACUDA (GpukitMatGetDeviceCSR(), one rank) must equal MatConvert() to AIJ row by row,
+   be built without copying the matrix to the host, be kept while the matrix is unchanged and follow its changes.
+
+   The product's tuner (-tune_fake, -tune_expect): the tuner's clock is replaced by a model in which one (variant,
+   block) is the fastest; the tuner of the main matrix must then choose it, or the value an option fixed.
 */
 #include "gktest.h"
 #include <petscksp.h>
+#include "gpukitmat.h"
+#include "gpukittune.h"
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice_cuda.h>
   #include <petsc/private/matimpl.h> /* the matrix's offload mask (vectors have VecGetOffloadMask()) */
@@ -206,6 +218,96 @@ static PetscErrorCode CheckMult(Ctx *c, Mat D, Mat H, const char *what)
   PetscCall(MatMult(D, c->xd, c->yd));
   PetscCall(CheckOnDevice(c->yd, msg));
   PetscCall(CheckClose(c, c->yd, c->yh, msg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- the product's tuner ---- */
+
+static const char *const TuneVariants[] = {"row", "row2", "stencil"};
+static const PetscInt    TuneBlocks[]   = {64, 96, 128, 192, 256, 512, 1024};
+
+typedef struct {
+  PetscInt variant, block; /* the fast configuration of the model */
+} TuneModel;
+
+static PetscInt TuneBlockIndex(PetscInt b)
+{
+  for (PetscInt i = 0; i < 7; i++)
+    if (TuneBlocks[i] == b) return i;
+  return -1;
+}
+
+/* the model: 1 ms for the fast configuration, 1 ms more for another variant, 0.2 ms more per step of block size
+   (every step gains more than the tuner's 5% threshold, so a greedy search reaches the fast one) */
+static PetscErrorCode TuneModelTime(void *ctx, const char kernel[], const PetscInt cfg[], PetscReal *ms)
+{
+  const TuneModel *mdl = (const TuneModel *)ctx;
+  PetscBool        mult;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(kernel, "sgdia_mult", &mult));
+  *ms = 1.0;
+  if (mult) *ms += (cfg[0] != mdl->variant ? 1.0 : 0.0) + 0.2 * PetscAbsInt(TuneBlockIndex(cfg[1]) - TuneBlockIndex(mdl->block));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* "<variant>:<block>" -> the two values */
+static PetscErrorCode TuneParse(const char *s, PetscInt *variant, PetscInt *block)
+{
+  char      name[32];
+  PetscInt  i;
+  PetscBool same;
+
+  PetscFunctionBegin;
+  for (i = 0; s[i] && s[i] != ':' && i < 31; i++) name[i] = s[i];
+  name[i] = 0;
+  PetscCheck(s[i] == ':', PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Expected <variant>:<block>, got %s", s);
+  *variant = -1;
+  for (PetscInt v = 0; v < 3; v++) {
+    PetscCall(PetscStrcmp(name, TuneVariants[v], &same));
+    if (same) *variant = v;
+  }
+  PetscCheck(*variant >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Unknown variant %s (row, row2, stencil)", name);
+  *block = (PetscInt)atoi(s + i + 1);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* products until the main matrix's tuner has chosen (at most 40), then its choice against the expectation */
+static PetscErrorCode TestTuner(Ctx *c, const char *expect, PetscBool cached)
+{
+  GpukitTuner     t;
+  const PetscInt *cfg;
+  PetscBool       done = PETSC_FALSE, none, fromcache;
+  PetscInt        ncalls, variant, block;
+  char            msg[256];
+
+  PetscFunctionBegin;
+  PetscCall(GpukitTuneFind((PetscObject)c->Ad, "sgdia_mult", &t));
+  PetscCall(PetscStrcmp(expect, "none", &none));
+  if (none) {
+    PetscCheck(!t, PETSC_COMM_SELF, PETSC_ERR_PLIB, "-mat_sgdia_autotune false, yet the matrix has a tuner");
+    PetscCall(Record(c, "tuner: none with -mat_sgdia_autotune false", 0.0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCheck(t, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The matrix has no tuner of its product after MatMult");
+  for (PetscInt i = 0; i < 40; i++) {
+    PetscCall(GpukitTunerGetConfig(t, &cfg, &done));
+    if (done) break;
+    PetscCall(CheckMult(c, c->Ad, c->Ah, "products while the tuner searches"));
+  }
+  PetscCall(GpukitTunerGetConfig(t, &cfg, &done));
+  PetscCall(GpukitTunerGetStats(t, &ncalls, NULL, NULL, NULL, NULL, &fromcache));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The tuner of the product has not chosen after 40 more products (%" PetscInt_FMT " timed calls)", ncalls);
+  if (expect[0]) {
+    PetscCall(TuneParse(expect, &variant, &block));
+    PetscCheck(cfg[0] == variant && cfg[1] == block, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The tuner chose variant %s with %" PetscInt_FMT " threads per block; expected %s", cfg[0] >= 0 && cfg[0] < 3 ? TuneVariants[cfg[0]] : "?", cfg[1], expect);
+  }
+  if (cached) PetscCheck(fromcache && ncalls == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The choice should have come from the tuning cache with no timed call: from the cache %d, %" PetscInt_FMT " timed calls", (int)fromcache, ncalls);
+  PetscCall(PetscViewerPushFormat(PETSC_VIEWER_STDOUT_WORLD, PETSC_VIEWER_ASCII_INFO));
+  PetscCall(MatView(c->Ad, PETSC_VIEWER_STDOUT_WORLD));
+  PetscCall(PetscViewerPopFormat(PETSC_VIEWER_STDOUT_WORLD));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "tuner: variant %s, %" PetscInt_FMT " threads per block after %" PetscInt_FMT " timed calls%s", TuneVariants[cfg[0]], cfg[1], ncalls, fromcache ? " (from the cache)" : ""));
+  PetscCall(Record(c, msg, 0.0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -610,6 +712,124 @@ static PetscErrorCode TestDeviceArray(Ctx *c)
   PetscCall(PetscFree2(buf, back));
   PetscCall(MatDestroy(&Hs));
   PetscCall(MatDestroy(&Dw));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- the device CSR (one rank) ---- */
+
+/* csr of the device matrix against MatConvert() of the host one to AIJ: the same structure exactly, values to -tol */
+static PetscErrorCode CompareDeviceCSR(Ctx *c, const GpukitDeviceCSR *csr, const char *what)
+{
+  Mat                Aij;
+  PetscInt           m, n, rstart, nbad = 0;
+  int               *rowptr, *colidx;
+  PetscScalar       *val;
+  PetscReal          err = 0.0, ref = 0.0;
+  char               msg[256];
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(c->Ad, &m, &n));
+  PetscCall(MatGetOwnershipRange(c->Ad, &rstart, NULL));
+  PetscCheck(csr->m == m && csr->n == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the device CSR is %" PetscInt_FMT " x %" PetscInt_FMT ", the matrix %" PetscInt_FMT " x %" PetscInt_FMT, what, csr->m, csr->n, m, n);
+  PetscCall(PetscMalloc3(m + 1, &rowptr, PetscMax(csr->nnz, 1), &colidx, PetscMax(csr->nnz, 1), &val));
+  PetscCallCUDA(cudaDeviceSynchronize()); /* the CSR kernels ran on PETSc's stream */
+  PetscCallCUDA(cudaMemcpy(rowptr, csr->rowptr, (size_t)(m + 1) * sizeof(int), cudaMemcpyDeviceToHost));
+  PetscCheck(rowptr[0] == 0 && rowptr[m] == csr->nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the device CSR's row pointers run from %d to %d, for %" PetscInt_FMT " entries", what, rowptr[0], rowptr[m], csr->nnz);
+  if (csr->nnz) {
+    PetscCallCUDA(cudaMemcpy(colidx, csr->colidx, (size_t)csr->nnz * sizeof(int), cudaMemcpyDeviceToHost));
+    PetscCallCUDA(cudaMemcpy(val, csr->val, (size_t)csr->nnz * sizeof(PetscScalar), cudaMemcpyDeviceToHost));
+  }
+  PetscCall(MatConvert(c->Ah, MATAIJ, MAT_INITIAL_MATRIX, &Aij));
+  for (PetscInt i = 0; i < m; i++) {
+    PetscInt           nc;
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscCall(MatGetRow(Aij, rstart + i, &nc, &cols, &vals));
+    if (nc != rowptr[i + 1] - rowptr[i]) nbad++;
+    else
+      for (PetscInt t = 0; t < nc; t++) {
+        if (cols[t] != colidx[rowptr[i] + t]) nbad++;
+        err = PetscMax(err, PetscAbsScalar(vals[t] - val[rowptr[i] + t]));
+        ref = PetscMax(ref, PetscAbsScalar(vals[t]));
+      }
+    PetscCall(MatRestoreRow(Aij, rstart + i, &nc, &cols, &vals));
+  }
+  PetscCall(MatDestroy(&Aij));
+  PetscCall(PetscFree3(rowptr, colidx, val));
+  PetscCheck(!nbad, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " rows or columns of the device CSR differ from MatConvert() to AIJ", what, nbad);
+  PetscCheck(ref > 0.0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the matrix is zero: the comparison would prove nothing", what);
+  PetscCheck(err <= c->tol * ref, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the device CSR's values differ from AIJ's by %g (relative), above %g", what, (double)(err / ref), (double)c->tol);
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "device CSR = MatConvert to AIJ: %s (%" PetscInt_FMT " entries)", what, csr->nnz));
+  PetscCall(Record(c, msg, err / ref));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode TestDeviceCSR(Ctx *c)
+{
+  GpukitMatCaps   caps;
+  GpukitDeviceCSR csr, again;
+  PetscLogEvent   evcsr, evdown;
+  PetscInt        f0, f1, d0, d1, u0, u1, rstart;
+  PetscScalar     seven = 7.0;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitMatGetCaps(c->Ad, &caps));
+  if (c->size > 1) {
+    PetscCheck(!caps.devicecsr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "MATMPISGDIACUDA says it gives a device CSR; only MATSEQSGDIACUDA does");
+    PetscCall(Record(c, "no device CSR on several ranks", 0.0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCheck(caps.devicecsr && caps.device, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "GpukitMatGetCaps: MATSEQSGDIACUDA must be a device matrix that gives a device CSR (device %d, device CSR %d)", (int)caps.device, (int)caps.devicecsr);
+  PetscCall(MatBindToCPU(c->Ad, PETSC_TRUE));
+  PetscCall(GpukitMatGetCaps(c->Ad, &caps));
+  PetscCheck(!caps.devicecsr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "MATSEQSGDIACUDA bound to the CPU still says it gives a device CSR");
+  PetscCall(MatBindToCPU(c->Ad, PETSC_FALSE));
+  PetscCall(PetscLogEventGetId("SGDIACSRCUDA", &evcsr));
+  PetscCall(PetscLogEventGetId("SGDIACopyFromGPU", &evdown));
+
+  /* values changed on the device: the CSR is made there, without a copy to the host (the mask stays GPU) */
+  PetscCall(MatScale(c->Ad, 0.5));
+  PetscCall(MatScale(c->Ah, 0.5));
+  PetscCall(GKLogEventCount(evcsr, &f0));
+  PetscCall(GKLogEventCount(evdown, &d0));
+  PetscCall(GKLogEventCount(c->evup, &u0));
+  PetscCall(GpukitMatGetDeviceCSR(c->Ad, &csr));
+  PetscCall(CheckMatOnDevice(c->Ad, "GpukitMatGetDeviceCSR after a device MatScale"));
+  PetscCall(GKLogEventCount(evdown, &d1));
+  PetscCall(GKLogEventCount(c->evup, &u1));
+  PetscCheck(d1 == d0 && u1 == u0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "GpukitMatGetDeviceCSR of a matrix valid on the device copied it %" PetscInt_FMT " times to the host and %" PetscInt_FMT " times to the device, expected no copy", d1 - d0, u1 - u0);
+  PetscCall(CompareDeviceCSR(c, &csr, "after a device MatScale"));
+  PetscCall(GpukitMatRestoreDeviceCSR(c->Ad, &csr));
+
+  /* unchanged matrix: the same arrays, no new fill */
+  PetscCall(GKLogEventCount(evcsr, &f1));
+  PetscCheck(f1 == f0 + 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The first GpukitMatGetDeviceCSR filled the CSR %" PetscInt_FMT " times, expected once", f1 - f0);
+  PetscCall(GpukitMatGetDeviceCSR(c->Ad, &csr));
+  PetscCall(GpukitMatGetDeviceCSR(c->Ad, &again));
+  PetscCheck(csr.val == again.val && csr.rowptr == again.rowptr && csr.colidx == again.colidx, PETSC_COMM_SELF, PETSC_ERR_PLIB, "GpukitMatGetDeviceCSR of an unchanged matrix gave other arrays");
+  PetscCall(GpukitMatRestoreDeviceCSR(c->Ad, &again));
+  PetscCall(GpukitMatRestoreDeviceCSR(c->Ad, &csr));
+  PetscCall(GKLogEventCount(evcsr, &f0));
+  PetscCheck(f0 == f1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "GpukitMatGetDeviceCSR of an unchanged matrix filled the CSR again (%" PetscInt_FMT " times)", f0 - f1);
+  PetscCall(Record(c, "device CSR kept while the matrix is unchanged", 0.0));
+
+  /* a device change (shift) and a host change (MatSetValues + assembly): the CSR follows each */
+  PetscCall(MatShift(c->Ad, 1.5));
+  PetscCall(MatShift(c->Ah, 1.5));
+  PetscCall(GpukitMatGetDeviceCSR(c->Ad, &csr));
+  PetscCall(CompareDeviceCSR(c, &csr, "after a device MatShift"));
+  PetscCall(GpukitMatRestoreDeviceCSR(c->Ad, &csr));
+  PetscCall(MatGetOwnershipRange(c->Ad, &rstart, NULL));
+  PetscCall(MatSetValues(c->Ad, 1, &rstart, 1, &rstart, &seven, INSERT_VALUES));
+  PetscCall(MatSetValues(c->Ah, 1, &rstart, 1, &rstart, &seven, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(c->Ad, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(c->Ad, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(c->Ah, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(c->Ah, MAT_FINAL_ASSEMBLY));
+  PetscCall(GpukitMatGetDeviceCSR(c->Ad, &csr));
+  PetscCall(CompareDeviceCSR(c, &csr, "after a host MatSetValues and assembly"));
+  PetscCall(GpukitMatRestoreDeviceCSR(c->Ad, &csr));
+  PetscCall(CheckSame(c, c->Ad, c->Ah, "after the device CSR tests"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1041,7 +1261,9 @@ int main(int argc, char **argv)
   Mat             Ac, Ab;
   PetscBool       ok;
   VecType         vtype;
-  char            devname[256] = "unknown";
+  char            devname[256] = "unknown", tunefake[64] = "", tuneexpect[64] = "";
+  PetscBool       tunecheck = PETSC_FALSE, tuneset = PETSC_FALSE, tunecached = PETSC_FALSE;
+  TuneModel       model     = {0, 256};
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -1062,7 +1284,18 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsEList("-bz", "Boundary in z", NULL, bds, 2, bds[ib[2]], &ib[2], NULL));
   PetscCall(PetscOptionsRangeInt("-n", "Grid points per dimension", NULL, n, &n, NULL, 1, 1 << 24));
   PetscCall(PetscOptionsReal("-tol", "Relative tolerance of every comparison", NULL, c->tol, &c->tol, NULL));
+  PetscCall(PetscOptionsString("-tune_fake", "The product kernel <variant>:<block> that the tuner's model clock makes the fastest", NULL, tunefake, tunefake, sizeof(tunefake), NULL));
+  PetscCall(PetscOptionsString("-tune_expect", "The choice <variant>:<block> the main matrix's tuner must make, or none", NULL, tuneexpect, tuneexpect, sizeof(tuneexpect), &tuneset));
+  PetscCall(PetscOptionsBool("-tune_check", "The main matrix's tuner must make a choice (any)", NULL, tunecheck, &tunecheck, NULL));
+  PetscCall(PetscOptionsBool("-tune_expect_cached", "The tuner's choice must come from the cache, with no timed call", NULL, tunecached, &tunecached, NULL));
   PetscOptionsEnd();
+  if (tunefake[0]) { /* before any product: the model clock decides */
+    PetscCall(TuneParse(tunefake, &model.variant, &model.block));
+    PetscCall(GpukitTuneSetTestTimer(TuneModelTime, &model));
+    if (!tuneset) PetscCall(PetscStrncpy(tuneexpect, tunefake, sizeof(tuneexpect)));
+    tunecheck = PETSC_TRUE;
+  }
+  tunecheck = (PetscBool)(tunecheck || tuneset || tunecached);
   for (PetscInt d = 0; d < 3; d++) bd[d] = ib[d] ? DM_BOUNDARY_PERIODIC : DM_BOUNDARY_NONE;
 
   if (dim == 1) PetscCall(DMDACreate1d(PETSC_COMM_WORLD, bd[0], n, dof, sw, NULL, &c->da));
@@ -1111,6 +1344,7 @@ int main(int argc, char **argv)
   PetscCall(CheckMult(c, c->Ad, c->Ah, "second product"));
   PetscCall(GKLogEventCount(c->evup, &c0));
   PetscCheck(c0 == c1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A MatMult with the matrix unchanged copied it to the GPU again (%" PetscInt_FMT " copies)", c0 - c1);
+  if (tunecheck) PetscCall(TestTuner(c, tuneexpect, tunecached));
 
   /* MatMultAdd into a third vector, then in place */
   PetscCall(FreshInput(c->rnd, c->xh, c->xd));
@@ -1179,6 +1413,7 @@ int main(int argc, char **argv)
 
 #if PetscDefined(HAVE_CUDA)
   PetscCall(TestDeviceArray(c));
+  PetscCall(TestDeviceCSR(c));
   PetscCall(TestOffload(c));
   PetscCall(TestCOO(c));
   PetscCall(TestSolve(c, KSPCG, 0.0, "cg_"));
@@ -1207,6 +1442,7 @@ int main(int argc, char **argv)
   PetscCall(MatDestroy(&c->Ad));
   PetscCall(PetscRandomDestroy(&c->rnd));
   PetscCall(DMDestroy(&c->da));
+  if (tunefake[0]) PetscCall(GpukitTuneSetTestTimer(NULL, NULL));
   PetscCall(PetscFinalize());
   return 0;
 }

@@ -1,65 +1,29 @@
 /*
    MATSEQSGDIACUDA and MATMPISGDIACUDA: MATSGDIA with its values on an NVIDIA GPU. Built only against a PETSc with
    CUDA; it replaces the registration in sgdiacudareg.c. Kernels: sgdiakernels.cu (products, diagonal) and
-   sgdiaopskernels.cu (everything else).
+   sgdiaopskernels.cu (everything else). Other rooms of the type: sgdiapowerscuda.cu (the device matrix powers hook),
+   sgdiacsrcuda.cu (the device CSR of MATSEQSGDIACUDA); shared layer: gpukittwin.h (host/device twin), gpukitcoo.h
+   (COO assembly), gpukittune.h (the product's knobs).
 
    Each type is its host type (MatCreate_SeqSGDIA(), MatCreate_MPISGDIA()) plus one in-place convert,
-   SGDIAConvertToCUDA_Private(): it hangs a Mat_SGDIACUDA on Mat_SGDIA's spptr, keeps the host ops table (for
-   MatBindToCPU() and the way back to MATSGDIA), makes VECCUDA the vector type and sets the device ops.
+   SGDIAConvertToCUDA_Private(): it hangs a Mat_SGDIACUDA on Mat_SGDIA's spptr and attaches the twin (gpukittwin.h),
+   which keeps the host ops table (for MatBindToCPU() and the way back to MATSGDIA), makes VECCUDA the vector type and
+   installs the device ops of ONE list, SGDIACUDAOps[].
 
    Two copies of the values, and A->offloadmask says which are valid, as for PETSc's own GPU types:
    - host code (MatSetValues(), MatGetRow(), MatView(), conversions, ...) calls SGDIAHostAccess() first, which
-     lands in SGDIACUDAHostAccess() here: it copies the values back when only the device has them (GPU), and
-     a writer leaves the host copy as the only valid one (CPU);
-   - device code calls SGDIACUDACopyToGPU() first, which copies to the device when only the host has them, and a
-     device writer leaves the device copy as the only valid one (GPU);
+     lands in GpukitTwinHostAccess(): it copies the values back when only the device has them (GPU), and a writer
+     leaves the host copy as the only valid one (CPU);
+   - device code calls SGDIACUDACopyToGPU_Private() first, which copies to the device when only the host has them, and
+     a device writer leaves the device copy as the only valid one (GPU);
    so a Newton loop that assembles on the host uploads once per assembly, and one that assembles on the device
    (MatSetValuesCOO(), MatSGDIAGetArrayWriteCUDA()) never moves the matrix at all.
 */
-#include <petscdevice_cuda.h>
-#include "gpukitcuda.h"
-#include <petscsf.h>
-#include <algorithm>
-#include <vector>
-#include "sgdiaimpl.h"
-#include "sgdiakernels.h"
-#include "sgdiaopskernels.h"
+#include "sgdiacudaimpl.h"
 
 #if defined(GPUKIT_SGDIACUDA_AVAILABLE)
 
-#define GPUKIT_SGDIA_CUDA_BLOCK_SIZE 256 /* default threads per block */
-#define SGDIACUDA_WHO                "MATSGDIACUDA launches its kernels" /* for GpukitCUDAGetStream() errors */
-
 static const char *const SGDIACUDAVariants[] = {"row", "row2", "stencil", "SGDIACUDAVariant", "", NULL};
-
-typedef struct {
-  PetscScalar   *v;     /* device copy of Mat_SGDIA's v */
-  PetscCount     nv;    /* its length */
-  long long     *off;   /* 2k: stencil offsets in grid points, in the owned box (first k), then in the ghosted box */
-  int           *delta; /* 3k: stencil offsets (dx, dy, dz) */
-  PetscInt       k;     /* stencil points that off and delta hold */
-  Vec            xl, yl; /* device ghosted local vectors, when the DMDA's local vectors are not VECSEQCUDA */
-  Vec            dl;     /* matrix powers, lean basis: dinv over the ghosted box of DM dlda, for dinv of id did and state dstate */
-  DM             dlda;   /* not referenced: only compared */
-  PetscObjectId  did;
-  PetscObjectState dstate;
-  PetscScalar   *ibdiag; /* device: inverted diagonal blocks */
-
-  /* kernel knobs; autotune times every (variant, block) at the first product and keeps the fastest */
-  PetscInt       block, variant;
-  PetscBool      autotune, tuned;
-  PetscReal      tune_ms, tune_default_ms; /* time of the chosen candidate and of the default (row, 256) */
-
-  /* COO assembly: unique slots, and for each the entries (jmap/perm, local entries first, then received) */
-  PetscCount     coo_n, coo_nrecv, coo_nu;
-  long long     *coo_slot, *coo_jmap, *coo_perm; /* device */
-  PetscSF        coo_sf;                         /* local entries for other ranks' rows -> their owners */
-  PetscScalar   *coo_recv, *coo_vbuf;            /* device: received values; a device copy of host coo_v */
-
-  PetscBool      told_host, told_vec, told_dof;
-  struct _MatOps hostops; /* the host type's ops */
-  PetscErrorCode (*hostmpk)(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]); /* the host type's "MatMatrixPowers_C", put back by the convert to it */
-} Mat_SGDIACUDA;
 
 /* ------------------------------------------------------------------------------------------------------
    Helpers
@@ -73,9 +37,9 @@ static PetscErrorCode SGDIACUDAIsCUDAVec_Private(Vec v, PetscBool *flg)
 }
 
 /* are all the given vectors (NULL ones skipped) CUDA vectors; if not, say once that the host code runs */
-static PetscErrorCode SGDIACUDAVecsOnDevice_Private(Mat A, const char op[], PetscInt n, const Vec vecs[], PetscBool *ok)
+PetscErrorCode SGDIACUDAVecsOnDevice_Private(Mat A, const char op[], PetscInt n, const Vec vecs[], PetscBool *ok)
 {
-  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
+  Mat_SGDIACUDA *cu = SGDIACUDAGet(A);
 
   PetscFunctionBegin;
   *ok = PETSC_TRUE;
@@ -109,12 +73,14 @@ static PetscErrorCode SGDIACUDAIsCUDAMat_Private(Mat A, PetscBool *flg)
 }
 
 /* Does the product need the ghost exchange? Not on one rank without periodic dimensions (as in sgdia.c). */
-static PetscBool SGDIACUDANeedsGhosts(const Mat_SGDIA *sg)
+/* Does the product need the ghost exchange? Not on one rank without periodic dimensions (as in sgdia.c). */
+PetscBool SGDIACUDANeedsGhosts_Private(const Mat_SGDIA *sg)
 {
   for (PetscInt d = 0; d < 3; d++)
     if (sg->xm[d] != sg->gxm[d]) return PETSC_TRUE;
   return PETSC_FALSE;
 }
+
 
 static PetscErrorCode SGDIACUDACheckSetUp_Private(Mat A)
 {
@@ -153,7 +119,7 @@ static PetscErrorCode SGDIACUDAAllocate_Private(Mat A, cudaStream_t stream)
       PetscCallCUDA(cudaMemsetAsync(cu->v, 0, (size_t)sg->nv * sizeof(PetscScalar), stream));
     }
     cu->nv = sg->nv;
-    if (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) A->offloadmask = PETSC_OFFLOAD_CPU;
+    PetscCall(GpukitTwinDeviceLost(A));
   }
   if (cu->k != k) {
     long long *off;
@@ -192,46 +158,44 @@ static PetscErrorCode SGDIACUDAAllocate_Private(Mat A, cudaStream_t stream)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Make the device copy valid: copy the values up when only the host has them. */
-static PetscErrorCode SGDIACUDACopyToGPU(Mat A)
+/* the twin's copies (gpukittwin.h logs them and keeps the offload mask) */
+static PetscErrorCode SGDIACUDACopyUp_Private(Mat A, PetscLogDouble *bytes)
 {
   Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
   Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
   cudaStream_t   stream;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
+  if (sg->nv) PetscCallCUDA(cudaMemcpyAsync(cu->v, sg->v, (size_t)sg->nv * sizeof(PetscScalar), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host array may change as soon as we return */
+  *bytes = (PetscLogDouble)sg->nv * sizeof(PetscScalar);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SGDIACUDACopyDown_Private(Mat A, PetscLogDouble *bytes)
+{
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
+  cudaStream_t   stream;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
+  if (sg->nv) PetscCallCUDA(cudaMemcpyAsync(sg->v, cu->v, (size_t)sg->nv * sizeof(PetscScalar), cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  *bytes = (PetscLogDouble)sg->nv * sizeof(PetscScalar);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Make the device copy valid: device storage of the right size, then the values up when only the host has them. */
+PetscErrorCode SGDIACUDACopyToGPU_Private(Mat A)
+{
+  cudaStream_t stream;
 
   PetscFunctionBegin;
   PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(SGDIACUDAAllocate_Private(A, stream));
-  if (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!cu->told_host) {
-    PetscCall(PetscInfo(A, "%s: products, diagonal, scaling, shifts, AXPY, copies, zeroing of rows, block-diagonal inverse and COO assembly run on the GPU; other operations run the host code on the host copy (see docs/sgdia.md)\n", ((PetscObject)A)->type_name));
-    cu->told_host = PETSC_TRUE;
-  }
-  PetscCall(PetscLogEventBegin(MAT_SGDIA_CopyToGPU, A, 0, 0, 0));
-  if (sg->nv) PetscCallCUDA(cudaMemcpyAsync(cu->v, sg->v, (size_t)sg->nv * sizeof(PetscScalar), cudaMemcpyHostToDevice, stream));
-  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host array may change as soon as we return */
-  PetscCall(PetscLogCpuToGpu((PetscLogDouble)sg->nv * sizeof(PetscScalar)));
-  PetscCall(PetscLogEventEnd(MAT_SGDIA_CopyToGPU, A, 0, 0, 0));
-  A->offloadmask = PETSC_OFFLOAD_BOTH;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Make the host copy valid: copy the values down when only the device has them. */
-static PetscErrorCode SGDIACUDACopyFromGPU(Mat A)
-{
-  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
-  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
-  cudaStream_t   stream;
-
-  PetscFunctionBegin;
-  if (A->offloadmask != PETSC_OFFLOAD_GPU) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
-  PetscCall(PetscLogEventBegin(MAT_SGDIA_CopyFromGPU, A, 0, 0, 0));
-  if (sg->nv) PetscCallCUDA(cudaMemcpyAsync(sg->v, cu->v, (size_t)sg->nv * sizeof(PetscScalar), cudaMemcpyDeviceToHost, stream));
-  PetscCallCUDA(cudaStreamSynchronize(stream));
-  PetscCall(PetscLogGpuToCpu((PetscLogDouble)sg->nv * sizeof(PetscScalar)));
-  PetscCall(PetscLogEventEnd(MAT_SGDIA_CopyFromGPU, A, 0, 0, 0));
-  A->offloadmask = PETSC_OFFLOAD_BOTH;
+  PetscCall(GpukitTwinCopyToGPU(A, &SGDIACUDAGet(A)->twin));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -239,34 +203,26 @@ static PetscErrorCode SGDIACUDACopyFromGPU(Mat A)
 static PetscErrorCode SGDIACUDAHostAccess(Mat A, PetscBool write)
 {
   PetscFunctionBegin;
-  PetscCall(SGDIACUDACopyFromGPU(A));
-  if (write) A->offloadmask = PETSC_OFFLOAD_CPU;
+  PetscCall(GpukitTwinHostAccess(A, &SGDIACUDAGet(A)->twin, write));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The device array for a device op that changes the values: with keep, the current values (copied up when
-   needed); without, storage whose values will all be overwritten. The caller then calls SGDIACUDAWritten(). */
+   needed); without, storage whose values will all be overwritten. The caller then calls GpukitTwinDeviceWritten(). */
 static PetscErrorCode SGDIACUDADeviceWrite_Private(Mat A, PetscBool keep, PetscScalar **v, cudaStream_t *stream)
 {
-  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
+  Mat_SGDIACUDA *cu = SGDIACUDAGet(A);
 
   PetscFunctionBegin;
   PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, stream));
-  if (keep) PetscCall(SGDIACUDACopyToGPU(A));
+  if (keep) PetscCall(SGDIACUDACopyToGPU_Private(A));
   else PetscCall(SGDIACUDAAllocate_Private(A, *stream));
   *v = cu->v;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SGDIACUDAWritten(Mat A)
-{
-  PetscFunctionBegin;
-  A->offloadmask = PETSC_OFFLOAD_GPU;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* VECSEQCUDA vectors over the ghosted box: the DMDA's own local vectors if they are, else ours */
-static PetscErrorCode SGDIACUDAGetLocalVecs_Private(Mat A, Vec *xl, Vec *yl)
+PetscErrorCode SGDIACUDAGetLocalVecs_Private(Mat A, Vec *xl, Vec *yl)
 {
   Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
   Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
@@ -300,7 +256,7 @@ static PetscErrorCode SGDIACUDAGetLocalVecs_Private(Mat A, Vec *xl, Vec *yl)
 }
 
 /* the kernel arguments; x over the ghosted box or over the owned box */
-static PetscErrorCode SGDIACUDASetArgs_Private(Mat A, PetscBool ghosted, GpukitSGDIAMultArgs *a)
+PetscErrorCode SGDIACUDASetArgs_Private(Mat A, PetscBool ghosted, GpukitSGDIAMultArgs *a)
 {
   Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
   Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
@@ -364,48 +320,101 @@ static PetscErrorCode SGDIACUDARestoreOutArrays_Private(Vec y, Vec z, const Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Time every (variant, block) candidate on this product and keep the fastest (-mat_sgdia_autotune) */
-static PetscErrorCode SGDIACUDAAutotune_Private(Mat A, const GpukitSGDIAMultArgs *args, const PetscScalar *xa, cudaStream_t stream)
+/* ------------------------------------------------------------------------------------------------------
+   The product's knobs on gpukit's tuner (src/sys/gpukittune.h): "variant" (row, row2, stencil: categorical) and
+   "block" (threads per block, ordered), starting at row/256. An option that sets a knob fixes it (one value);
+   -mat_sgdia_autotune false makes no tuner at all: the product then runs the starting or fixed values.
+   ------------------------------------------------------------------------------------------------------ */
+
+static const PetscInt SGDIACUDATuneBlocks[] = {64, 96, 128, 192, 256, 512, 1024};
+
+/* a variant the product can run on this matrix (row2 needs an even number of local rows, stencil a stencil with a
+   kernel of its own); ctx is the Mat_SGDIACUDA, whose tuneargs hold the product's arguments */
+static PetscBool SGDIACUDATuneValid(void *ctx, const PetscInt cfg[])
 {
-  Mat_SGDIA     *sg       = (Mat_SGDIA *)A->data;
-  Mat_SGDIACUDA *cu       = (Mat_SGDIACUDA *)sg->spptr;
-  const int      blocks[] = {64, 96, 128, 192, 256, 512, 1024}, reps = 5;
-  cudaEvent_t    e0, e1;
-  float          best = -1.0f;
-  PetscScalar   *za;
+  const Mat_SGDIACUDA *cu = (const Mat_SGDIACUDA *)ctx;
+
+  return GpukitSGDIAMultVariantValid(&cu->tuneargs, (int)cfg[0]) ? PETSC_TRUE : PETSC_FALSE;
+}
+
+/* the tuner of the product for the current layout and options (none with -mat_sgdia_autotune false). The shape class:
+   grid dimension, dof, stencil points, and the local rows as a sparse operator (rows, stored values, values per row). */
+static PetscErrorCode SGDIACUDATunerSetUp_Private(Mat A)
+{
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
+  GpukitTuneKnob knobs[2];
+  char           csr[128], shape[256];
+  const PetscInt nblocks = (PetscInt)(sizeof(SGDIACUDATuneBlocks) / sizeof(SGDIACUDATuneBlocks[0]));
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(MAT_SGDIA_Autotune, A, 0, 0, 0));
-  PetscCallCUDA(cudaMalloc((void **)&za, (size_t)PetscMax(args->m, 1) * sizeof(PetscScalar))); /* the output vector may be an input */
-  PetscCallCUDA(cudaEventCreate(&e0));
-  PetscCallCUDA(cudaEventCreate(&e1));
-  for (int var = 0; var < GPUKIT_SGDIA_CUDA_VARIANTS; var++) {
-    if (!GpukitSGDIAMultVariantValid(args, var)) continue;
-    for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
-      float ms;
-      PetscCallCUDA(GpukitSGDIAMultCUDA(args, xa, NULL, za, blocks[b], var, stream)); /* warm-up */
-      PetscCallCUDA(cudaEventRecord(e0, stream));
-      for (int r = 0; r < reps; r++) PetscCallCUDA(GpukitSGDIAMultCUDA(args, xa, NULL, za, blocks[b], var, stream));
-      PetscCallCUDA(cudaEventRecord(e1, stream));
-      PetscCallCUDA(cudaEventSynchronize(e1));
-      PetscCallCUDA(cudaEventElapsedTime(&ms, e0, e1));
-      ms /= reps;
-      PetscCall(PetscInfo(A, "autotune: variant %s, %d threads per block: %g ms per product\n", SGDIACUDAVariants[var], blocks[b], (double)ms));
-      if (var == 0 && blocks[b] == GPUKIT_SGDIA_CUDA_BLOCK_SIZE) cu->tune_default_ms = ms;
-      if (best < 0 || ms < best) {
-        best        = ms;
-        cu->variant = var;
-        cu->block   = blocks[b];
-      }
+  if (!cu->autotune) {
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!sg->da || sg->k < 1) PetscFunctionReturn(PETSC_SUCCESS); /* not set up: no product yet */
+  if (cu->tuner && cu->tune_m == sg->m) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpukitTunerDestroy(&cu->tuner));
+  PetscCall(PetscMemzero(knobs, sizeof(knobs)));
+  knobs[0].name = "variant";
+  if (cu->fixvariant) { /* labels[i] names values[i]: the one label of the fixed value */
+    knobs[0].n         = 1;
+    knobs[0].values[0] = cu->variant;
+    knobs[0].labels    = SGDIACUDAVariants + cu->variant;
+  } else {
+    knobs[0].n = GPUKIT_SGDIA_CUDA_VARIANTS;
+    for (PetscInt i = 0; i < GPUKIT_SGDIA_CUDA_VARIANTS; i++) knobs[0].values[i] = i;
+    knobs[0].labels = SGDIACUDAVariants;
+  }
+  knobs[0].start = 0; /* row */
+  knobs[1].name  = "block";
+  if (cu->fixblock) {
+    knobs[1].n         = 1;
+    knobs[1].values[0] = cu->block;
+  } else {
+    knobs[1].n = nblocks;
+    for (PetscInt i = 0; i < nblocks; i++) {
+      knobs[1].values[i] = SGDIACUDATuneBlocks[i];
+      if (SGDIACUDATuneBlocks[i] == GPUKIT_SGDIA_CUDA_BLOCK_SIZE) knobs[1].start = i;
     }
   }
-  PetscCallCUDA(cudaEventDestroy(e0));
-  PetscCallCUDA(cudaEventDestroy(e1));
-  PetscCallCUDA(cudaFree(za));
-  cu->tune_ms = best;
-  cu->tuned   = PETSC_TRUE;
-  PetscCall(PetscInfo(A, "autotune: variant %s, %" PetscInt_FMT " threads per block, %g ms per product (default row/256: %g ms)\n", SGDIACUDAVariants[cu->variant], cu->block, (double)best, (double)cu->tune_default_ms));
-  PetscCall(PetscLogEventEnd(MAT_SGDIA_Autotune, A, 0, 0, 0));
+  PetscCall(GpukitTuneShapeCSR(sg->m, sg->nv, sg->k * sg->dof, csr, sizeof(csr)));
+  PetscCall(PetscSNPrintf(shape, sizeof(shape), "d%" PetscInt_FMT ".f%" PetscInt_FMT ".k%" PetscInt_FMT ".%s", sg->dim, sg->dof, sg->k, csr));
+  PetscCall(SGDIACUDASetArgs_Private(A, SGDIACUDANeedsGhosts_Private(sg), &cu->tuneargs)); /* for the validity callback */
+  PetscCall(GpukitTunerCreate((PetscObject)A, "sgdia_mult", 2, knobs, &cu->tuner));
+  PetscCall(GpukitTunerSetShape(cu->tuner, shape));
+  PetscCall(GpukitTunerSetDevice(cu->tuner, PETSC_TRUE));
+  if (!cu->fixvariant) PetscCall(GpukitTunerSetValid(cu->tuner, SGDIACUDATuneValid, cu));
+  cu->tune_m = sg->m;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the product's current variant and threads per block: the tuner's choice (its starting values until it has one), or
+   the fixed ones without a tuner; the matrix powers hook follows it */
+PetscErrorCode SGDIACUDAGetProductConfig_Private(Mat A, PetscInt *variant, PetscInt *block)
+{
+  Mat_SGDIACUDA *cu = SGDIACUDAGet(A);
+
+  PetscFunctionBegin;
+  PetscCall(SGDIACUDATunerSetUp_Private(A));
+  if (cu->tuner) {
+    const PetscInt *cfg;
+    PetscBool       done;
+    PetscCall(GpukitTunerGetConfig(cu->tuner, &cfg, &done));
+    *variant = cfg[0];
+    *block   = cfg[1];
+  } else {
+    *variant = cu->variant;
+    *block   = cu->block;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the tuner must start again: an option changed a knob */
+static PetscErrorCode SGDIACUDATunerReset_Private(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(GpukitTunerDestroy(&SGDIACUDAGet(A)->tuner));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -420,23 +429,25 @@ static PetscErrorCode MatMultAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y, Vec z)
   PetscScalar        *za;
   GpukitSGDIAMultArgs args;
   cudaStream_t        stream;
+  const PetscInt     *cfg;
+  PetscInt            nlaunch, fixed[2];
   int                 variant;
 
   PetscFunctionBegin;
   PetscCall(SGDIACUDAVecsOnDevice_Private(A, y ? "MatMultAdd" : "MatMult", 3, vecs, &ok));
   if (!ok) {
-    if (y) PetscCall((*cu->hostops.multadd)(A, x, y, z));
-    else PetscCall((*cu->hostops.mult)(A, x, z));
+    if (y) PetscCall((*cu->twin.hostops.multadd)(A, x, y, z));
+    else PetscCall((*cu->twin.hostops.mult)(A, x, z));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (sg->dof > GPUKIT_SGDIA_CUDA_MAX_DOF && !cu->told_dof) {
     PetscCall(PetscInfo(A, "dof %" PetscInt_FMT " has no kernel of its own (1..%d do): MatMult runs the generic kernel\n", sg->dof, GPUKIT_SGDIA_CUDA_MAX_DOF));
     cu->told_dof = PETSC_TRUE;
   }
-  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDACopyToGPU_Private(A));
   PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_MultCUDA, A, x, z, 0));
-  ghosted = SGDIACUDANeedsGhosts(sg);
+  ghosted = SGDIACUDANeedsGhosts_Private(sg);
   if (ghosted) { /* PETSc's scatter, on device buffers */
     PetscCall(SGDIACUDAGetLocalVecs_Private(A, &xin, NULL));
     PetscCall(DMGlobalToLocalBegin(sg->da, x, INSERT_VALUES, xin));
@@ -445,12 +456,26 @@ static PetscErrorCode MatMultAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y, Vec z)
   PetscCall(SGDIACUDASetArgs_Private(A, ghosted, &args));
   PetscCall(VecCUDAGetArrayRead(xin, &xa));
   PetscCall(SGDIACUDAGetOutArrays_Private(y, z, &ya, &za));
-  if (cu->autotune && !cu->tuned) PetscCall(SGDIACUDAAutotune_Private(A, &args, xa, stream));
-  variant = (int)cu->variant;
+  PetscCall(SGDIACUDATunerSetUp_Private(A));
+  if (cu->tuner) { /* z = z + A x (y == z) must run once; any other product may be repeated while it is timed */
+    cu->tuneargs = args;
+    PetscCall(GpukitTunerSetRepeatable(cu->tuner, (PetscBool)!(y && y == z)));
+    PetscCall(GpukitTunerBegin(cu->tuner, A->nonzerostate, (void *)stream, &cfg, &nlaunch));
+  } else {
+    fixed[0] = cu->variant;
+    fixed[1] = cu->block;
+    cfg      = fixed;
+    nlaunch  = 1;
+  }
+  variant = (int)cfg[0];
   if (!GpukitSGDIAMultVariantValid(&args, variant) || !SGDIACUDAAligned(za) || (ya && !SGDIACUDAAligned(ya))) variant = 0;
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCallCUDA(GpukitSGDIAMultCUDA(&args, xa, ya, za, (int)cu->block, variant, stream));
+  for (PetscInt l = 0; l < nlaunch; l++) {
+    PetscCallCUDA(GpukitSGDIAMultCUDA(&args, xa, ya, za, (int)cfg[1], variant, stream));
+    if (cu->tuner) PetscCall(GpukitTunerMark(cu->tuner));
+  }
   PetscCall(PetscLogGpuTimeEnd());
+  if (cu->tuner) PetscCall(GpukitTunerEnd(cu->tuner));
   PetscCall(SGDIACUDARestoreOutArrays_Private(y, z, &ya, &za));
   PetscCall(VecCUDARestoreArrayRead(xin, &xa));
   PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)sg->nv));
@@ -487,14 +512,14 @@ static PetscErrorCode MatMultTransposeAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y,
   PetscFunctionBegin;
   PetscCall(SGDIACUDAVecsOnDevice_Private(A, y ? "MatMultTransposeAdd" : "MatMultTranspose", 3, vecs, &ok));
   if (!ok) {
-    if (y) PetscCall((*cu->hostops.multtransposeadd)(A, x, y, z));
-    else PetscCall((*cu->hostops.multtranspose)(A, x, z));
+    if (y) PetscCall((*cu->twin.hostops.multtransposeadd)(A, x, y, z));
+    else PetscCall((*cu->twin.hostops.multtranspose)(A, x, z));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDACopyToGPU_Private(A));
   PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_MultTrCUDA, A, x, z, 0));
-  ghosted = SGDIACUDANeedsGhosts(sg);
+  ghosted = SGDIACUDANeedsGhosts_Private(sg);
   PetscCall(SGDIACUDASetArgs_Private(A, ghosted, &args));
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   if (ghosted) {
@@ -537,111 +562,6 @@ static PetscErrorCode MatMultTransposeAdd_SGDIACUDA(Mat A, Vec x, Vec y, Vec z)
 }
 
 /* ------------------------------------------------------------------------------------------------------
-   Matrix powers (KSPCACG's "MatMatrixPowers_C", contract in src/ksp/cacg/cacgimpl.h)
-   ------------------------------------------------------------------------------------------------------ */
-
-static PetscLogEvent MAT_SGDIA_PowersCUDA; /* "SGDIAMatPowCUDA", registered with the types below */
-
-
-/*
-   MatMatrixPowers_SGDIACUDA - KSPCACG's matrix powers hook: for j = 0..k-1
-       W[j+1] = (A V[j] - theta[j] W[j] - gamma[j] W[j-1]) / sigma[j],   V[j+1] = dinv .* W[j+1] (dinv NULL: V == W)
-   with one kernel launch per j (GpukitSGDIAPowersCUDA(): the product with the update and the Jacobi scaling in its
-   epilogue), so each new basis vector costs one pass instead of a product, an update and a Jacobi apply. On more
-   than one rank (or with periodic dimensions) the ghost values of V[j] are gathered before each product as in
-   MatMult. Everything stays on the device: no host-device copy on one rank. Host vectors, or a matrix bound to the
-   CPU, run the reference (k MatMult and vector operations).
-   Lean basis (V == NULL, dinv given): the product reads W[j] and dinv and multiplies them where it reads them, so
-   only W is written: one vector less per step; with ghosts, dinv's are gathered once and kept while dinv (id and
-   state) does not change.
-*/
-static PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
-{
-  Mat_SGDIA          *sg = (Mat_SGDIA *)A->data;
-  Mat_SGDIACUDA      *cu = (Mat_SGDIACUDA *)sg->spptr;
-  PetscBool           ok = PETSC_TRUE, ghosted, lean = (PetscBool)(V == NULL);
-  Vec                 xl = NULL;
-  const PetscScalar  *dla = NULL;
-  GpukitSGDIAMultArgs args;
-  cudaStream_t        stream;
-  int                 variant;
-
-  PetscFunctionBegin;
-  if (k < 1) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCheck(theta && sigma && gamma && W, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_NULL, "MatMatrixPowers: the basis parameters and the W array must not be NULL");
-  PetscCheck(V || dinv, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_NULL, "MatMatrixPowers: V may be NULL (the lean basis) only with a diagonal preconditioner dinv");
-  for (PetscInt j = 0; j <= k && ok; j++) {
-    Vec vecs[3] = {lean ? NULL : V[j], W[j], j == 0 ? dinv : NULL};
-    PetscCall(SGDIACUDAVecsOnDevice_Private(A, "MatMatrixPowers", 3, vecs, &ok));
-  }
-  if (!ok || A->boundtocpu || !PetscDefined(USE_REAL_DOUBLE) || PetscDefined(USE_COMPLEX)) {
-    PetscCall(MatMatrixPowersReference_SGDIA_Private(A, dinv, k, theta, sigma, gamma, V, W));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(SGDIACUDACopyToGPU(A));
-  PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
-  PetscCall(PetscLogEventBegin(MAT_SGDIA_PowersCUDA, A, 0, 0, 0));
-  ghosted = SGDIACUDANeedsGhosts(sg);
-  if (ghosted) PetscCall(SGDIACUDAGetLocalVecs_Private(A, &xl, NULL));
-  if (lean && ghosted) { /* dinv over the ghosted box: gathered once per dinv (id and state), kept for later calls */
-    PetscObjectId    id;
-    PetscObjectState st;
-    PetscCall(PetscObjectGetId((PetscObject)dinv, &id));
-    PetscCall(PetscObjectStateGet((PetscObject)dinv, &st));
-    if (cu->dl) { /* the box changes with the grid (a new DM): then gather again */
-      PetscInt nd, nx;
-      PetscCall(VecGetLocalSize(cu->dl, &nd));
-      PetscCall(VecGetLocalSize(xl, &nx));
-      if (nd != nx || cu->dlda != sg->da) PetscCall(VecDestroy(&cu->dl));
-    }
-    if (!cu->dl) {
-      PetscCall(VecDuplicate(xl, &cu->dl));
-      cu->dlda = sg->da;
-      cu->did  = 0;
-    }
-    if (cu->did != id || cu->dstate != st) {
-      PetscCall(DMGlobalToLocalBegin(sg->da, dinv, INSERT_VALUES, cu->dl));
-      PetscCall(DMGlobalToLocalEnd(sg->da, dinv, INSERT_VALUES, cu->dl));
-      cu->did    = id;
-      cu->dstate = st;
-    }
-    PetscCall(VecCUDAGetArrayRead(cu->dl, &dla));
-  }
-  PetscCall(SGDIACUDASetArgs_Private(A, ghosted, &args));
-  for (PetscInt j = 0; j < k; j++) {
-    GpukitSGDIAPowersArgs e;
-    GpukitCUDAReads       rd;
-    const PetscScalar    *xa;
-    PetscScalar          *w1;
-    Vec                   xin = lean ? W[j] : V[j];
-
-    rd.n = 0;
-    if (ghosted) {
-      PetscCall(DMGlobalToLocalBegin(sg->da, xin, INSERT_VALUES, xl));
-      PetscCall(DMGlobalToLocalEnd(sg->da, xin, INSERT_VALUES, xl));
-      xin = xl;
-    }
-    PetscCall(GpukitCUDAReadsGet(&rd, xin, &xa));
-    e.xs = NULL;
-    if (lean) {
-      if (ghosted) e.xs = dla;
-      else PetscCall(GpukitCUDAReadsGet(&rd, dinv, &e.xs));
-    }
-    if (cu->autotune && !cu->tuned) PetscCall(SGDIACUDAAutotune_Private(A, &args, xa, stream));
-    PetscCall(GpukitCUDAPowersStepBegin(&rd, j, theta, sigma, gamma, dinv, V, W, &e, &w1));
-    variant = cu->variant == 2 && GpukitSGDIAMultVariantValid(&args, 2) ? 2 : 0;
-    PetscCall(PetscLogGpuTimeBegin());
-    PetscCallCUDA(GpukitSGDIAPowersCUDA(&args, &e, xa, w1, (int)cu->block, variant, stream));
-    PetscCall(PetscLogGpuTimeEnd());
-    PetscCall(GpukitCUDAPowersStepEnd(&rd, j, dinv, V, W, &e, &w1));
-  }
-  if (dla) PetscCall(VecCUDARestoreArrayRead(cu->dl, &dla));
-  PetscCall(PetscLogGpuFlops((PetscLogDouble)k * (2.0 * (PetscLogDouble)sg->nv + 6.0 * (PetscLogDouble)sg->m)));
-  PetscCall(PetscLogEventEnd(MAT_SGDIA_PowersCUDA, A, 0, 0, 0));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* ------------------------------------------------------------------------------------------------------
    Diagonal, scaling, AXPY, copies
    ------------------------------------------------------------------------------------------------------ */
 
@@ -656,10 +576,10 @@ static PetscErrorCode MatGetDiagonal_SGDIACUDA(Mat A, Vec d)
   PetscFunctionBegin;
   PetscCall(SGDIACUDAVecsOnDevice_Private(A, "MatGetDiagonal", 1, &d, &ok));
   if (!ok) {
-    PetscCall((*cu->hostops.getdiagonal)(A, d));
+    PetscCall((*cu->twin.hostops.getdiagonal)(A, d));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDACopyToGPU_Private(A));
   PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(VecCUDAGetArrayWrite(d, &da));
   PetscCall(PetscLogGpuTimeBegin());
@@ -684,7 +604,7 @@ static PetscErrorCode MatScale_SGDIACUDA(Mat A, PetscScalar a)
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops((PetscLogDouble)sg->nv));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
-  PetscCall(SGDIACUDAWritten(A));
+  PetscCall(GpukitTwinDeviceWritten(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -703,7 +623,7 @@ static PetscErrorCode MatShift_SGDIACUDA(Mat A, PetscScalar a)
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops((PetscLogDouble)sg->m));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
-  PetscCall(SGDIACUDAWritten(A));
+  PetscCall(GpukitTwinDeviceWritten(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -719,7 +639,7 @@ static PetscErrorCode MatDiagonalSet_SGDIACUDA(Mat A, Vec D, InsertMode mode)
   PetscFunctionBegin;
   PetscCall(SGDIACUDAVecsOnDevice_Private(A, "MatDiagonalSet", 1, &D, &ok));
   if (!ok) {
-    PetscCall((*cu->hostops.diagonalset)(A, D, mode));
+    PetscCall((*cu->twin.hostops.diagonalset)(A, D, mode));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_TRUE, &v, &stream));
@@ -730,7 +650,7 @@ static PetscErrorCode MatDiagonalSet_SGDIACUDA(Mat A, Vec D, InsertMode mode)
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(VecCUDARestoreArrayRead(D, &da));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
-  PetscCall(SGDIACUDAWritten(A));
+  PetscCall(GpukitTwinDeviceWritten(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -747,7 +667,7 @@ static PetscErrorCode MatDiagonalScale_SGDIACUDA(Mat A, Vec l, Vec r)
   PetscFunctionBegin;
   PetscCall(SGDIACUDAVecsOnDevice_Private(A, "MatDiagonalScale", 2, vecs, &ok));
   if (!ok) {
-    PetscCall((*cu->hostops.diagonalscale)(A, l, r));
+    PetscCall((*cu->twin.hostops.diagonalscale)(A, l, r));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_TRUE, &v, &stream));
@@ -772,7 +692,7 @@ static PetscErrorCode MatDiagonalScale_SGDIACUDA(Mat A, Vec l, Vec r)
     PetscCall(VecCUDARestoreArrayRead(rl, &ra));
   }
   PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
-  PetscCall(SGDIACUDAWritten(A));
+  PetscCall(GpukitTwinDeviceWritten(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -785,7 +705,7 @@ static PetscErrorCode MatZeroEntries_SGDIACUDA(Mat A)
   PetscFunctionBegin;
   PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_FALSE, &v, &stream));
   if (sg->nv) PetscCallCUDA(cudaMemsetAsync(v, 0, (size_t)sg->nv * sizeof(PetscScalar), stream));
-  PetscCall(SGDIACUDAWritten(A));
+  PetscCall(GpukitTwinDeviceWritten(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -809,10 +729,10 @@ static PetscErrorCode MatAXPY_SGDIACUDA(Mat Y, PetscScalar a, Mat X, MatStructur
   PetscCall(SGDIACUDAIsCUDAMat_Private(X, &xcuda));
   if (!xcuda || !SGDIACUDASameLayout(sy, (Mat_SGDIA *)X->data)) {
     PetscCall(PetscInfo(Y, "MatAXPY with X of type %s: host code\n", ((PetscObject)X)->type_name));
-    PetscCall((*cu->hostops.axpy)(Y, a, X, str));
+    PetscCall((*cu->twin.hostops.axpy)(Y, a, X, str));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(SGDIACUDACopyToGPU(X));
+  PetscCall(SGDIACUDACopyToGPU_Private(X));
   PetscCall(SGDIACUDADeviceWrite_Private(Y, PETSC_TRUE, &v, &stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_OpsCUDA, Y, X, 0, 0));
   PetscCall(PetscLogGpuTimeBegin());
@@ -820,7 +740,7 @@ static PetscErrorCode MatAXPY_SGDIACUDA(Mat Y, PetscScalar a, Mat X, MatStructur
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)sy->nv));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, Y, X, 0, 0));
-  PetscCall(SGDIACUDAWritten(Y));
+  PetscCall(GpukitTwinDeviceWritten(Y));
   PetscCall(PetscObjectStateIncrease((PetscObject)Y)); /* MatAXPY() does not */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -837,13 +757,13 @@ static PetscErrorCode MatCopy_SGDIACUDA(Mat A, Mat B, MatStructure str)
   PetscFunctionBegin;
   PetscCall(SGDIACUDAIsCUDAMat_Private(B, &bcuda));
   if (!bcuda || !SGDIACUDASameLayout(sa, (Mat_SGDIA *)B->data)) {
-    PetscCall((*cu->hostops.copy)(A, B, str));
+    PetscCall((*cu->twin.hostops.copy)(A, B, str));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDACopyToGPU_Private(A));
   PetscCall(SGDIACUDADeviceWrite_Private(B, PETSC_FALSE, &v, &stream));
   if (sa->nv) PetscCallCUDA(cudaMemcpyAsync(v, cu->v, (size_t)sa->nv * sizeof(PetscScalar), cudaMemcpyDeviceToDevice, stream));
-  PetscCall(SGDIACUDAWritten(B));
+  PetscCall(GpukitTwinDeviceWritten(B));
   PetscCall(PetscObjectStateIncrease((PetscObject)B));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -854,13 +774,13 @@ static PetscErrorCode MatDuplicate_SGDIACUDA(Mat A, MatDuplicateOption op, Mat *
   Mat_SGDIACUDA *ca = (Mat_SGDIACUDA *)sa->spptr, *cb;
 
   PetscFunctionBegin;
-  PetscCall((*ca->hostops.duplicate)(A, MAT_DO_NOT_COPY_VALUES, B)); /* a MATSGDIACUDA of the same layout, zero */
-  cb           = (Mat_SGDIACUDA *)((Mat_SGDIA *)(*B)->data)->spptr;
-  cb->block    = ca->block;
-  cb->variant  = ca->variant;
-  cb->autotune = ca->autotune;
-  cb->tuned    = ca->tuned;
-  cb->tune_ms  = ca->tune_ms;
+  PetscCall((*ca->twin.hostops.duplicate)(A, MAT_DO_NOT_COPY_VALUES, B)); /* a MATSGDIACUDA of the same layout, zero */
+  cb             = (Mat_SGDIACUDA *)((Mat_SGDIA *)(*B)->data)->spptr;
+  cb->block      = ca->block; /* the settings; the duplicate makes its own tuner */
+  cb->variant    = ca->variant;
+  cb->fixblock   = ca->fixblock;
+  cb->fixvariant = ca->fixvariant;
+  cb->autotune   = ca->autotune;
   if (op == MAT_COPY_VALUES) PetscCall(MatCopy_SGDIACUDA(A, *B, SAME_NONZERO_PATTERN));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -945,8 +865,8 @@ static PetscErrorCode SGDIACUDAZeroRows_Private(Mat A, PetscInt n, const PetscIn
     }
   }
   if (!ok) {
-    if (columns) PetscCall((*cu->hostops.zerorowscolumns)(A, n, rows, diag, x, b));
-    else PetscCall((*cu->hostops.zerorows)(A, n, rows, diag, x, b));
+    if (columns) PetscCall((*cu->twin.hostops.zerorowscolumns)(A, n, rows, diag, x, b));
+    else PetscCall((*cu->twin.hostops.zerorows)(A, n, rows, diag, x, b));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(SGDIACUDADeviceWrite_Private(A, PETSC_TRUE, &v, &stream));
@@ -1001,7 +921,7 @@ static PetscErrorCode SGDIACUDAZeroRows_Private(Mat A, PetscInt n, const PetscIn
   }
   PetscCall(PetscLogEventEnd(MAT_SGDIA_OpsCUDA, A, 0, 0, 0));
   if (dl) PetscCallCUDA(cudaFree(dl));
-  PetscCall(SGDIACUDAWritten(A));
+  PetscCall(GpukitTwinDeviceWritten(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1035,10 +955,10 @@ static PetscErrorCode MatInvertBlockDiagonal_SGDIACUDA(Mat A, const PetscScalar 
   PetscFunctionBegin;
   if (sg->dof > GPUKIT_SGDIA_CUDA_MAX_DOF) {
     PetscCall(PetscInfo(A, "MatInvertBlockDiagonal with dof %" PetscInt_FMT " > %d: host code\n", sg->dof, GPUKIT_SGDIA_CUDA_MAX_DOF));
-    PetscCall((*cu->hostops.invertblockdiagonal)(A, values));
+    PetscCall((*cu->twin.hostops.invertblockdiagonal)(A, values));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDACopyToGPU_Private(A));
   PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_InvBlkDiagCUDA, A, 0, 0, 0));
   if (!cu->ibdiag && n) PetscCallCUDA(cudaMalloc((void **)&cu->ibdiag, n * sizeof(PetscScalar)));
@@ -1075,7 +995,7 @@ static PetscErrorCode MatGetBlockDiagonal_SGDIACUDA(Mat A, Mat *D)
   cudaStream_t   stream;
 
   PetscFunctionBegin;
-  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDACopyToGPU_Private(A));
   PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(MatCreate(PetscObjectComm((PetscObject)A), D));
   PetscCall(MatSetSizes(*D, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
@@ -1099,169 +1019,43 @@ static PetscErrorCode MatGetBlockDiagonal_SGDIACUDA(Mat A, Mat *D)
 #endif
 
 /* ------------------------------------------------------------------------------------------------------
-   COO assembly: MatSetPreallocationCOO() once, then MatSetValuesCOO() with host or device values
+   COO assembly: MatSetPreallocationCOO() once, then MatSetValuesCOO() with host or device values, through the shared
+   helper (gpukitcoo.h); MATSGDIA says where an entry lives (SGDIAEntrySlot_Private(): the error or the drop of an
+   entry outside the stencil is the host's)
    ------------------------------------------------------------------------------------------------------ */
-
-static PetscErrorCode SGDIACUDACOOFree_Private(Mat_SGDIACUDA *cu)
-{
-  PetscFunctionBegin;
-  if (cu->coo_slot) PetscCallCUDA(cudaFree(cu->coo_slot));
-  if (cu->coo_jmap) PetscCallCUDA(cudaFree(cu->coo_jmap));
-  if (cu->coo_perm) PetscCallCUDA(cudaFree(cu->coo_perm));
-  if (cu->coo_recv) PetscCallCUDA(cudaFree(cu->coo_recv));
-  if (cu->coo_vbuf) PetscCallCUDA(cudaFree(cu->coo_vbuf));
-  cu->coo_slot = cu->coo_jmap = cu->coo_perm = NULL;
-  cu->coo_recv = cu->coo_vbuf = NULL;
-  cu->coo_n = cu->coo_nrecv = cu->coo_nu = 0;
-  PetscCall(PetscSFDestroy(&cu->coo_sf));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-template <typename T>
-static PetscErrorCode SGDIACUDAUpload_Private(T **d, const T *h, size_t n, cudaStream_t stream)
-{
-  PetscFunctionBegin;
-  PetscCallCUDA(cudaMalloc((void **)d, PetscMax(n, (size_t)1) * sizeof(T)));
-  if (n) PetscCallCUDA(cudaMemcpyAsync(*d, h, n * sizeof(T), cudaMemcpyHostToDevice, stream));
-  PetscCall(PetscLogCpuToGpu((PetscLogDouble)n * sizeof(T)));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 static PetscErrorCode MatSetPreallocationCOO_SGDIACUDA(Mat A, PetscCount n, PetscInt coo_i[], PetscInt coo_j[])
 {
-  Mat_SGDIA                                   *sg = (Mat_SGDIA *)A->data;
-  Mat_SGDIACUDA                               *cu = (Mat_SGDIACUDA *)sg->spptr;
-  MPI_Comm                                     comm;
-  PetscMPIInt                                  size, rank;
-  std::vector<std::pair<PetscCount, long long>> ent; /* (slot, index into [local values | received values]) */
-  std::vector<PetscInt>                        leaves;
-  std::vector<PetscSFNode>                     remotes;
-  cudaStream_t                                 stream;
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscCount     nrecv, nu;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectGetComm((PetscObject)A, &comm));
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(SGDIACUDACheckSetUp_Private(A));
-  PetscCall(SGDIACUDACOOFree_Private(cu));
+  PetscCall(GpukitCOODestroy(&cu->coo));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_COO, A, 0, 0, 0));
-  cu->coo_n = n;
-  /* local entries; other ranks' rows are sent to their owners */
-  std::vector<std::vector<PetscInt>> out(size);  /* (i, j) pairs per destination rank */
-  std::vector<std::vector<PetscCount>> outidx(size);
-  for (PetscCount e = 0; e < n; e++) {
-    PetscInt   i = coo_i[e], j = coo_j[e];
-    PetscCount slot;
-    if (i < 0 || j < 0) continue;
-    PetscCheck(i < A->rmap->N && j < A->cmap->N, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "COO entry %" PetscCount_FMT " is (%" PetscInt_FMT ", %" PetscInt_FMT "), outside the %" PetscInt_FMT " x %" PetscInt_FMT " matrix", e, i, j, A->rmap->N, A->cmap->N);
-    if (i >= A->rmap->rstart && i < A->rmap->rend) {
-      PetscCall(SGDIAEntrySlot_Private(A, i, j, &slot));
-      if (slot >= 0) ent.push_back(std::make_pair(slot, (long long)e));
-    } else {
-      PetscMPIInt owner;
-      PetscCheck(!sg->ignore_offproc, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "COO entry %" PetscCount_FMT " is in row %" PetscInt_FMT " of another rank, and MAT_IGNORE_OFF_PROC_ENTRIES is set; leave such entries out (negative indices)", e, i);
-      PetscCall(PetscLayoutFindOwner(A->rmap, i, &owner));
-      out[owner].push_back(i);
-      out[owner].push_back(j);
-      outidx[owner].push_back(e);
-    }
-  }
-  if (size > 1) { /* counts, then where each sender's entries land in the owner's receive buffer, then (i, j) */
-    std::vector<PetscMPIInt> scount(size), rcount(size), sdispl(size), rdispl(size), rstartof(size), mystart(size);
-    std::vector<PetscInt>    rbuf, sbuf;
-    PetscMPIInt              nr = 0, ns = 0;
-    for (PetscMPIInt r = 0; r < size; r++) PetscCall(PetscMPIIntCast((PetscCount)outidx[r].size(), &scount[r]));
-    PetscCallMPI(MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm));
-    for (PetscMPIInt r = 0; r < size; r++) {
-      rstartof[r] = nr; /* entries from rank r start here in my receive buffer */
-      nr += rcount[r];
-    }
-    PetscCallMPI(MPI_Alltoall(rstartof.data(), 1, MPI_INT, mystart.data(), 1, MPI_INT, comm));
-    cu->coo_nrecv = nr;
-    for (PetscMPIInt r = 0; r < size; r++)
-      for (size_t t = 0; t < outidx[r].size(); t++) {
-        PetscSFNode node;
-        node.rank  = r;
-        node.index = mystart[r] + (PetscInt)t;
-        remotes.push_back(node);
-        leaves.push_back((PetscInt)outidx[r][t]);
-      }
-    for (PetscMPIInt r = 0; r < size; r++) {
-      sdispl[r] = ns;
-      ns += 2 * scount[r];
-      scount[r] *= 2;
-      rdispl[r] = 2 * rstartof[r];
-      rcount[r] *= 2;
-      sbuf.insert(sbuf.end(), out[r].begin(), out[r].end());
-    }
-    rbuf.resize(2 * (size_t)nr + 1);
-    sbuf.push_back(0);
-    PetscCallMPI(MPI_Alltoallv(sbuf.data(), scount.data(), sdispl.data(), MPIU_INT, rbuf.data(), rcount.data(), rdispl.data(), MPIU_INT, comm));
-    for (PetscMPIInt t = 0; t < nr; t++) {
-      PetscCount slot;
-      PetscCall(SGDIAEntrySlot_Private(A, rbuf[2 * t], rbuf[2 * t + 1], &slot));
-      if (slot >= 0) ent.push_back(std::make_pair(slot, (long long)n + t));
-    }
-    PetscCall(PetscSFCreate(comm, &cu->coo_sf));
-    PetscCall(PetscSFSetGraph(cu->coo_sf, (PetscInt)nr, (PetscInt)leaves.size(), leaves.data(), PETSC_COPY_VALUES, remotes.data(), PETSC_COPY_VALUES));
-    PetscCall(PetscSFSetUp(cu->coo_sf));
-  }
-  /* group by slot; within a slot keep the entry order, so the sums do not depend on the run */
-  std::stable_sort(ent.begin(), ent.end(), [](const std::pair<PetscCount, long long> &a, const std::pair<PetscCount, long long> &b) { return a.first < b.first; });
-  {
-    std::vector<long long> slot, jmap(1, 0), perm(ent.size());
-    for (size_t t = 0; t < ent.size(); t++) {
-      if (t == 0 || ent[t].first != ent[t - 1].first) {
-        slot.push_back((long long)ent[t].first);
-        if (t) jmap.push_back((long long)t);
-      }
-      perm[t] = ent[t].second;
-    }
-    if (!ent.empty()) jmap.push_back((long long)ent.size());
-    cu->coo_nu = (PetscCount)slot.size();
-    PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
-    PetscCall(SGDIACUDAUpload_Private(&cu->coo_slot, slot.data(), slot.size(), stream));
-    PetscCall(SGDIACUDAUpload_Private(&cu->coo_jmap, jmap.data(), jmap.size(), stream));
-    PetscCall(SGDIACUDAUpload_Private(&cu->coo_perm, perm.data(), perm.size(), stream));
-    PetscCallCUDA(cudaMalloc((void **)&cu->coo_recv, (size_t)PetscMax(cu->coo_nrecv, 1) * sizeof(PetscScalar)));
-    PetscCallCUDA(cudaStreamSynchronize(stream));
-  }
-  PetscCall(PetscInfo(A, "COO: %" PetscCount_FMT " entries, %" PetscCount_FMT " from other ranks, onto %" PetscCount_FMT " stored values\n", n, cu->coo_nrecv, cu->coo_nu));
+  PetscCall(GpukitCOOCreate(A, n, coo_i, coo_j, SGDIAEntrySlot_Private, sg->ignore_offproc, &cu->coo));
+  PetscCall(GpukitCOOGetSizes(cu->coo, NULL, &nrecv, &nu));
+  PetscCall(PetscInfo(A, "COO: %" PetscCount_FMT " entries, %" PetscCount_FMT " from other ranks, onto %" PetscCount_FMT " stored values\n", n, nrecv, nu));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_COO, A, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatSetValuesCOO_SGDIACUDA(Mat A, const PetscScalar coo_v[], InsertMode imode)
 {
-  Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
-  Mat_SGDIACUDA     *cu = (Mat_SGDIACUDA *)sg->spptr;
-  PetscMemType       mtype;
-  const PetscScalar *dv = coo_v;
-  PetscScalar       *v;
-  cudaStream_t       stream;
+  Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
+  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
+  PetscScalar   *v;
+  cudaStream_t   stream;
 
   PetscFunctionBegin;
+  PetscCheck(cu->coo, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "MatSetValuesCOO() on a MATSGDIACUDA needs MatSetPreallocationCOO() first");
   PetscCheck(imode == INSERT_VALUES || imode == ADD_VALUES, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "MatSetValuesCOO() takes INSERT_VALUES or ADD_VALUES");
   PetscCall(SGDIACUDADeviceWrite_Private(A, imode == ADD_VALUES ? PETSC_TRUE : PETSC_FALSE, &v, &stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_COO, A, 0, 0, 0));
-  PetscCall(PetscGetMemType(coo_v, &mtype));
-  if (cu->coo_n && !PetscMemTypeDevice(mtype)) { /* host values: one upload */
-    if (!cu->coo_vbuf) PetscCallCUDA(cudaMalloc((void **)&cu->coo_vbuf, (size_t)cu->coo_n * sizeof(PetscScalar)));
-    PetscCallCUDA(cudaMemcpyAsync(cu->coo_vbuf, coo_v, (size_t)cu->coo_n * sizeof(PetscScalar), cudaMemcpyHostToDevice, stream));
-    PetscCall(PetscLogCpuToGpu((PetscLogDouble)cu->coo_n * sizeof(PetscScalar)));
-    dv = cu->coo_vbuf;
-  }
-  if (cu->coo_sf) { /* values for other ranks' rows, device to device through PETSc's SF */
-    PetscCall(PetscSFReduceWithMemTypeBegin(cu->coo_sf, MPIU_SCALAR, PETSC_MEMTYPE_CUDA, dv, PETSC_MEMTYPE_CUDA, cu->coo_recv, MPI_REPLACE));
-    PetscCall(PetscSFReduceEnd(cu->coo_sf, MPIU_SCALAR, dv, cu->coo_recv, MPI_REPLACE));
-  }
-  if (imode == INSERT_VALUES && sg->nv) PetscCallCUDA(cudaMemsetAsync(v, 0, (size_t)sg->nv * sizeof(PetscScalar), stream));
-  PetscCall(PetscLogGpuTimeBegin());
-  PetscCallCUDA(GpukitSGDIASetValuesCOOCUDA((long long)cu->coo_nu, cu->coo_slot, cu->coo_jmap, cu->coo_perm, (long long)cu->coo_n, dv, cu->coo_recv, imode == ADD_VALUES ? 1 : 0, v, (int)cu->block, stream));
-  PetscCall(PetscLogGpuTimeEnd());
-  if (dv == cu->coo_vbuf) PetscCallCUDA(cudaStreamSynchronize(stream)); /* coo_v may change when we return */
+  PetscCall(GpukitCOOSetValues(cu->coo, coo_v, imode, v, sg->nv, (int)cu->block));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_COO, A, 0, 0, 0));
-  PetscCall(SGDIACUDAWritten(A));
+  PetscCall(GpukitTwinDeviceWritten(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1291,7 +1085,7 @@ static PetscErrorCode MatSGDIARestoreArrayCUDA_SGDIACUDA(Mat A, PetscScalar **v)
 {
   PetscFunctionBegin;
   *v = NULL;
-  PetscCall(SGDIACUDAWritten(A));
+  PetscCall(GpukitTwinDeviceWritten(A));
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1299,7 +1093,7 @@ static PetscErrorCode MatSGDIARestoreArrayCUDA_SGDIACUDA(Mat A, PetscScalar **v)
 static PetscErrorCode MatSGDIAGetArrayReadCUDA_SGDIACUDA(Mat A, const PetscScalar **v)
 {
   PetscFunctionBegin;
-  PetscCall(SGDIACUDACopyToGPU(A));
+  PetscCall(SGDIACUDACopyToGPU_Private(A));
   *v = ((Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr)->v;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1316,74 +1110,80 @@ static PetscErrorCode MatSGDIARestoreArrayReadCUDA_SGDIACUDA(Mat A, const PetscS
    Options, view, binding
    ------------------------------------------------------------------------------------------------------ */
 
-/* the device ops; MatBindToCPU(A, PETSC_TRUE) puts the host ones back */
-static PetscErrorCode SGDIACUDASetDeviceOps_Private(Mat A, PetscBool host)
-{
-  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
-
-#define GPUKIT_SGDIACUDA_OP(op, fn) A->ops->op = host ? cu->hostops.op : fn
-  PetscFunctionBegin;
-  GPUKIT_SGDIACUDA_OP(mult, MatMult_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(multadd, MatMultAdd_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(multtranspose, MatMultTranspose_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(multtransposeadd, MatMultTransposeAdd_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(getdiagonal, MatGetDiagonal_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(scale, MatScale_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(shift, MatShift_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(diagonalset, MatDiagonalSet_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(diagonalscale, MatDiagonalScale_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(zeroentries, MatZeroEntries_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(axpy, MatAXPY_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(copy, MatCopy_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(duplicate, MatDuplicate_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(zerorows, MatZeroRows_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(zerorowscolumns, MatZeroRowsColumns_SGDIACUDA);
-  GPUKIT_SGDIACUDA_OP(invertblockdiagonal, MatInvertBlockDiagonal_SGDIACUDA);
+/* THE list of the ops that run on the device; MatBindToCPU(A, PETSC_TRUE) puts the host type's back (gpukittwin.h) */
+static const GpukitTwinOp SGDIACUDAOps[] = {
+  GPUKIT_TWIN_OP(mult, MatMult_SGDIACUDA),
+  GPUKIT_TWIN_OP(multadd, MatMultAdd_SGDIACUDA),
+  GPUKIT_TWIN_OP(multtranspose, MatMultTranspose_SGDIACUDA),
+  GPUKIT_TWIN_OP(multtransposeadd, MatMultTransposeAdd_SGDIACUDA),
+  GPUKIT_TWIN_OP(getdiagonal, MatGetDiagonal_SGDIACUDA),
+  GPUKIT_TWIN_OP(scale, MatScale_SGDIACUDA),
+  GPUKIT_TWIN_OP(shift, MatShift_SGDIACUDA),
+  GPUKIT_TWIN_OP(diagonalset, MatDiagonalSet_SGDIACUDA),
+  GPUKIT_TWIN_OP(diagonalscale, MatDiagonalScale_SGDIACUDA),
+  GPUKIT_TWIN_OP(zeroentries, MatZeroEntries_SGDIACUDA),
+  GPUKIT_TWIN_OP(axpy, MatAXPY_SGDIACUDA),
+  GPUKIT_TWIN_OP(copy, MatCopy_SGDIACUDA),
+  GPUKIT_TWIN_OP(duplicate, MatDuplicate_SGDIACUDA),
+  GPUKIT_TWIN_OP(zerorows, MatZeroRows_SGDIACUDA),
+  GPUKIT_TWIN_OP(zerorowscolumns, MatZeroRowsColumns_SGDIACUDA),
+  GPUKIT_TWIN_OP(invertblockdiagonal, MatInvertBlockDiagonal_SGDIACUDA),
 #if PETSC_VERSION_GE(3, 26, 0)
-  GPUKIT_SGDIACUDA_OP(getblockdiagonal, MatGetBlockDiagonal_SGDIACUDA);
+  GPUKIT_TWIN_OP(getblockdiagonal, MatGetBlockDiagonal_SGDIACUDA),
 #endif
-#undef GPUKIT_SGDIACUDA_OP
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", host ? NULL : MatSetPreallocationCOO_SGDIACUDA));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", host ? NULL : MatSetValuesCOO_SGDIACUDA));
-  /* KSPCACG's matrix powers hook: the device one; none while bound to the CPU (KSPCACG then runs its reference) */
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMatrixPowers_C", host ? NULL : MatMatrixPowers_SGDIACUDA));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+};
+
+/* the functions composed only while on the device: COO assembly, KSPCACG's matrix powers hook (none while bound to
+   the CPU: KSPCACG then runs the reference), and on one rank the device CSR (the last two; MATMPISGDIACUDA has none) */
+static const GpukitTwinMethod SGDIACUDAMethods[] = {
+  GPUKIT_TWIN_METHOD("MatSetPreallocationCOO_C", MatSetPreallocationCOO_SGDIACUDA),
+  GPUKIT_TWIN_METHOD("MatSetValuesCOO_C", MatSetValuesCOO_SGDIACUDA),
+  GPUKIT_TWIN_METHOD("MatMatrixPowers_C", MatMatrixPowers_SGDIACUDA),
+  GPUKIT_TWIN_METHOD("GpukitMatGetDeviceCSR_C", MatGetDeviceCSR_SeqSGDIACUDA),
+  GPUKIT_TWIN_METHOD("GpukitMatRestoreDeviceCSR_C", MatRestoreDeviceCSR_SeqSGDIACUDA),
+};
+#define SGDIACUDA_NMETHODS_MPI 3
 
 static PetscErrorCode MatBindToCPU_SGDIACUDA(Mat A, PetscBool flg)
 {
   PetscFunctionBegin;
-  PetscCall(SGDIACUDASetDeviceOps_Private(A, flg));
+  PetscCall(GpukitTwinBind(A, &SGDIACUDAGet(A)->twin, flg));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatSGDIACUDASetBlockSize_Private(Mat A, PetscInt block)
 {
-  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
+  Mat_SGDIACUDA *cu = SGDIACUDAGet(A);
 
   PetscFunctionBegin;
   PetscCheck(block >= 32 && block <= 1024 && block % 32 == 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "MATSGDIACUDA block size (threads per block) must be a multiple of 32 in 32..1024, got %" PetscInt_FMT, block);
-  cu->block = block;
+  cu->block    = block;
+  cu->fixblock = PETSC_TRUE;
+  PetscCall(SGDIACUDATunerReset_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatSetFromOptions_SGDIACUDA(Mat A, GpukitOptionItems PetscOptionsObject)
 {
-  Mat_SGDIACUDA *cu      = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
-  PetscInt       block   = cu->block, variant = cu->variant;
+  Mat_SGDIACUDA *cu    = SGDIACUDAGet(A);
+  PetscInt       block = cu->block, variant = cu->variant;
   PetscBool      set, tune = cu->autotune;
 
   PetscFunctionBegin;
-  PetscCall((*cu->hostops.setfromoptions)(A, PetscOptionsObject));
+  PetscCall((*cu->twin.hostops.setfromoptions)(A, PetscOptionsObject));
   PetscOptionsHeadBegin(PetscOptionsObject, "MATSGDIACUDA options");
-  PetscCall(PetscOptionsInt("-mat_sgdia_cuda_block_size", "Threads per block of the MATSGDIACUDA kernels (a multiple of 32 in 32..1024)", "MATSGDIACUDA", block, &block, &set));
+  PetscCall(PetscOptionsInt("-mat_sgdia_cuda_block_size", "Threads per block of the MATSGDIACUDA kernels (a multiple of 32 in 32..1024); fixes the product's, which is otherwise tuned", "MATSGDIACUDA", block, &block, &set));
   if (set) PetscCall(MatSGDIACUDASetBlockSize_Private(A, block));
-  PetscCall(PetscOptionsEList("-mat_sgdia_cuda_variant", "Product kernel: row (a thread per row), row2 (two rows per thread, 16-byte loads) or stencil (a thread per row, specialised on the stencil size)", "MATSGDIACUDA", SGDIACUDAVariants, GPUKIT_SGDIA_CUDA_VARIANTS, SGDIACUDAVariants[variant], &variant, &set));
-  if (set) cu->variant = variant;
-  PetscCall(PetscOptionsBool("-mat_sgdia_autotune", "Time every kernel variant and block size at the first product and keep the fastest", "MATSGDIACUDA", tune, &tune, &set));
+  PetscCall(PetscOptionsEList("-mat_sgdia_cuda_variant", "Product kernel, fixed (otherwise tuned): row (a thread per row), row2 (two rows per thread, 16-byte loads) or stencil (a thread per row, specialised on the stencil size)", "MATSGDIACUDA", SGDIACUDAVariants, GPUKIT_SGDIA_CUDA_VARIANTS, SGDIACUDAVariants[variant], &variant, &set));
+  if (set) {
+    cu->variant    = variant;
+    cu->fixvariant = PETSC_TRUE;
+    PetscCall(SGDIACUDATunerReset_Private(A));
+  }
+  PetscCall(PetscOptionsBool("-mat_sgdia_autotune", "Tune the product's variant and block size with gpukit's tuner (-gpukit_tune); false: no tuning for this matrix", "MATSGDIACUDA", tune, &tune, &set));
   if (set) {
     cu->autotune = tune;
-    cu->tuned    = PETSC_FALSE;
+    PetscCall(SGDIACUDATunerReset_Private(A));
   }
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1392,16 +1192,22 @@ static PetscErrorCode MatSetFromOptions_SGDIACUDA(Mat A, GpukitOptionItems Petsc
 /* Mat_SGDIA's viewinfo hook: the lines MatView() with ::ascii_info adds for the device */
 static PetscErrorCode SGDIACUDAViewInfo(Mat A, PetscViewer viewer)
 {
-  Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)((Mat_SGDIA *)A->data)->spptr;
+  Mat_SGDIACUDA *cu = SGDIACUDAGet(A);
+  PetscInt       variant, block;
 
   PetscFunctionBegin;
-  {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  GPU product kernel: variant %s, %" PetscInt_FMT " threads per block", SGDIACUDAVariants[cu->variant], cu->block));
-    if (cu->autotune && cu->tuned) PetscCall(PetscViewerASCIIPrintf(viewer, " (autotuned on rank 0: %.4f ms per product; default row/256: %.4f ms)\n", (double)cu->tune_ms, (double)cu->tune_default_ms));
-    else if (cu->autotune) PetscCall(PetscViewerASCIIPrintf(viewer, " (autotune at the first product)\n"));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  values valid on: %s\n", A->offloadmask == PETSC_OFFLOAD_GPU ? "GPU" : A->offloadmask == PETSC_OFFLOAD_BOTH ? "GPU and host" : A->offloadmask == PETSC_OFFLOAD_CPU ? "host" : "host (no device copy yet)"));
+  PetscCall(SGDIACUDAGetProductConfig_Private(A, &variant, &block));
+  PetscCheck(variant >= 0 && variant < GPUKIT_SGDIA_CUDA_VARIANTS, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSGDIACUDA product variant %" PetscInt_FMT " is not one of its %d", variant, GPUKIT_SGDIA_CUDA_VARIANTS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  GPU product kernel: variant %s, %" PetscInt_FMT " threads per block", SGDIACUDAVariants[variant], block));
+  if (!cu->autotune) PetscCall(PetscViewerASCIIPrintf(viewer, " (not tuned: -mat_sgdia_autotune false)\n"));
+  else if (!cu->tuner) PetscCall(PetscViewerASCIIPrintf(viewer, " (tuned at the first product)\n"));
+  else {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
+    PetscCall(PetscViewerASCIIPushTab(viewer));
+    PetscCall(GpukitTunerView(cu->tuner, viewer));
+    PetscCall(PetscViewerASCIIPopTab(viewer));
   }
+  PetscCall(GpukitTwinView(A, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1428,10 +1234,9 @@ static PetscErrorCode SGDIACUDAComposeFunctions_Private(Mat A, PetscBool set)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIARestoreArrayWriteCUDA_C", set ? MatSGDIARestoreArrayCUDA_SGDIACUDA : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetArrayReadCUDA_C", set ? MatSGDIAGetArrayReadCUDA_SGDIACUDA : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIARestoreArrayReadCUDA_C", set ? MatSGDIARestoreArrayReadCUDA_SGDIACUDA : NULL));
-  if (!set) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", NULL));
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", NULL));
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMatrixPowers_C", NULL));
+  if (!set) { /* and the twin's device-only functions */
+    const GpukitTwin *tw = &SGDIACUDAGet(A)->twin;
+    for (PetscInt i = 0; i < tw->nmethods; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, tw->methods[i].name, NULL));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1445,7 +1250,9 @@ static PetscErrorCode SGDIACUDAFree_Private(Mat_SGDIACUDA **cu)
   if ((*cu)->off) PetscCallCUDA(cudaFree((*cu)->off));
   if ((*cu)->delta) PetscCallCUDA(cudaFree((*cu)->delta));
   if ((*cu)->ibdiag) PetscCallCUDA(cudaFree((*cu)->ibdiag));
-  PetscCall(SGDIACUDACOOFree_Private(*cu));
+  PetscCall(GpukitCOODestroy(&(*cu)->coo));
+  PetscCall(SGDIACUDACSRFree_Private(*cu));
+  PetscCall(GpukitTunerDestroy(&(*cu)->tuner));
   PetscCall(VecDestroy(&(*cu)->xl));
   PetscCall(VecDestroy(&(*cu)->yl));
   PetscCall(VecDestroy(&(*cu)->dl));
@@ -1457,7 +1264,7 @@ static PetscErrorCode MatDestroy_SGDIACUDA(Mat A)
 {
   Mat_SGDIA     *sg = (Mat_SGDIA *)A->data;
   Mat_SGDIACUDA *cu = (Mat_SGDIACUDA *)sg->spptr;
-  PetscErrorCode (*hostdestroy)(Mat) = cu->hostops.destroy;
+  PetscErrorCode (*hostdestroy)(Mat) = cu->twin.hostops.destroy;
 
   PetscFunctionBegin;
   PetscCall(SGDIACUDAComposeFunctions_Private(A, PETSC_FALSE));
@@ -1480,19 +1287,24 @@ static PetscErrorCode SGDIAConvertToCUDA_Private(Mat A)
   if (sg->spptr) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SGDIACUDAIsMPI_Private(A, &ismpi));
   PetscCall(PetscNew(&cu));
-  cu->block = GPUKIT_SGDIA_CUDA_BLOCK_SIZE;
-  PetscCall(PetscMemcpy(&cu->hostops, A->ops, sizeof(struct _MatOps)));
-  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", &cu->hostmpk)); /* replaced by the device one */
+  cu->block              = GPUKIT_SGDIA_CUDA_BLOCK_SIZE;
+  cu->autotune           = PETSC_TRUE;
+  cu->twin.copyup        = SGDIACUDACopyUp_Private;
+  cu->twin.copydown      = SGDIACUDACopyDown_Private;
+  cu->twin.evup          = MAT_SGDIA_CopyToGPU;
+  cu->twin.evdown        = MAT_SGDIA_CopyFromGPU;
+  cu->twin.ops           = SGDIACUDAOps;
+  cu->twin.nops          = (PetscInt)(sizeof(SGDIACUDAOps) / sizeof(SGDIACUDAOps[0]));
+  cu->twin.methods       = SGDIACUDAMethods;
+  cu->twin.nmethods      = ismpi ? SGDIACUDA_NMETHODS_MPI : (PetscInt)(sizeof(SGDIACUDAMethods) / sizeof(SGDIACUDAMethods[0]));
+  cu->twin.ondevice      = "products, diagonal, scaling, shifts, AXPY, copies, zeroing of rows, block-diagonal inverse and COO assembly run on the GPU; other operations run the host code on the host copy (see docs/sgdia.md)";
   sg->spptr              = cu;
   sg->hostaccess         = SGDIACUDAHostAccess;
+  sg->viewinfo           = SGDIACUDAViewInfo;
+  PetscCall(GpukitTwinAttach(A, &cu->twin)); /* saves the host ops (and host functions of the same names), installs the device ones */
   A->ops->bindtocpu      = MatBindToCPU_SGDIACUDA;
   A->ops->setfromoptions = MatSetFromOptions_SGDIACUDA;
-  sg->viewinfo           = SGDIACUDAViewInfo;
   A->ops->destroy        = MatDestroy_SGDIACUDA;
-  PetscCall(SGDIACUDASetDeviceOps_Private(A, PETSC_FALSE));
-  PetscCall(MatSetVecType(A, VECCUDA));
-  A->boundtocpu  = PETSC_FALSE;
-  A->offloadmask = PETSC_OFFLOAD_UNALLOCATED;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, ismpi ? MATMPISGDIACUDA : MATSEQSGDIACUDA));
   PetscCall(SGDIACUDAComposeFunctions_Private(A, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1508,17 +1320,12 @@ static PetscErrorCode SGDIAConvertToHost_Private(Mat A)
   PetscFunctionBegin;
   if (!cu) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SGDIACUDAIsMPI_Private(A, &ismpi));
-  PetscCall(SGDIACUDACopyFromGPU(A));
+  PetscCall(SGDIACUDAComposeFunctions_Private(A, PETSC_FALSE));
+  PetscCall(GpukitTwinDetach(A, &cu->twin)); /* values down; host ops, the host's functions (its matrix powers hook) and vectors back */
   sg->hostaccess = NULL;
   sg->viewinfo   = NULL;
-  PetscCall(SGDIACUDAComposeFunctions_Private(A, PETSC_FALSE));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMatrixPowers_C", cu->hostmpk)); /* the host type's, if it had one */
-  PetscCall(PetscMemcpy(A->ops, &cu->hostops, sizeof(struct _MatOps)));
   PetscCall(SGDIACUDAFree_Private(&cu));
   sg->spptr = NULL;
-  PetscCall(MatSetVecType(A, VECSTANDARD));
-  A->boundtocpu  = PETSC_TRUE;
-  A->offloadmask = PETSC_OFFLOAD_CPU;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, ismpi ? MATMPISGDIA : MATSEQSGDIA));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1562,11 +1369,13 @@ static PetscErrorCode MatConvert_SGDIACUDA_SGDIA(Mat A, MatType type, MatReuse r
 
    Options Database Keys:
 +  -mat_type seqsgdiacuda - the type (or -dm_mat_type sgdiacuda with `DMCreateMatrix()`)
-.  -mat_sgdia_cuda_block_size <256> - threads per block of the kernels, a multiple of 32 in 32..1024
-.  -mat_sgdia_cuda_variant <row,row2,stencil> - product kernel: a thread per row; two rows per thread
-     with 16-byte loads (an odd number of local rows falls back to row); a thread per row specialised on the stencil
-     size (dof 1..4 with 5, 7 or 9 stencil points, dof 1 with 27; other stencils fall back to row)
--  -mat_sgdia_autotune - time every variant and block size at the first product and keep the fastest (MatView shows it)
+.  -mat_sgdia_cuda_block_size <256> - threads per block of the kernels, a multiple of 32 in 32..1024; fixes the
+     product's (otherwise tuned)
+.  -mat_sgdia_cuda_variant <row,row2,stencil> - product kernel, fixed (otherwise tuned): a thread per row; two rows per
+     thread with 16-byte loads (an odd number of local rows falls back to row); a thread per row specialised on the
+     stencil size (dof 1..4 with 5, 7 or 9 stencil points, dof 1 with 27; other stencils fall back to row)
+-  -mat_sgdia_autotune <true> - tune the product's variant and block size with gpukit's tuner (-gpukit_tune,
+     -gpukit_tune_cache); false: no tuning for this matrix (MatView shows the choice)
 
    Level: beginner
 
@@ -1580,7 +1389,12 @@ static PetscErrorCode MatConvert_SGDIACUDA_SGDIA(Mat A, MatType type, MatReuse r
 
    `KSPCACG` builds its s-step basis with the matrix's "MatMatrixPowers_C" (Jacobi or no preconditioner): here one
    kernel per basis vector that fuses the product with the three-term update and the Jacobi scaling (event
-   SGDIAMatPowCUDA; the product's variant: stencil, else row). Bound to the CPU the matrix has none.
+   SGDIAMatPowCUDA; the product's block size, and its variant when that is stencil, else row). Bound to the CPU the
+   matrix has none.
+
+   On one rank the matrix gives its local rows as a device CSR (`GpukitMatGetDeviceCSR()`, src/mat/utils/gpukitmat.h),
+   built on the device from the device values and kept while the matrix's state is unchanged, so that `PCGSAI` builds
+   its approximate inverse without copying the matrix to the host.
 
 .seealso: `MATSGDIACUDA`, `MATMPISGDIACUDA`, `MATSGDIA`
 M*/
@@ -1620,7 +1434,8 @@ static PetscErrorCode MatCreate_SGDIACUDA(Mat A)
 PetscErrorCode MatRegister_SGDIACUDA_Private(void)
 {
   PetscFunctionBegin;
-  PetscCall(PetscLogEventRegister("SGDIAMatPowCUDA", MAT_CLASSID, &MAT_SGDIA_PowersCUDA));
+  PetscCall(PetscLogEventRegister("SGDIAMatPowCUDA", MAT_CLASSID, &MAT_SGDIA_PowersCUDA)); /* sgdiapowerscuda.cu */
+  PetscCall(PetscLogEventRegister("SGDIACSRCUDA", MAT_CLASSID, &MAT_SGDIA_CSRCUDA));        /* sgdiacsrcuda.cu */
   PetscCall(MatRegisterRootName(MATSGDIACUDA, MATSEQSGDIACUDA, MATMPISGDIACUDA));
   PetscCall(MatRegister(MATSGDIACUDA, MatCreate_SGDIACUDA));
   PetscCall(MatRegister(MATSEQSGDIACUDA, MatCreate_SeqSGDIACUDA));

@@ -127,9 +127,8 @@ PETSC_INTERN PetscErrorCode MatSGDIAFDColoringCreate_Private(Mat, ISColoring, Ma
 PETSC_INTERN PetscErrorCode MatSGDIAFDColoringSetUp_Private(Mat, ISColoring, MatFDColoring);
 PETSC_INTERN PetscErrorCode MatSGDIAFDColoringApply_Private(Mat, MatFDColoring, Vec, void *);
 PETSC_INTERN PetscErrorCode MatGetFactor_SGDIA_PETSc(Mat, MatFactorType, Mat *);
-/* the matrix powers hook "MatMatrixPowers_C" of the host types (sgdiampk.c; contract in src/ksp/cacg/cacgimpl.h) */
+/* the matrix powers hook "MatMatrixPowers_C" of the host types (sgdiampk.c; contract and reference GpukitMatMatrixPowersReference() in src/mat/utils/gpukitmat.h) */
 PETSC_INTERN PetscErrorCode MatMatrixPowers_SGDIA(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
-PETSC_INTERN PetscErrorCode MatMatrixPowersReference_SGDIA_Private(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
 PETSC_INTERN PetscErrorCode SGDIAMPKDestroy_Private(SGDIAMPK *);
 PETSC_INTERN PetscLogEvent  MAT_SGDIA_MatPowers;
 

@@ -1,5 +1,5 @@
 /*
-   MATSGDIA's matrix powers kernel, composed as "MatMatrixPowers_C" (contract in src/ksp/cacg/cacgimpl.h):
+   MATSGDIA's matrix powers kernel, composed as "MatMatrixPowers_C" (contract in src/mat/utils/gpukitmat.h):
 
      for j = 0..k-1:  W[j+1] = (A V[j] - theta[j] W[j] - gamma[j] W[j-1]) / sigma[j],   V[j+1] = dinv .* W[j+1]
 
@@ -16,7 +16,7 @@
      the ghost points: both are gathered once and cached, keyed on the matrix's object state and on dinv's id and
      state. The depth is built for the largest k seen (KSPCACG calls with k = s and s-1 alternately), so a call
      with a smaller k reuses it;
-   - fallback (k MatMult + the update + VecPointwiseMult, as CACGPowersDefault() does) when the ghost region does
+   - fallback (GpukitMatMatrixPowersReference(): k MatMult + the update + VecPointwiseMult) when the ghost region does
      not fit: a rank's box narrower than the depth kc*sw in a direction that is exchanged (the region would reach
      past the neighbouring ranks: more messages and redundant work than it saves; DMDA's own limit too), a
      periodic dimension shorter than the stencil, or a matrix of another type (MATSGDIACUDA composes its own or
@@ -24,6 +24,7 @@
 */
 #include <petscsf.h>
 #include "sgdiaimpl.h"
+#include "gpukitmat.h"
 
 PetscLogEvent MAT_SGDIA_MatPowers;
 
@@ -216,32 +217,6 @@ static void SGDIAMPKCoefficients(PetscInt j, const PetscReal theta[], const Pets
   if (j > 0 && gamma[j] != 0.0) *mode = 2;
   else if (theta[j] != 0.0) *mode = 1;
   else *mode = 0;
-}
-
-/* the reference of every matrix powers hook of MATSGDIA and MATSGDIACUDA: k MatMult + the three-term update + Jacobi,
-   the arithmetic of CACGPowersDefault() in cacg.c (the fallback here, host vectors and a matrix bound to the CPU in
-   sgdiacuda.cu) */
-PetscErrorCode MatMatrixPowersReference_SGDIA_Private(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
-{
-  Vec t = NULL; /* the lean basis (V == NULL): the product input dinv .* W[j] */
-
-  PetscFunctionBegin;
-  PetscCheck(V || dinv, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_NULL, "MatMatrixPowers: V may be NULL (the lean basis) only with a diagonal preconditioner dinv");
-  if (!V && k > 0) PetscCall(VecDuplicate(W[0], &t));
-  for (PetscInt j = 0; j < k; j++) {
-    const PetscScalar a = 1.0 / sigma[j], b = -theta[j] / sigma[j], c = -gamma[j] / sigma[j];
-
-    if (t) PetscCall(VecPointwiseMult(t, dinv, W[j]));
-    PetscCall(MatMult(A, t ? t : V[j], W[j + 1]));
-    if (j > 0 && gamma[j] != 0.0) PetscCall(VecAXPBYPCZ(W[j + 1], b, c, a, W[j], W[j - 1]));
-    else if (theta[j] != 0.0) PetscCall(VecAXPBY(W[j + 1], b, a, W[j]));
-    else if (sigma[j] != 1.0) PetscCall(VecScale(W[j + 1], a));
-    if (t) continue;
-    if (dinv) PetscCall(VecPointwiseMult(V[j + 1], dinv, W[j + 1]));
-    else if (V[j + 1] != W[j + 1]) PetscCall(VecCopy(W[j + 1], V[j + 1]));
-  }
-  PetscCall(VecDestroy(&t));
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* no ghosts: every level on the owned box, straight into the output vectors */
@@ -572,7 +547,7 @@ static PetscErrorCode SGDIAMPKGhost(Mat A, Vec dinv, PetscInt k, const PetscReal
 
 /*
    MatMatrixPowers_SGDIA - the "MatMatrixPowers_C" of MATSEQSGDIA and MATMPISGDIA (see the top of this file and
-   src/ksp/cacg/cacgimpl.h). Logged as SGDIAMatPowers.
+   src/mat/utils/gpukitmat.h). Logged as SGDIAMatPowers.
 */
 PetscErrorCode MatMatrixPowers_SGDIA(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
 {
@@ -597,7 +572,7 @@ PetscErrorCode MatMatrixPowers_SGDIA(Mat A, Vec dinv, PetscInt k, const PetscRea
   if (!host) {
     /* a type built on MATSGDIA that kept this hook (MATSGDIACUDA must compose its own or none) */
     PetscCall(PetscInfo(A, "Matrix powers: the host kernel does not serve type %s; using MatMult\n", ((PetscObject)A)->type_name));
-    PetscCall(MatMatrixPowersReference_SGDIA_Private(A, dinv, k, theta, sigma, gamma, V, W));
+    PetscCall(GpukitMatMatrixPowersReference(A, dinv, k, theta, sigma, gamma, V, W));
     PetscCall(PetscLogEventEnd(MAT_SGDIA_MatPowers, A, 0, 0, 0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -616,7 +591,7 @@ PetscErrorCode MatMatrixPowers_SGDIA(Mat A, Vec dinv, PetscInt k, const PetscRea
     if (why) { /* the cache keeps the deepest region that fits */
       if (k > 30 || !(sg->mpk->infomask & (1 << k))) PetscCall(PetscInfo(A, "Matrix powers of %" PetscInt_FMT " levels (ghost depth %" PetscInt_FMT "): %s; using %" PetscInt_FMT " MatMult calls instead\n", k, k * sg->sw, why, k));
       if (k <= 30) sg->mpk->infomask |= 1 << k;
-      PetscCall(MatMatrixPowersReference_SGDIA_Private(A, dinv, k, theta, sigma, gamma, V, W));
+      PetscCall(GpukitMatMatrixPowersReference(A, dinv, k, theta, sigma, gamma, V, W));
     } else {
       if (k > sg->mpk->kc) PetscCall(SGDIAMPKSetUp(A, k));
       PetscCall(SGDIAMPKGhost(A, dinv, k, theta, sigma, gamma, V, W));

@@ -4,9 +4,9 @@
 
    Threads: one per row for the kernels that walk the stencil of a row (right scaling, Dirichlet columns), one per
    output entry of the box for the transpose product (a gather, so no atomics), one per element for the array
-   algebra (16-byte accesses when the arrays allow it), one per grid point for the block inversion, one per
-   unique slot for the COO assembly. Consecutive threads take consecutive rows, so the accesses to a stored
-   column of v are coalesced.
+   algebra (16-byte accesses when the arrays allow it), and one per grid point for the block inversion (the COO
+   assembly kernel is the shared one of src/mat/utils/gpukitcookernels.cu). Consecutive threads take consecutive rows,
+   so the accesses to a stored column of v are coalesced.
 */
 #include <climits>
 #include <cstdint>
@@ -444,26 +444,6 @@ __global__ void __launch_bounds__(GPUKIT_SGDIA_INV_MAX_BLOCK) SGDIAInvertBlockKe
   }
 }
 
-/* ------------------------------------------------------------------------------------------------------
-   COO assembly (MatSetValuesCOO)
-   ------------------------------------------------------------------------------------------------------ */
-
-template <typename IT, bool ADD>
-__global__ void __launch_bounds__(1024) SGDIASetValuesCOOKernel(IT nslots, const long long *__restrict__ slot, const long long *__restrict__ jmap, const long long *__restrict__ perm, long long nlocal, const double *__restrict__ vlocal, const double *__restrict__ vrecv, double *__restrict__ v)
-{
-  const IT u = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
-
-  if (u >= nslots) return;
-  const long long tb = __ldg(jmap + u), te = __ldg(jmap + u + 1);
-  double          sum = 0.0;
-  for (long long t = tb; t < te; t++) {
-    const long long q = __ldg(perm + t);
-    sum += q < nlocal ? __ldg(vlocal + q) : __ldg(vrecv + (q - nlocal));
-  }
-  double *e = v + __ldg(slot + u);
-  *e        = ADD ? *e + sum : sum;
-}
-
 } // namespace
 
 /* ------------------------------------------------------------------------------------------------------
@@ -652,25 +632,6 @@ cudaError_t GpukitSGDIAInvertBlockDiagonalCUDA(long long np, int dof, int center
 #undef GPUKIT_SGDIA_INV_CASE
   default:
     return cudaErrorInvalidValue; /* not reached: dof was checked above */
-  }
-  return cudaGetLastError();
-}
-
-cudaError_t GpukitSGDIASetValuesCOOCUDA(long long nslots_used, const long long *slot, const long long *jmap, const long long *perm, long long nlocal, const double *vlocal, const double *vrecv, int add, double *v, int block, cudaStream_t stream)
-{
-  unsigned grid;
-
-  if (nslots_used < 0 || nlocal < 0 || !OpsBlockValid(block)) return cudaErrorInvalidValue;
-  if (nslots_used == 0) return cudaSuccess;
-  if (!slot || !jmap || !perm || !v || (nlocal > 0 && !vlocal)) return cudaErrorInvalidValue;
-  grid = OpsGrid(nslots_used, block);
-  if (!grid) return cudaErrorInvalidConfiguration;
-  if (OpsSmallIndex(nslots_used, block)) {
-    if (add) SGDIASetValuesCOOKernel<int, true><<<grid, block, 0, stream>>>((int)nslots_used, slot, jmap, perm, nlocal, vlocal, vrecv, v);
-    else SGDIASetValuesCOOKernel<int, false><<<grid, block, 0, stream>>>((int)nslots_used, slot, jmap, perm, nlocal, vlocal, vrecv, v);
-  } else {
-    if (add) SGDIASetValuesCOOKernel<long long, true><<<grid, block, 0, stream>>>(nslots_used, slot, jmap, perm, nlocal, vlocal, vrecv, v);
-    else SGDIASetValuesCOOKernel<long long, false><<<grid, block, 0, stream>>>(nslots_used, slot, jmap, perm, nlocal, vlocal, vrecv, v);
   }
   return cudaGetLastError();
 }

@@ -1,8 +1,8 @@
 /*
    Device kernels of MATSGDIACUDA for the operations other than the product and the diagonal (those are in
    sgdiakernels.h): transpose product, whole-array algebra, diagonal operations, Dirichlet rows and columns,
-   inversion of the diagonal blocks and the COO assembly. Pure CUDA with a C interface, no PETSc; the PETSc glue
-   (sgdiacuda.cu) fills the arguments from Mat_SGDIA. The storage is the one of sgdiaimpl.h:
+   inversion of the diagonal blocks (the COO assembly is the shared src/mat/utils/gpukitcookernels.h). Pure CUDA with
+   a C interface, no PETSc; the PETSc glue (sgdiacuda.cu) fills the arguments from Mat_SGDIA. The storage is the one of sgdiaimpl.h:
        v[(s*dof + c)*m + p*dof + r]
    couples row component r of owned point p to component c of its neighbour p + delta_s through stencil point s;
    slots whose neighbour lies outside a non-periodic domain are zero and no kernel here reads or writes them
@@ -96,16 +96,6 @@ cudaError_t GpukitSGDIAZeroColumnsCUDA(const GpukitSGDIAMultArgs *a, const doubl
    Only dof 1..GPUKIT_SGDIA_CUDA_MAX_INV_DOF: any other dof returns cudaErrorInvalidValue without launching
    anything, and the caller inverts on the host. */
 cudaError_t GpukitSGDIAInvertBlockDiagonalCUDA(long long np, int dof, int center, long long m, const double *v, double *inv, long long *singular, int block, cudaStream_t stream);
-
-/* COO assembly (MatSetValuesCOO()): for each of the nslots_used unique slots u, with the device arrays
-       slot[u]            the position of the slot in v,
-       jmap[u]..jmap[u+1]  the range (nslots_used+1 entries) of its contributions in perm,
-       perm[t]            a contribution: index into vlocal when < nlocal, else into vrecv (perm[t] - nlocal),
-   sum the contributions in that order (deterministic, starting from 0) and set v[slot[u]] = sum (add == 0) or
-   v[slot[u]] += sum (add != 0). Slots not listed are left alone (the caller zeroes v first for INSERT_VALUES).
-   vlocal holds the caller's values (may be NULL when nlocal is 0), vrecv those received from other ranks (may be
-   NULL when there are none). One thread per unique slot, no atomics: each slot must appear once in slot[]. */
-cudaError_t GpukitSGDIASetValuesCOOCUDA(long long nslots_used, const long long *slot, const long long *jmap, const long long *perm, long long nlocal, const double *vlocal, const double *vrecv, int add, double *v, int block, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
