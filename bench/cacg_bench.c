@@ -3,7 +3,8 @@ static const char help[] = "KSP benchmark: gpukit's KSPCACG (s-step CG) against 
                            "  -dim 2|3             grid dimension (default 2)\n"
                            "  -n n                 grid points per dimension (default 256)\n"
                            "  -mat_type t          aij, sgdia (host) or aijcusparse, sgdiacuda (GPU, VECCUDA vectors); default aij\n"
-                           "  -methods m1,m2,...   cg, pipecg, groppcg, cacg<s> (s = 1..16), cacg<s>mult, cacg<s>stored; default cg,pipecg,groppcg,\n"
+                           "  -methods m1,m2,...   cg, pipecg, groppcg, cacg<s> (s = 1..16), cacg<s>mult, cacg<s>stored, cacg<s>tuned (the run-time\n"
+                           "                       tuner: s up to <s>, plain CG steps, kernel or products; the others run untuned); default cg,pipecg,groppcg,\n"
                            "                       cacg2,cacg4,cacg8, and cacg4mult when the matrix has a matrix powers kernel (sgdia, sgdiacuda, and\n"
                            "                       KSPCACG's own for aijcusparse on one rank), cacg4stored on the GPU; the first is the baseline of the ratios.\n"
                            "                       cacg<s> uses the matrix powers kernel when there is one, cacg<s>mult never (-ksp_cacg_matrix_powers 0:\n"
@@ -29,6 +30,7 @@ static const char help[] = "KSP benchmark: gpukit's KSPCACG (s-step CG) against 
 #include <petsctime.h>
 #include "gpukitcompat.h"
 #include "gkbench.h"
+#include "gpukittune.h"
 #include "gktest.h" /* GKFillPoisson() */
 #if defined(GK_BENCH_CUDA)
   #include <petscdevice_cuda.h>
@@ -71,6 +73,9 @@ typedef struct {
   PetscInt  s;      /* KSPCACG only */
   PetscBool nohook; /* KSPCACG without the matrix powers hook (cacg<s>mult) */
   PetscBool stored; /* KSPCACG with the stored basis (cacg<s>stored: -ksp_cacg_lean_basis 0) */
+  PetscBool tuned;  /* KSPCACG with its run-time tuner (cacg<s>tuned: s up to <s>, plain CG steps, kernel or products);
+                       every other KSPCACG method runs untuned, with exactly its s */
+  char      choice[48]; /* cacg<s>tuned: the tuner's choice */
   PetscInt  lean;   /* KSPCACG: outer iterations of the last solve with the lean basis */
   char      mpk[8]; /* KSPCACG: "hook" (the matrix's MatMatrixPowers_C) or "default" (MatMult + PCApply); else "" */
   PetscReal tit;    /* seconds per iteration, fastest batch of the fixed-length solve */
@@ -93,6 +98,7 @@ static PetscErrorCode ParseMethod(const char *name, Method *m)
   m->s      = 0;
   m->nohook = PETSC_FALSE;
   m->stored = PETSC_FALSE;
+  m->tuned  = PETSC_FALSE;
   m->mpk[0] = 0;
   PetscCall(PetscStrcmp(name, "cg", &match));
   if (match) m->type = KSPCG;
@@ -111,7 +117,8 @@ static PetscErrorCode ParseMethod(const char *name, Method *m)
           m->s    = (PetscInt)strtol(name + 4, &end, 10);
           PetscCall(PetscStrcmp(end, "mult", &m->nohook));
           PetscCall(PetscStrcmp(end, "stored", &m->stored));
-          PetscCheck(m->s >= 1 && m->s <= 16 && (!*end || m->nohook || m->stored), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "Method '%s': write cacg<s>, cacg<s>mult or cacg<s>stored with s = 1..16, e.g. cacg4", name);
+          PetscCall(PetscStrcmp(end, "tuned", &m->tuned));
+          PetscCheck(m->s >= 1 && m->s <= 16 && (!*end || m->nohook || m->stored || m->tuned), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "Method '%s': write cacg<s>, cacg<s>mult, cacg<s>stored or cacg<s>tuned with s = 1..16, e.g. cacg4", name);
         }
       }
     }
@@ -133,6 +140,7 @@ static PetscErrorCode CreateSolver(Method *m, Mat A, KSPCACGBasisType basis, KSP
   if (m->s) {
     PetscCall(KSPCACGSetS(*ksp, m->s));
     PetscCall(KSPCACGSetBasis(*ksp, basis));
+    PetscCall(KSPCACGSetTune(*ksp, m->tuned));
   }
   PetscCall(KSPSetFromOptions(*ksp));
   if (m->nohook) PetscCall(KSPCACGSetUseMatrixPowers(*ksp, PETSC_FALSE)); /* the matrix powers route: see m->mpk after a solve */
@@ -238,6 +246,9 @@ int main(int argc, char **argv)
       PetscCall(PetscStrallocpy("cacg4stored", &names[nm]));
       PetscCall(ParseMethod(names[nm], &meth[nm]));
       nm++;
+      PetscCall(PetscStrallocpy("cacg8tuned", &names[nm]));
+      PetscCall(ParseMethod(names[nm], &meth[nm]));
+      nm++;
     }
   }
   rows = n * n * (dim == 3 ? n : 1);
@@ -307,6 +318,16 @@ int main(int argc, char **argv)
       PetscCall(PetscStrncpy(m->mpk, st.mpk ? "hook" : "default", sizeof(m->mpk))); /* a matrix powers kernel built the basis, or MatMult + PCApply */
       m->replacements = st.replacements;
       m->truncations  = st.truncations;
+      if (m->tuned) { /* what the tuner chose (in the untimed first solve, or from the cache) */
+        GpukitTuner     tu;
+        const PetscInt *v;
+        PetscBool       done;
+        PetscCall(GpukitTuneFind((PetscObject)ksp, "CACGStep", &tu));
+        if (tu) {
+          PetscCall(GpukitTunerGetConfig(tu, &v, &done));
+          PetscCall(PetscSNPrintf(m->choice, sizeof(m->choice), "%s s=%" PetscInt_FMT " %s%s", v[2] ? "cg" : "sstep", v[0], v[1] ? "products" : "kernel", done ? "" : " (searching)"));
+        } else PetscCall(PetscStrncpy(m->choice, "not tuned", sizeof(m->choice)));
+      }
     }
     PetscCall(PetscFree(tb));
     PetscCall(KSPDestroy(&ksp));
@@ -338,6 +359,7 @@ int main(int argc, char **argv)
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"s\": %" PetscInt_FMT ", ", m->s));
         PetscCall(GKJSONString(fp, "basis", m->s ? basisname : "", PETSC_FALSE));
         PetscCall(GKJSONString(fp, "mpk", m->mpk, PETSC_FALSE));
+        if (m->tuned) PetscCall(GKJSONString(fp, "tuned_choice", m->choice, PETSC_FALSE));
         PetscCall(GKJSONString(fp, "baseline", meth[0].name, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"its_fixed\": %" PetscInt_FMT ", \"time_per_it_ms\": %.6g, \"time_per_it_ms_median\": %.6g, \"speedup_per_it_vs_baseline\": %.6g, ", its, 1e3 * m->tit, 1e3 * m->titmed, (double)(meth[0].tit / m->tit)));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"rtol\": %g, \"its_to_solution\": %" PetscInt_FMT ", \"its_ratio_vs_baseline\": %.6g, \"time_to_solution_ms\": %.6g, \"speedup_to_solution_vs_baseline\": %.6g, ", (double)rtol, m->its, (double)m->its / meth[0].its, 1e3 * m->tts, (double)(meth[0].tts / m->tts)));

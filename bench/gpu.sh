@@ -102,7 +102,7 @@ if [ "${GPUKIT_BENCH_TUNE:-1}" = 1 ]; then
     for c in "${cases[@]}"; do
       c=${c% -reps*}
       # shellcheck disable=SC2086
-      timeout "$case_timeout" "$tunebin" $c -mat_type sgdiacuda -kernel SGDIAMult -use_gpu_aware_mpi 0 -json "$tuneout" </dev/null || { echo "bench/gpu.sh: tune case '$c' failed" >&2; failed=1; }
+      timeout "$case_timeout" "$tunebin" $c -mat_type sgdiacuda -kernel sgdia_mult -use_gpu_aware_mpi 0 -json "$tuneout" </dev/null || { echo "bench/gpu.sh: tune case '$c' failed" >&2; failed=1; }
     done
     [ -n "${OUT:-}" ] && [ -f "$tuneout" ] && cp "$tuneout" "$OUT/"
   else

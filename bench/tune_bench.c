@@ -1,6 +1,6 @@
 static const char help[] = "The run-time tuner on a real kernel: the greedy search against an exhaustive search of the same candidates.\n\n"
                            "  -mat_type t        the matrix type, made by DMCreateMatrix() on the DMDA (default sgdiacuda)\n"
-                           "  -kernel k          the tuned kernel's name (default SGDIAMult: MATSGDIACUDA's product)\n"
+                           "  -kernel k          the tuned kernel's name (default sgdia_mult: MATSGDIACUDA's product)\n"
                            "  -dim, -dof, -stencil star|box, -n   the DMDA stencil operator (defaults 3, 1, star, 128)\n"
                            "  -samples s         launches per candidate in both searches (default 5)\n"
                            "  -json path         append one JSON record (one line) to this file\n\n"
@@ -62,7 +62,7 @@ static PetscErrorCode RunPhase(Mat A0, const char kernel[], Vec x, Vec y, PetscI
 
 int main(int argc, char **argv)
 {
-  char          mtype[64] = "sgdiacuda", kernel[64] = "SGDIAMult", stencil[16] = "star", json[PETSC_MAX_PATH_LEN] = "", dir[] = "/tmp/gpukit-tune-bench.XXXXXX", cache[PETSC_MAX_PATH_LEN], samples[16];
+  char          mtype[64] = "sgdiacuda", kernel[64] = "sgdia_mult", stencil[16] = "star", json[PETSC_MAX_PATH_LEN] = "", dir[] = "/tmp/gpukit-tune-bench.XXXXXX", cache[PETSC_MAX_PATH_LEN], samples[16];
   PetscInt      dim = 3, dof = 1, n = 128, ns = 5, nk = 0;
   PetscBool     box, jset;
   DM            da;

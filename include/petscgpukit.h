@@ -169,6 +169,8 @@ typedef struct {
   PetscReal asymmetry;   /* largest |y^T A y' - y'^T A y| / (||y||_A ||y'||_A) beyond rounding over the basis vectors (0: symmetric) */
   PetscReal pcasymmetry; /* the same for M */
   PetscReal truenorm;    /* the true residual norm at the end (-ksp_cacg_true_residual; 0 without) */
+  PetscInt  plainsteps;  /* plain CG steps (two reductions each) the run-time tuner ran or chose instead of s-step ones */
+  PetscInt  products;    /* outer iterations whose basis the tuner built by s products although a matrix powers kernel exists */
 } KSPCACGStatistics;
 
 PETSC_EXTERN PetscErrorCode KSPCACGSetS(KSP, PetscInt);
@@ -184,4 +186,5 @@ PETSC_EXTERN PetscErrorCode KSPCACGSetUseMatrixPowers(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGSetFusedGram(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGSetFusedUpdate(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGSetLeanBasis(KSP, PetscBool);
+PETSC_EXTERN PetscErrorCode KSPCACGSetTune(KSP, PetscBool);
 PETSC_EXTERN PetscErrorCode KSPCACGGetStatistics(KSP, KSPCACGStatistics *);

@@ -147,3 +147,11 @@ PETSC_INTERN PetscErrorCode GpukitCUDADeviceKey(char buf[], size_t len)
   PetscCall(PetscStrncpy(buf, key, len));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* waits for all work on the device (the tuner's host clock for a device kernel timed without a stream) */
+PETSC_INTERN PetscErrorCode GpukitCUDASynchronize(void)
+{
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaDeviceSynchronize());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

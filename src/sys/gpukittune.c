@@ -32,6 +32,7 @@ PETSC_INTERN PetscErrorCode GpukitCUDATimerRecord(void **, PetscInt, void *);
 PETSC_INTERN PetscErrorCode GpukitCUDATimerElapsed(void *, PetscInt, PetscReal[]);
 PETSC_INTERN PetscErrorCode GpukitCUDATimerDestroy(void **);
 PETSC_INTERN PetscErrorCode GpukitCUDADeviceKey(char[], size_t);
+PETSC_INTERN PetscErrorCode GpukitCUDASynchronize(void);
 #endif
 
 typedef struct {
@@ -82,7 +83,9 @@ struct _n_GpukitTuner {
   PetscInt         vals[GPUKIT_TUNE_MAX_KNOBS]; /* the values handed out by the last Begin() */
 
   /* this call */
-  PetscBool      timing;
+  PetscBool      timing, hostclock; /* hostclock: the host clock (after a device synchronisation for a device kernel) */
+  PetscInt       timedbefore;       /* the process's timed calls when this one began */
+  PetscReal      work;              /* the call's time is divided by it */
   PetscInt       nmarks;
   void          *stream, *events;
   PetscLogDouble ht[GPUKIT_TUNE_MAX_SAMPLES + 1];
@@ -981,10 +984,16 @@ PetscErrorCode GpukitTunerBegin(GpukitTuner t, PetscObjectState state, void *str
     t->stream = stream;
     t->ncalls++;
     GpukitTuneTimedCalls++;
+    t->timedbefore = GpukitTuneTimedCalls;
+    t->work        = 1.0;
+    t->hostclock   = (PetscBool)(!t->device || !stream);
     if (!GpukitTuneTestTimer) {
 #if defined(GPUKIT_HAVE_CUDA)
-      if (t->device) PetscCall(GpukitCUDATimerRecord(&t->events, 0, stream));
-      else PetscCall(PetscTime(&t->ht[0]));
+      if (!t->hostclock) PetscCall(GpukitCUDATimerRecord(&t->events, 0, stream));
+      else {
+        if (t->device) PetscCall(GpukitCUDASynchronize());
+        PetscCall(PetscTime(&t->ht[0]));
+      }
 #else
       PetscCall(PetscTime(&t->ht[0]));
 #endif
@@ -1014,9 +1023,14 @@ PetscErrorCode GpukitTunerMark(GpukitTuner t)
   t->nmarks++;
   if (GpukitTuneTestTimer) PetscCall((*GpukitTuneTestTimer)(GpukitTuneTestCtx, t->kernel, t->vals, &t->fake[t->nmarks - 1]));
 #if defined(GPUKIT_HAVE_CUDA)
-  else if (t->device) PetscCall(GpukitCUDATimerRecord(&t->events, t->nmarks, t->stream));
-#endif
+  else if (!t->hostclock) PetscCall(GpukitCUDATimerRecord(&t->events, t->nmarks, t->stream));
+  else {
+    if (t->device) PetscCall(GpukitCUDASynchronize());
+    PetscCall(PetscTime(&t->ht[t->nmarks]));
+  }
+#else
   else PetscCall(PetscTime(&t->ht[t->nmarks]));
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1043,10 +1057,16 @@ PetscErrorCode GpukitTunerEnd(GpukitTuner t)
   if (!t->nmarks) PetscFunctionReturn(PETSC_SUCCESS); /* nothing launched: nothing learnt */
   if (GpukitTuneTestTimer) PetscCall(PetscArraycpy(ms, t->fake, t->nmarks));
 #if defined(GPUKIT_HAVE_CUDA)
-  else if (t->device) PetscCall(GpukitCUDATimerElapsed(t->events, t->nmarks, ms));
+  else if (!t->hostclock) PetscCall(GpukitCUDATimerElapsed(t->events, t->nmarks, ms));
 #endif
   else
     for (PetscInt i = 0; i < t->nmarks; i++) ms[i] = (PetscReal)(1e3 * (t->ht[i + 1] - t->ht[i]));
+  if (GpukitTuneTimedCalls != t->timedbefore) { /* another tuner timed inside this call: not this candidate's time */
+    PetscCall(PetscInfo(t->owner, "tuner %s: a call with another tuner's timing inside it is not counted\n", t->kernel));
+    t->ncalls--;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  for (PetscInt i = 0; i < t->nmarks; i++) ms[i] /= t->work;
   c = GpukitTunerFind(t, t->pending);
   PetscCheck(c, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Tuner %s: timed a candidate it does not know", t->kernel);
   for (PetscInt i = 0; i < t->nmarks && c->ns < GPUKIT_TUNE_MAX_SAMPLES; i++) {
@@ -1246,5 +1266,27 @@ PetscErrorCode GpukitTunerGetKnobs(GpukitTuner t, PetscInt *nknobs, const Gpukit
   PetscFunctionBegin;
   if (nknobs) *nknobs = t->nknobs;
   if (knobs) *knobs = t->knobs;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  GpukitTunerSetWork - The work the current timed call did (its time is divided by it): e.g. the solver steps of a
+  call whose number of steps varies
+
+  Not Collective
+
+  Input Parameters:
++ t    - the tuner
+- work - the work, positive (1 unless set)
+
+  Level: developer
+
+.seealso: `GpukitTunerBegin()`, `GpukitTunerEnd()`
+@*/
+PetscErrorCode GpukitTunerSetWork(GpukitTuner t, PetscReal work)
+{
+  PetscFunctionBegin;
+  PetscCheck(work > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Tuner %s: the work of a call must be positive, got %g", t->kernel, (double)work);
+  t->work = work;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

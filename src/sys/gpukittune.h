@@ -20,6 +20,11 @@
      }
      PetscCall(GpukitTunerEnd(t));
 
+   A device kernel given no stream is timed by the host clock after a device synchronisation (for a call that spans
+   many launches on streams the caller does not know, e.g. a solver's outer iteration). A call during which another
+   tuner timed a call of its own (a product tuned inside a solver step) is not counted: its time is not the
+   candidate's. GpukitTunerSetWork() divides the call's time by its work (e.g. the CG steps it did).
+
    Options (global): -gpukit_tune <off,cached,on> (default cached: use the cache, tune what it lacks; on: tune
    every kernel again and rewrite its entry; off: the starting values, no timing), -gpukit_tune_cache <file>
    (default $XDG_CACHE_HOME/gpukit/tune.txt, else ~/.cache/gpukit/tune.txt), -gpukit_tune_threshold <0.05>,
@@ -60,6 +65,7 @@ PETSC_EXTERN PetscErrorCode GpukitTunerSetRepeatable(GpukitTuner, PetscBool);
 PETSC_EXTERN PetscErrorCode GpukitTunerSetValid(GpukitTuner, GpukitTuneValidFn, void *);
 PETSC_EXTERN PetscErrorCode GpukitTunerBegin(GpukitTuner, PetscObjectState, void *, const PetscInt **, PetscInt *);
 PETSC_EXTERN PetscErrorCode GpukitTunerMark(GpukitTuner);
+PETSC_EXTERN PetscErrorCode GpukitTunerSetWork(GpukitTuner, PetscReal);
 PETSC_EXTERN PetscErrorCode GpukitTunerEnd(GpukitTuner);
 PETSC_EXTERN PetscErrorCode GpukitTunerGetConfig(GpukitTuner, const PetscInt **, PetscBool *);
 PETSC_EXTERN PetscErrorCode GpukitTunerGetLabel(GpukitTuner, PetscInt, const char **);

@@ -576,6 +576,12 @@ int main(int argc, char **argv)
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  { /* these tests check given s-step paths (s, the kernel, the lean basis): KSPCACG's run-time tuner, on by default on
+       CUDA vectors, would change them; tests/ksp/cacg_tune.c and tests/gpu/cacg.list's tuned lines test it */
+    PetscBool has;
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-ksp_cacg_tune", &has));
+    if (!has) PetscCall(PetscOptionsSetValue(NULL, "-ksp_cacg_tune", "0"));
+  }
   PetscCall(PetscGPUKitInitialize());
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   {

@@ -7,7 +7,9 @@ static const char help[] = "The run-time tuner (src/sys/gpukittune.c) with an in
                            "  -expect_timed <n>    timed calls expected in the run (-1: any, -2: at least 1)\n"
                            "  -max_timed <n>       at most n timed calls for the search (default: no bound)\n"
                            "  -expect_hits <n>, -expect_writes <n>  cache hits and writes expected (-1: any)\n"
-                           "  -within_best <f>     the choice's model time is within f of the best over every candidate\n";
+                           "  -within_best <f>     the choice's model time is within f of the best over every candidate\n"
+                           "  -nested              a second tuner (\"Inner\") times its own kernel inside every call of the first\n"
+                           "  -work <w>            each call declares work w (GpukitTunerSetWork): the medians are model / w\n";
 
 /*
    The fake kernel has two knobs, as MATSGDIACUDA's product: "variant" (categorical: a, b, c; starts at a) and
@@ -52,10 +54,14 @@ static PetscBool ValidFn(void *ctx, const PetscInt v[])
 static PetscErrorCode FakeTimer(void *ctx, const char kernel[], const PetscInt v[], PetscReal *ms)
 {
   Fake     *f = (Fake *)ctx;
-  PetscBool noisy, invalid;
+  PetscBool noisy, invalid, inner;
 
   PetscFunctionBegin;
-  (void)kernel;
+  PetscCall(PetscStrcmp(kernel, "Inner", &inner));
+  if (inner) { /* the nested kernel: block 128 is its best */
+    *ms = v[0] == 128 ? 1.0 : 2.0;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscStrcmp(f->model, "noisy", &noisy));
   PetscCall(PetscStrcmp(f->model, "invalid", &invalid));
   if (invalid && !ValidFn(NULL, v)) f->badhanded = PETSC_TRUE;
@@ -72,7 +78,9 @@ int main(int argc, char **argv)
   GpukitTuner   *t;
   PetscInt       ncalls = 40, nshapes = 1, expect_timed = -1, expect_hits = -1, expect_writes = -1, max_timed = -1;
   PetscInt       timed, searches, hits, writes;
-  PetscBool      repeatable = PETSC_TRUE, isstate, isinvalid, within_set;
+  PetscBool      repeatable = PETSC_TRUE, isstate, isinvalid, within_set, nested = PETSC_FALSE;
+  PetscReal      work       = 1.0;
+  GpukitTuner    inner      = NULL;
   PetscReal      within     = 0.05;
   char           shape[64]  = "s0", expect[128] = "";
 
@@ -89,6 +97,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_hits", &expect_hits, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_writes", &expect_writes, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-within_best", &within, &within_set));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-nested", &nested, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-work", &work, NULL));
   PetscCall(PetscStrcmp(fake.model, "state", &isstate));
   PetscCall(PetscStrcmp(fake.model, "invalid", &isinvalid));
   PetscCall(GpukitTuneSetTestTimer(FakeTimer, &fake));
@@ -104,6 +114,11 @@ int main(int argc, char **argv)
   knobs[1].start  = 4;
   for (PetscInt i = 0; i < 7; i++) knobs[1].values[i] = Blocks[i];
 
+  if (nested) {
+    GpukitTuneKnob k = {"block", 2, {64, 128}, NULL, 0};
+    PetscCall(GpukitTunerCreate(NULL, "Inner", 1, &k, &inner));
+    PetscCall(GpukitTunerSetRepeatable(inner, PETSC_TRUE));
+  }
   PetscCall(PetscMalloc1(nshapes, &t));
   for (PetscInt s = 0; s < nshapes; s++) {
     char sh[80];
@@ -124,7 +139,15 @@ int main(int argc, char **argv)
       PetscCall(GpukitTunerBegin(t[s], (isstate && c >= 2) ? 2 : 1, NULL, &v, &nl));
       PetscCheck(nl >= 1 && nl <= 8, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " launches asked for", nl);
       PetscCheck(repeatable || nl == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " launches asked of a kernel that is not repeatable", nl);
+      if (inner) { /* the inner kernel, tuned inside the outer call */
+        const PetscInt *iv;
+        PetscInt        inl;
+        PetscCall(GpukitTunerBegin(inner, 1, NULL, &iv, &inl));
+        for (PetscInt l = 0; l < inl; l++) PetscCall(GpukitTunerMark(inner));
+        PetscCall(GpukitTunerEnd(inner));
+      }
       for (PetscInt l = 0; l < nl; l++) PetscCall(GpukitTunerMark(t[s]));
+      if (work != 1.0) PetscCall(GpukitTunerSetWork(t[s], work));
       PetscCall(GpukitTunerEnd(t[s]));
     }
   }
@@ -173,16 +196,16 @@ int main(int argc, char **argv)
     PetscCall(GpukitTunerGetStats(t[0], &nc, &cost, &best, &startms, &done, &cached));
     PetscCall(GpukitTunerGetConfig(t[0], &v, NULL));
     PetscCall(PetscStrcmp(fake.model, "noisy", &noisy));
-    if (nshapes == 1 && !isstate) PetscCheck(nc == timed, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the tuner counts %" PetscInt_FMT " timed calls, the process %" PetscInt_FMT, nc, timed);
+    if (nshapes == 1 && !isstate && !inner) PetscCheck(nc == timed, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the tuner counts %" PetscInt_FMT " timed calls, the process %" PetscInt_FMT, nc, timed);
     PetscCheck(cached == (hits > 0), PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: from the cache %d, cache hits %" PetscInt_FMT, (int)cached, hits);
-    if (!cached && timed && !noisy) PetscCheck(PetscAbsReal(best - ModelTime(fake.model, v)) < 1e-12, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the choice's median %g is not its model time %g", (double)best, (double)ModelTime(fake.model, v));
+    if (!cached && timed && !noisy) PetscCheck(PetscAbsReal(best - ModelTime(fake.model, v) / work) < 1e-12, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the choice's median %g is not its model time %g", (double)best, (double)ModelTime(fake.model, v));
     if (!cached && timed && !noisy) { /* every measured candidate's median is its model time */
       PetscInt  c[2], n = 0;
       PetscReal m;
       for (;; n++) {
         PetscCall(GpukitTunerGetCandidate(t[0], n, c, &m));
         if (m < 0) break;
-        PetscCheck(PetscAbsReal(m - ModelTime(fake.model, c)) < 1e-12, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: candidate %" PetscInt_FMT " median %g, model %g", n, (double)m, (double)ModelTime(fake.model, c));
+        PetscCheck(PetscAbsReal(m - ModelTime(fake.model, c) / work) < 1e-12, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: candidate %" PetscInt_FMT " median %g, model %g", n, (double)m, (double)(ModelTime(fake.model, c) / work));
       }
       PetscCheck(n >= 2, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " candidates measured", n);
     }
@@ -194,6 +217,18 @@ int main(int argc, char **argv)
   if (max_timed >= 0) PetscCheck(timed <= max_timed * nshapes, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " timed calls, at most %" PetscInt_FMT " expected", timed, max_timed * nshapes);
   if (expect_hits >= 0) PetscCheck(hits == expect_hits, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " cache hits, expected %" PetscInt_FMT, hits, expect_hits);
   if (expect_writes >= 0) PetscCheck(writes == expect_writes, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: %" PetscInt_FMT " cache writes, expected %" PetscInt_FMT, writes, expect_writes);
+  if (inner) { /* the inner search ended with its best; the outer one did not count the calls it shared */
+    const PetscInt *iv;
+    PetscBool       idone;
+    PetscInt        onc, inc;
+    PetscCall(GpukitTunerGetConfig(inner, &iv, &idone));
+    PetscCheck(idone && iv[0] == 128, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the inner tuner chose %" PetscInt_FMT " (done %d), expected 128", iv[0], (int)idone);
+    PetscCall(GpukitTunerGetStats(inner, &inc, NULL, NULL, NULL, NULL, NULL));
+    PetscCall(GpukitTunerGetStats(t[0], &onc, NULL, NULL, NULL, NULL, NULL));
+    PetscCheck(onc + inc < timed, PETSC_COMM_SELF, PETSC_ERR_PLIB, "FAIL: the outer tuner counted %" PetscInt_FMT " calls, the inner %" PetscInt_FMT ", the process %" PetscInt_FMT ": the shared calls should not count for the outer one", onc, inc, timed);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "nested: inner %" PetscInt_FMT " timed calls, outer %" PetscInt_FMT " counted of %" PetscInt_FMT "\n", inc, onc, timed - inc));
+    PetscCall(GpukitTunerDestroy(&inner));
+  }
   for (PetscInt s = 0; s < nshapes; s++) PetscCall(GpukitTunerDestroy(&t[s]));
   PetscCall(PetscFree(t));
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "PASS\n"));

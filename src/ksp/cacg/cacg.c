@@ -40,6 +40,8 @@ static PetscErrorCode KSPDestroy_CACG(KSP ksp)
 {
   PetscFunctionBegin;
   PetscCall(KSPReset_CACG(ksp));
+  PetscCall(GpukitTunerDestroy(&((KSP_CACG *)ksp->data)->tuner));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetTune_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetS_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGGetS_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetBasis_C", NULL));
@@ -76,6 +78,8 @@ static PetscErrorCode KSPView_CACG(KSP ksp, PetscViewer viewer)
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  residual replacement: %s; true residual check: %s; matrix powers hook: %s\n", cg->replace ? "on" : "off", cg->truecheck ? "on" : "off", cg->usehook ? "used if the matrix has one (GpukitMatGetCaps())" : "off"));
   if (ksp->pc) PetscCall(PCGetOperatorsSet(ksp->pc, &aset, NULL));
+  if (cg->tuner) PetscCall(GpukitTunerView(cg->tuner, viewer));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  run-time tuning of s, plain CG steps and the basis's kernel: %s\n", cg->tuneopt == 0 ? "off" : cg->tuneopt > 0 ? "on (one rank)" : "on CUDA vectors (one rank)"));
   if (aset) { /* the choices of the tuners of the operator's CSR matrix powers kernel, once it ran */
     const char *const kernels[] = {GPUKIT_CSR_MPK_TUNER, GPUKIT_CSR_MPK_TUNER_LEAN};
     Mat               A;
@@ -129,6 +133,9 @@ static PetscErrorCode KSPSetFromOptions_CACG(KSP ksp, GpukitOptionItems PetscOpt
   b = cg->leanopt;
   PetscCall(PetscOptionsBool("-ksp_cacg_lean_basis", "On CUDA vectors with Jacobi and a matrix powers kernel: keep the basis as W alone, M^{-1} W formed where it is read", "KSPCACGSetLeanBasis", b, &b, &flg));
   if (flg) PetscCall(KSPCACGSetLeanBasis(ksp, b));
+  b = (PetscBool)(cg->tuneopt != 0);
+  PetscCall(PetscOptionsBool("-ksp_cacg_tune", "Tune at run time (one rank): s (up to -ksp_cacg_s), plain CG steps instead of s-step ones, the matrix powers kernel or s products (default: on CUDA vectors; -gpukit_tune off turns every tuner off)", "KSPCACGSetTune", b, &b, &flg));
+  if (flg) PetscCall(KSPCACGSetTune(ksp, b));
   b = cg->usehook;
   PetscCall(PetscOptionsBool("-ksp_cacg_matrix_powers", "Use the matrix's matrix powers kernel when it has one (MatMatrixPowers_C, or gpukit's CSR kernel for MATSEQAIJCUSPARSE)", "KSPCACGSetUseMatrixPowers", b, &b, &flg));
   if (flg) PetscCall(KSPCACGSetUseMatrixPowers(ksp, b));
@@ -147,6 +154,13 @@ static PetscErrorCode KSPCACGSetS_CACG(KSP ksp, PetscInt s)
   PetscCheck(s >= 1 && s <= GPUKIT_CACG_MAX_S, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "KSPCACG: s must be in 1..%d, got %" PetscInt_FMT " (s-step bases lose precision quickly; 2..8 is the useful range)", GPUKIT_CACG_MAX_S, s);
   if (s != cg->s) cg->nritz = 0; /* the default number of estimate steps depends on s */
   cg->s = s;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPCACGSetTune_CACG(KSP ksp, PetscBool flg)
+{
+  PetscFunctionBegin;
+  ((KSP_CACG *)ksp->data)->tuneopt = flg ? 1 : 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -283,6 +297,7 @@ static PetscErrorCode KSPCACGGetStatistics_CACG(KSP ksp, KSPCACGStatistics *st)
 .  -ksp_cacg_fused_gram <true> - the Gram matrices in one pass over the vectors (host loop or CUDA kernel) and one MPI_Allreduce
 .  -ksp_cacg_fused_update <true> - on CUDA vectors with Jacobi or no preconditioner, the vector updates of an outer iteration in one device kernel
 .  -ksp_cacg_lean_basis <true> - on CUDA vectors with Jacobi and a matrix powers kernel, keep the basis as W alone (M^{-1} W formed where read)
+.  -ksp_cacg_tune <true on CUDA vectors> - tune s, plain CG steps instead of s-step ones, and the matrix powers kernel at run time (one rank; see `KSPCACGSetTune()`)
 -  -ksp_cacg_matrix_powers <true> - use the matrix's matrix powers kernel: the one it composes as "MatMatrixPowers_C", or gpukit's CSR kernel for `MATSEQAIJCUSPARSE`
 
    Level: intermediate
@@ -312,6 +327,7 @@ static PetscErrorCode KSPCreate_CACG(KSP ksp)
   cg->fusedgram = PETSC_TRUE;
   cg->fusedupdate = PETSC_TRUE;
   cg->leanopt     = PETSC_TRUE;
+  cg->tuneopt     = -1;
   cg->anorm     = -1.0;
   ksp->data   = (void *)cg;
 
@@ -342,6 +358,7 @@ static PetscErrorCode KSPCreate_CACG(KSP ksp)
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetFusedGram_C", KSPCACGSetFusedGram_CACG));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetFusedUpdate_C", KSPCACGSetFusedUpdate_CACG));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetLeanBasis_C", KSPCACGSetLeanBasis_CACG));
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGSetTune_C", KSPCACGSetTune_CACG));
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCACGGetStatistics_C", KSPCACGGetStatistics_CACG));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -713,6 +730,43 @@ PetscErrorCode KSPCACGSetFusedUpdate(KSP ksp, PetscBool flg)
   PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
   PetscValidLogicalCollectiveBool(ksp, flg, 2);
   PetscTryMethod(ksp, "KSPCACGSetFusedUpdate_C", (KSP, PetscBool), (ksp, flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  KSPCACGSetTune - Chooses whether `KSPCACG` tunes its outer iteration at run time: the number of steps s, plain CG steps
+  instead of s-step ones, and the matrix powers kernel or s products for the basis
+
+  Logically Collective
+
+  Input Parameters:
++ ksp - the `KSPCACG` solver
+- flg - `PETSC_TRUE` to tune (also on host vectors); `PETSC_FALSE` never. Without a call: tuned on CUDA vectors only
+
+  Options Database Keys:
++ -ksp_cacg_tune <true,false> - tune
+- -gpukit_tune <off,cached,on> - every gpukit tuner (off: none; cached, the default: the tuning cache's choice where it has one)
+
+  Level: intermediate
+
+  Notes:
+  The tuner (docs/tuning.md) times the first outer iterations of the first solves with an operator, per CG step, and
+  keeps the fastest candidate: s is one of the powers of two below the s of `KSPCACGSetS()` and that s; "cg" runs
+  plain preconditioned CG steps (two reductions per step, as `KSPCG`) from the same state, so that `KSPCACG` is never
+  noticeably slower than `KSPCG` where s-step CG does not pay (a bandwidth-bound product on one GPU); "products" builds
+  the basis by s `MatMult()` calls instead of the matrix's matrix powers kernel. The choice is kept in the tuning cache,
+  keyed by the operator's size class and type, the preconditioner and the norm, and shown by `KSPView()`. Tuning needs
+  one MPI rank (every rank must take the same choice at the same iteration); on more, s and the kernel stay as set.
+  `KSPCACGGetStatistics()` counts plain steps and product-built bases.
+
+.seealso: `KSPCACG`, `KSPCACGSetS()`, `KSPCACGSetUseMatrixPowers()`, `KSPCACGGetStatistics()`
+@*/
+PetscErrorCode KSPCACGSetTune(KSP ksp, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(ksp, flg, 2);
+  PetscTryMethod(ksp, "KSPCACGSetTune_C", (KSP, PetscBool), (ksp, flg));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

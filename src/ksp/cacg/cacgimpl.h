@@ -11,6 +11,10 @@
 #include <petsc/private/kspimpl.h>
 #include "gpukitimpl.h"
 #include "gpukitmat.h"
+#include "gpukittune.h"
+
+/* the run-time tuner of the outer iteration (docs/tuning.md, cacgsolve.c) */
+#define CACG_TUNER "CACGStep"
 
 /* s is 1..GPUKIT_CACG_MAX_S; the basis has m = 2s+1 columns */
 #define GPUKIT_CACG_MAX_S   16
@@ -66,6 +70,16 @@ typedef struct {
   PetscBool        truecheck;  /* check the true residual at convergence */
   PetscBool        usehook;    /* use the matrix's MatMatrixPowers_C when it has one */
   PetscBool        leanopt;    /* -ksp_cacg_lean_basis: keep the basis as W alone where everything allows it */
+  PetscInt         tuneopt;    /* -ksp_cacg_tune: -1 (default) on CUDA vectors, 0 never, 1 also on the host */
+
+  /* the run-time tuner (cacgsolve.c): per outer iteration, s-step or plain CG steps, s, and the matrix powers kernel or
+     s products; one rank only (every rank must take the same choice at the same iteration) */
+  GpukitTuner tuner;
+  PetscInt    tunes, tunehook; /* the s and whether a kernel existed when the tuner was made (its candidates) */
+  PetscInt    tblock;          /* this outer iteration's s: with plain CG steps, how many of them */
+  PetscBool   tuning;          /* this solve is tuned */
+  PetscBool   tplain;          /* this outer iteration: plain CG steps */
+  PetscBool   tproducts;       /* this outer iteration: the basis by s products, not the kernel */
 
   /* the spectrum estimate: Ritz values of the preconditioned operator, kept while the operators do not change */
   PetscInt         nritz;

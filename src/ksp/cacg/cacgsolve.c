@@ -187,7 +187,10 @@ static PetscErrorCode CACGPowers(KSP ksp, Mat A, PetscInt k, Vec *Y, Vec *W)
   if (k < 1) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(KSP_CACG_MPK, ksp, 0, 0, 0));
   cg->hookused = PETSC_TRUE;
-  if (cg->lean) PetscCall((*cg->hook)(A, cg->dinv, k, cg->theta, cg->sigma, cg->gamma, NULL, W)); /* checked in KSPSolve_CACG() */
+  if (cg->tproducts && (cg->lean || (cg->hook && (cg->aliased || cg->dinv)))) { /* the tuner's candidate: s products instead of the kernel */
+    cg->hookused = PETSC_FALSE;
+    PetscCall(GpukitMatMatrixPowersReference(A, cg->aliased ? NULL : cg->dinv, k, cg->theta, cg->sigma, cg->gamma, cg->lean ? NULL : Y, W));
+  } else if (cg->lean) PetscCall((*cg->hook)(A, cg->dinv, k, cg->theta, cg->sigma, cg->gamma, NULL, W)); /* checked in KSPSolve_CACG() */
   else if (cg->hook && (cg->aliased || cg->dinv)) PetscCall((*cg->hook)(A, cg->aliased ? NULL : cg->dinv, k, cg->theta, cg->sigma, cg->gamma, Y, W));
   else {
     cg->hookused = PETSC_FALSE;
@@ -753,6 +756,160 @@ static PetscErrorCode CACGOuter(KSP ksp, Mat A, PetscReal *delta, PetscBool *fin
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Up to n plain preconditioned CG steps from the state an outer iteration leaves (x, p, u = M p, r, z, delta = (r, z)),
+   two reductions each, leaving the same state: the tuner's "cg" candidate, for operators where s-step CG does not pay
+   (a bandwidth-bound product on one GPU). q = A p lives in Rn, free between outer iterations. *finite as in
+   CACGDirectStep(). */
+static PetscErrorCode CACGPlainSteps(KSP ksp, Mat A, PetscInt n, PetscReal *delta, PetscBool *finite)
+{
+  KSP_CACG *cg = (KSP_CACG *)ksp->data;
+  Vec       q  = cg->Rn;
+
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < n && !ksp->reason; j++) {
+    PetscScalar pq;
+    PetscReal   rz, nrm, alpha, beta;
+
+    *finite = PETSC_FALSE;
+    PetscCall(KSP_MatMult(ksp, A, cg->P, q));
+    PetscCall(VecDot(cg->P, q, &pq));
+    cg->stats.reductions++;
+    KSPCheckDot(ksp, pq);
+    *finite = PETSC_TRUE;
+    if (PetscRealPart(pq) <= 0.0) {
+      PetscCall(CACGDiverged(ksp, KSP_DIVERGED_INDEFINITE_MAT, "(p, Ap) <= 0: the matrix is not positive definite"));
+      break;
+    }
+    alpha = *delta / PetscRealPart(pq);
+    PetscCall(VecAXPY(ksp->vec_sol, alpha, cg->P));
+    PetscCall(VecAXPY(cg->R, -alpha, q));
+    if (!cg->aliased) PetscCall(KSP_PCApply(ksp, cg->R, cg->Z));
+    *finite = PETSC_FALSE;
+    PetscCall(CACGDirectDots(ksp, cg->R, cg->Z, &rz, &nrm));
+    KSPCheckNorm(ksp, nrm);
+    KSPCheckDot(ksp, rz);
+    *finite = PETSC_TRUE;
+    cg->stats.plainsteps++;
+    PetscCall(CACGTest(ksp, nrm));
+    if (ksp->reason) break;
+    if (rz < 0.0) {
+      PetscCall(CACGDiverged(ksp, KSP_DIVERGED_INDEFINITE_PC, "(r, M^{-1} r) < 0: the preconditioner is not positive definite"));
+      break;
+    }
+    beta   = rz / *delta;
+    *delta = rz;
+    PetscCall(VecAYPX(cg->P, beta, cg->Z));
+    if (!cg->aliased) PetscCall(VecAYPX(cg->U, beta, cg->R));
+  }
+  cg->devreset = PETSC_TRUE; /* the residual replacement's deviation estimate starts again */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static const char *const CACGTuneMethods[]  = {"sstep", "cg"};
+static const char *const CACGTuneBasisWay[] = {"kernel", "products"};
+static const char *const CACGTuneBasisNone[] = {"products"}; /* no matrix powers kernel: products only */
+
+/* whether this solve is tuned, and the tuner for it: on one rank, with -ksp_cacg_tune (default: CUDA vectors), unless
+   -gpukit_tune off. Knobs, searched in this order: s (the powers of two below s, and s), basis (kernel, products: only
+   with a matrix powers kernel), method (sstep, cg: plain CG steps in blocks of s, whatever s and basis say). Shape: the operator's size class, its type, the PC's type and the norm. */
+static PetscErrorCode CACGTuneSetUp(KSP ksp, Mat A)
+{
+  KSP_CACG      *cg = (KSP_CACG *)ksp->data;
+  PetscMPIInt    size;
+  GpukitTuneMode mode;
+  PetscBool      hook = (PetscBool)(cg->hook && (cg->lean || cg->aliased || cg->dinv));
+  char           shape[128], csr[48];
+  MatInfo        info;
+  PetscInt       m;
+  MatType        mt;
+  PCType         pt;
+
+  PetscFunctionBegin;
+  cg->tuning    = PETSC_FALSE;
+  cg->tplain    = PETSC_FALSE;
+  cg->tproducts = PETSC_FALSE;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  PetscCall(GpukitTuneGetMode(&mode));
+  if (size > 1 || mode == GPUKIT_TUNE_OFF || cg->tuneopt == 0 || (cg->tuneopt < 0 && !cg->be->device) || ksp->transpose_solve) PetscFunctionReturn(PETSC_SUCCESS);
+  if (cg->tuner && (cg->tunes != cg->s || cg->tunehook != (PetscInt)hook)) PetscCall(GpukitTunerDestroy(&cg->tuner)); /* other candidates */
+  if (!cg->tuner) {
+    GpukitTuneKnob knobs[3];
+    PetscInt       n = 0;
+
+    /* s first, then the kernel, then plain CG steps against the best s-step candidate */
+    knobs[0].name   = "s";
+    knobs[0].labels = NULL;
+    for (PetscInt v = 1; v < cg->s; v *= 2) knobs[0].values[n++] = v;
+    knobs[0].values[n++] = cg->s;
+    knobs[0].n      = n;
+    knobs[0].start  = n - 1;
+    knobs[1].name      = "basis";
+    knobs[1].labels    = hook ? CACGTuneBasisWay : CACGTuneBasisNone;
+    knobs[1].values[0] = hook ? 0 : 1;
+    knobs[1].values[1] = 1;
+    knobs[1].n         = hook ? 2 : 1;
+    knobs[1].start     = 0;
+    knobs[2].name      = "method";
+    knobs[2].labels    = CACGTuneMethods;
+    knobs[2].values[0] = 0;
+    knobs[2].values[1] = 1;
+    knobs[2].n         = 2;
+    knobs[2].start     = 0;
+    PetscCall(GpukitTunerCreate((PetscObject)ksp, CACG_TUNER, 3, knobs, &cg->tuner));
+    PetscCall(GpukitTunerSetDevice(cg->tuner, cg->be->device));
+    cg->tunes    = cg->s;
+    cg->tunehook = hook;
+  }
+  PetscCall(MatGetLocalSize(A, &m, NULL));
+  PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
+  PetscCall(GpukitTuneShapeCSR(m, (PetscCount)info.nz_used, 0, csr, sizeof(csr)));
+  PetscCall(MatGetType(A, &mt));
+  PetscCall(PCGetType(ksp->pc, &pt));
+  PetscCall(PetscSNPrintf(shape, sizeof(shape), "%s.%s.%s.%s.%s", csr, mt, pt ? pt : "none", KSPNormTypes[ksp->normtype], cg->lean ? "lean" : "stored"));
+  PetscCall(GpukitTunerSetShape(cg->tuner, shape));
+  cg->tuning = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the tuner's candidate for the next outer iteration */
+static PetscErrorCode CACGTuneBegin(KSP ksp, Mat A)
+{
+  KSP_CACG       *cg = (KSP_CACG *)ksp->data;
+  const PetscInt *v;
+  PetscInt        nl;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitTunerBegin(cg->tuner, A->nonzerostate, NULL, &v, &nl));
+  cg->tplain    = (PetscBool)(v[2] == 1);
+  cg->tproducts = (PetscBool)(v[1] == 1 && cg->tunehook);
+  cg->tblock    = v[0];
+  if (!cg->tplain && v[0] != cg->scur) {
+    cg->scur = v[0];
+    PetscCall(CACGSetSpectrum(ksp));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the outer iteration's time per CG step to the tuner; a truncation of the basis ends the tuning of this solve */
+static PetscErrorCode CACGTuneEnd(KSP ksp, PetscInt steps, PetscInt truncations)
+{
+  KSP_CACG *cg = (KSP_CACG *)ksp->data;
+
+  PetscFunctionBegin;
+  if (steps > 0 && cg->stats.truncations == truncations) {
+    PetscCall(GpukitTunerMark(cg->tuner));
+    PetscCall(GpukitTunerSetWork(cg->tuner, (PetscReal)steps));
+  }
+  PetscCall(GpukitTunerEnd(cg->tuner));
+  if (cg->stats.truncations != truncations) {
+    PetscCall(PetscInfo(ksp, "the basis lost precision at s = %" PetscInt_FMT ": no more tuning in this solve\n", cg->scur));
+    cg->tuning    = PETSC_FALSE;
+    cg->tplain    = PETSC_FALSE;
+    cg->tproducts = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* -ksp_cacg_true_residual: a converged claim must hold for b - A x too */
 static PetscErrorCode CACGCheckTrueResidual(KSP ksp, Mat A)
 {
@@ -799,8 +956,15 @@ PetscErrorCode KSPSolve_CACG(KSP ksp)
   if (cg->replace) PetscCall(CACGMatNorm(ksp, A));
   PetscCall(CACGStart(ksp, A, Pmat, &delta));
   if (ksp->reason) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(CACGTuneSetUp(ksp, A));
   while (!ksp->reason) {
-    PetscCall(CACGOuter(ksp, A, &delta, &finite));
+    PetscInt its = ksp->its, trunc = cg->stats.truncations;
+
+    if (cg->tuning) PetscCall(CACGTuneBegin(ksp, A));
+    if (cg->tplain) PetscCall(CACGPlainSteps(ksp, A, cg->tblock, &delta, &finite));
+    else PetscCall(CACGOuter(ksp, A, &delta, &finite));
+    if (cg->tproducts && !cg->tplain) cg->stats.products++;
+    if (cg->tuning) PetscCall(CACGTuneEnd(ksp, ksp->its - its, trunc));
     if (!finite) PetscFunctionReturn(PETSC_SUCCESS); /* as KSPCheckNorm() does: nothing more */
   }
   if (cg->truecheck && ksp->normtype != KSP_NORM_NONE) PetscCall(CACGCheckTrueResidual(ksp, A));
