@@ -85,6 +85,7 @@ struct _n_GpukitTuner {
   /* this call */
   PetscBool      timing, hostclock; /* hostclock: the host clock (after a device synchronisation for a device kernel) */
   PetscInt       timedbefore;       /* the process's timed calls when this one began */
+  PetscInt       discarded;         /* calls not counted because another tuner timed inside them */
   PetscReal      work;              /* the call's time is divided by it */
   PetscInt       nmarks;
   void          *stream, *events;
@@ -517,6 +518,7 @@ static PetscErrorCode GpukitTunerReset(GpukitTuner t)
   t->moved      = PETSC_FALSE;
   t->ncands     = 0;
   t->ncalls     = 0;
+  t->discarded  = 0;
   t->cost_ms    = 0;
   t->best_ms    = -1;
   t->start_ms   = -1;
@@ -1064,6 +1066,11 @@ PetscErrorCode GpukitTunerEnd(GpukitTuner t)
   if (GpukitTuneTimedCalls != t->timedbefore) { /* another tuner timed inside this call: not this candidate's time */
     PetscCall(PetscInfo(t->owner, "tuner %s: a call with another tuner's timing inside it is not counted\n", t->kernel));
     t->ncalls--;
+    if (++t->discarded >= t->maxcalls) { /* never a clean call: stop with the best measured (the starting values if none) */
+      PetscCall(PetscInfo(t->owner, "tuner %s: %" PetscInt_FMT " calls had other tuners' timing inside them: the search ends\n", t->kernel, t->discarded));
+      t->ncalls = t->maxcalls;
+      PetscCall(GpukitTunerStep(t));
+    }
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   for (PetscInt i = 0; i < t->nmarks; i++) ms[i] /= t->work;

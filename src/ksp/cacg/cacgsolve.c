@@ -189,7 +189,12 @@ static PetscErrorCode CACGPowers(KSP ksp, Mat A, PetscInt k, Vec *Y, Vec *W)
   cg->hookused = PETSC_TRUE;
   if (cg->tproducts && (cg->lean || (cg->hook && (cg->aliased || cg->dinv)))) { /* the tuner's candidate: s products instead of the kernel */
     cg->hookused = PETSC_FALSE;
-    PetscCall(GpukitMatMatrixPowersReference(A, cg->aliased ? NULL : cg->dinv, k, cg->theta, cg->sigma, cg->gamma, cg->lean ? NULL : Y, W));
+    if (cg->lean) { /* Y = dinv .* W one vector at a time in cg->yt: each step reads y_j and writes y_{j+1} there */
+      Vec V[GPUKIT_CACG_MAX_S + 1];
+      for (PetscInt j = 0; j <= k; j++) V[j] = cg->yt;
+      PetscCall(VecPointwiseMult(cg->yt, cg->dinv, W[0]));
+      PetscCall(GpukitMatMatrixPowersReference(A, cg->dinv, k, cg->theta, cg->sigma, cg->gamma, V, W));
+    } else PetscCall(GpukitMatMatrixPowersReference(A, cg->aliased ? NULL : cg->dinv, k, cg->theta, cg->sigma, cg->gamma, Y, W));
   } else if (cg->lean) PetscCall((*cg->hook)(A, cg->dinv, k, cg->theta, cg->sigma, cg->gamma, NULL, W)); /* checked in KSPSolve_CACG() */
   else if (cg->hook && (cg->aliased || cg->dinv)) PetscCall((*cg->hook)(A, cg->aliased ? NULL : cg->dinv, k, cg->theta, cg->sigma, cg->gamma, Y, W));
   else {
