@@ -77,6 +77,9 @@ typedef struct {
   GpukitTuner tuner;
   PetscInt    tunes, tunehook; /* the s and whether a kernel existed when the tuner was made (its candidates) */
   PetscInt    tblock;          /* this outer iteration's s: with plain CG steps, how many of them */
+  Mat              tuneA;      /* not referenced: the operator whose size class tunecsr holds */
+  PetscObjectState tuneAstate; /* its nonzero state then */
+  char             tunecsr[48];
   PetscBool   tuning;          /* this solve is tuned */
   PetscBool   tplain;          /* this outer iteration: plain CG steps */
   PetscBool   tproducts;       /* this outer iteration: the basis by s products, not the kernel */

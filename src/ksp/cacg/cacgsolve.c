@@ -865,9 +865,14 @@ static PetscErrorCode CACGTuneSetUp(KSP ksp, Mat A)
     cg->tunes    = cg->s;
     cg->tunehook = hook;
   }
-  PetscCall(MatGetLocalSize(A, &m, NULL));
-  PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
-  PetscCall(GpukitTuneShapeCSR(m, (PetscCount)info.nz_used, 0, csr, sizeof(csr)));
+  if (cg->tuneA != A || cg->tuneAstate != A->nonzerostate) { /* MatGetInfo() can cost a pass over the matrix: once per operator */
+    PetscCall(MatGetLocalSize(A, &m, NULL));
+    PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
+    PetscCall(GpukitTuneShapeCSR(m, (PetscCount)info.nz_used, 0, cg->tunecsr, sizeof(cg->tunecsr)));
+    cg->tuneA      = A;
+    cg->tuneAstate = A->nonzerostate;
+  }
+  PetscCall(PetscStrncpy(csr, cg->tunecsr, sizeof(csr)));
   PetscCall(MatGetType(A, &mt));
   PetscCall(PCGetType(ksp->pc, &pt));
   PetscCall(PetscSNPrintf(shape, sizeof(shape), "%s.%s.%s.%s.%s", csr, mt, pt ? pt : "none", KSPNormTypes[ksp->normtype], cg->lean ? "lean" : "stored"));
