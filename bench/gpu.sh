@@ -70,14 +70,14 @@ for c in "${cases[@]}"; do
   fi
 done
 # KSPCACG against KSPCG / KSPPIPECG / KSPGROPPCG (bench/cacg_bench.c), Jacobi, on both GPU formats: latency-bound
-# (2D 256^2, 3D 33^3) to bandwidth-bound (2D 4096^2, 3D 129^3, 3D 257^3) grids. GPUKIT_BENCH_CACG=0 skips it.
+# (2D 256^2, 3D 33^3) to bandwidth-bound (2D 4096^2, 3D 129^3, 193^3, 257^3) grids; cacg8tuned is KSPCACG with its run-time tuner. GPUKIT_BENCH_CACG=0 skips it.
 if [ "${GPUKIT_BENCH_CACG:-1}" = 1 ]; then
   cacgbin=$objdir/bench/cacg_bench
   mkdir -p bench/results/cacg
   cacgout=bench/results/cacg/gpu-$(date -u +%Y-%m-%d).jsonl
   rm -f "$cacgout"
   if timeout 300 make --no-print-directory PETSC_DIR="$PETSC_DIR" PETSC_ARCH= OBJDIR="$objdir" LIBDIR="$libdir" "$cacgbin"; then
-    for c in "-dim 2 -n 256 -its 200 -rtol 1e-6" "-dim 2 -n 4096 -its 100 -rtol 1e-4" "-dim 3 -n 33 -its 200 -rtol 1e-6" "-dim 3 -n 129 -its 100 -rtol 1e-6" "-dim 3 -n 257 -its 100 -rtol 1e-4"; do
+    for c in "-dim 2 -n 256 -its 200 -rtol 1e-6" "-dim 2 -n 4096 -its 100 -rtol 1e-4" "-dim 3 -n 33 -its 200 -rtol 1e-6" "-dim 3 -n 129 -its 100 -rtol 1e-6" "-dim 3 -n 193 -its 100 -rtol 1e-4" "-dim 3 -n 257 -its 100 -rtol 1e-4"; do
       for mt in aijcusparse sgdiacuda; do
         # shellcheck disable=SC2086
         timeout "$case_timeout" "$cacgbin" $c -mat_type $mt -batches 3 -use_gpu_aware_mpi 0 -json "$cacgout" </dev/null || { echo "bench/gpu.sh: cacg case '$c' $mt failed" >&2; failed=1; }

@@ -82,7 +82,7 @@ PETSC_EXTERN PetscErrorCode GpukitTunerGetCandidate(GpukitTuner, PetscInt, Petsc
 /* the live tuner of an object's kernel (benchmarks, tests, views of objects that do not hold it), or NULL */
 PETSC_EXTERN PetscErrorCode GpukitTuneFind(PetscObject, const char[], GpukitTuner *);
 
-/* the shape class of a sparse operator: "r<log2 rows>.z<log2 nnz>.a<log2 mean row length>.x<log2 max row length>" */
+/* the shape class of a sparse operator: "r<2 log2 rows>.z<2 log2 nnz>.a<mean row length>.x<log2 longest row>" */
 PETSC_EXTERN PetscErrorCode GpukitTuneShapeCSR(PetscInt, PetscCount, PetscInt, char[], size_t);
 
 /* the process-wide mode (from -gpukit_tune) and counters: timed calls, searches finished, cache hits, cache writes */
