@@ -1,5 +1,6 @@
 /*
-   Registration of every gpukit type into PETSc, and the library's log events.
+   Registration of every gpukit type into PETSc: the package's one entry point, calling each family's registration
+   hook (which registers the family's types and its log events).
 
    Two entry points run the same code, once per process:
    - PetscDLLibraryRegister_petscgpukit(), which PETSc calls when it loads the library with -dll_append;
@@ -7,9 +8,6 @@
 */
 #include "gpukitimpl.h"
 #include "gpukittune.h"
-
-PetscLogEvent MAT_SGDIA_Mult, MAT_SGDIA_MultTr, MAT_SGDIA_SetValues, MAT_SGDIA_Assembly, MAT_SGDIA_ToAIJ, MAT_SGDIA_FromAIJ, MAT_SGDIA_FDColor, MAT_SGDIA_InvBlkDiag;
-PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_CopyFromGPU, MAT_SGDIA_MultCUDA, MAT_SGDIA_MultTrCUDA, MAT_SGDIA_OpsCUDA, MAT_SGDIA_InvBlkDiagCUDA, MAT_SGDIA_COO, MAT_SGDIA_Autotune;
 
 static PetscBool GpukitPackageInitialized = PETSC_FALSE;
 
@@ -29,24 +27,9 @@ PetscErrorCode GpukitInitializePackage(void)
   PetscCall(PCInitializePackage());
   PetscCall(KSPInitializePackage());
 
-  PetscCall(PetscLogEventRegister("SGDIAMult", MAT_CLASSID, &MAT_SGDIA_Mult));
-  PetscCall(PetscLogEventRegister("SGDIAMultTr", MAT_CLASSID, &MAT_SGDIA_MultTr));
-  PetscCall(PetscLogEventRegister("SGDIASetValues", MAT_CLASSID, &MAT_SGDIA_SetValues));
-  PetscCall(PetscLogEventRegister("SGDIAAssembly", MAT_CLASSID, &MAT_SGDIA_Assembly));
-  PetscCall(PetscLogEventRegister("SGDIAToAIJ", MAT_CLASSID, &MAT_SGDIA_ToAIJ));
-  PetscCall(PetscLogEventRegister("SGDIAFromAIJ", MAT_CLASSID, &MAT_SGDIA_FromAIJ));
-  PetscCall(PetscLogEventRegister("SGDIAFDColor", MAT_CLASSID, &MAT_SGDIA_FDColor));
-  PetscCall(PetscLogEventRegister("SGDIAInvBlkDiag", MAT_CLASSID, &MAT_SGDIA_InvBlkDiag));
-  PetscCall(PetscLogEventRegister("SGDIACopyToGPU", MAT_CLASSID, &MAT_SGDIA_CopyToGPU));
-  PetscCall(PetscLogEventRegister("SGDIACopyFromGPU", MAT_CLASSID, &MAT_SGDIA_CopyFromGPU));
-  PetscCall(PetscLogEventRegister("SGDIAMultCUDA", MAT_CLASSID, &MAT_SGDIA_MultCUDA));
-  PetscCall(PetscLogEventRegister("SGDIAMultTrCUDA", MAT_CLASSID, &MAT_SGDIA_MultTrCUDA));
-  PetscCall(PetscLogEventRegister("SGDIAOpsCUDA", MAT_CLASSID, &MAT_SGDIA_OpsCUDA));
-  PetscCall(PetscLogEventRegister("SGDIAInvBlkDgCUDA", MAT_CLASSID, &MAT_SGDIA_InvBlkDiagCUDA));
-  PetscCall(PetscLogEventRegister("SGDIASetValsCOO", MAT_CLASSID, &MAT_SGDIA_COO));
-  PetscCall(PetscLogEventRegister("SGDIAAutotune", MAT_CLASSID, &MAT_SGDIA_Autotune));
-  /* PC and KSP events: registered by their own registration functions below */
 
+  /* one registration hook per type family (and one for the shared Mat layer); each registers its own log events */
+  PetscCall(GpukitMatUtilsRegister_Private());
   PetscCall(MatRegister_SGDIA_Private());
   PetscCall(MatRegister_SGDIACUDA_Private());
   /* PCGSAI (issue 6) registers here */

@@ -4,13 +4,14 @@
 #include <petscgpukit.h>
 #include "gpukitcompat.h"
 
-/* log events, one per kernel or phase; registered once by GpukitInitializePackage() */
-PETSC_INTERN PetscLogEvent MAT_SGDIA_Mult, MAT_SGDIA_MultTr, MAT_SGDIA_SetValues, MAT_SGDIA_Assembly, MAT_SGDIA_ToAIJ, MAT_SGDIA_FromAIJ, MAT_SGDIA_FDColor, MAT_SGDIA_InvBlkDiag;
-PETSC_INTERN PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_CopyFromGPU, MAT_SGDIA_MultCUDA, MAT_SGDIA_MultTrCUDA, MAT_SGDIA_OpsCUDA, MAT_SGDIA_InvBlkDiagCUDA, MAT_SGDIA_COO, MAT_SGDIA_Autotune;
+/* Log events: one per kernel or phase, declared in the family's private header and registered by the family's
+   registration hook below (names of at most 16 characters) */
 
 PETSC_INTERN PetscErrorCode GpukitInitializePackage(void);
 
-/* one registration function per type family, each called once by GpukitInitializePackage() */
+/* one registration function per type family, each called once by GpukitInitializePackage(); the shared Mat layer's
+   (src/mat/utils/gpukitmat.c) first */
+PETSC_INTERN PetscErrorCode GpukitMatUtilsRegister_Private(void);
 PETSC_INTERN PetscErrorCode MatRegister_SGDIA_Private(void);
 PETSC_INTERN PetscErrorCode MatRegister_SGDIACUDA_Private(void);
 /* PCGSAI (issue 6): its registration function here */

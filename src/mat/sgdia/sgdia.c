@@ -1455,11 +1455,30 @@ PetscErrorCode MatCreate_SGDIA(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscLogEvent MAT_SGDIA_Mult, MAT_SGDIA_MultTr, MAT_SGDIA_SetValues, MAT_SGDIA_Assembly, MAT_SGDIA_ToAIJ, MAT_SGDIA_FromAIJ, MAT_SGDIA_FDColor, MAT_SGDIA_InvBlkDiag;
+PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_CopyFromGPU, MAT_SGDIA_MultCUDA, MAT_SGDIA_MultTrCUDA, MAT_SGDIA_OpsCUDA, MAT_SGDIA_InvBlkDiagCUDA, MAT_SGDIA_COO;
+
+/* the family's types, solvers and log events (the device-only events of MATSGDIACUDA: MatRegister_SGDIACUDA_Private()) */
 PetscErrorCode MatRegister_SGDIA_Private(void)
 {
   PetscFunctionBegin;
   PetscCall(MatRegisterRootName(MATSGDIA, MATSEQSGDIA, MATMPISGDIA));
+  PetscCall(PetscLogEventRegister("SGDIAMult", MAT_CLASSID, &MAT_SGDIA_Mult));
+  PetscCall(PetscLogEventRegister("SGDIAMultTr", MAT_CLASSID, &MAT_SGDIA_MultTr));
+  PetscCall(PetscLogEventRegister("SGDIASetValues", MAT_CLASSID, &MAT_SGDIA_SetValues));
+  PetscCall(PetscLogEventRegister("SGDIAAssembly", MAT_CLASSID, &MAT_SGDIA_Assembly));
+  PetscCall(PetscLogEventRegister("SGDIAToAIJ", MAT_CLASSID, &MAT_SGDIA_ToAIJ));
+  PetscCall(PetscLogEventRegister("SGDIAFromAIJ", MAT_CLASSID, &MAT_SGDIA_FromAIJ));
+  PetscCall(PetscLogEventRegister("SGDIAFDColor", MAT_CLASSID, &MAT_SGDIA_FDColor));
+  PetscCall(PetscLogEventRegister("SGDIAInvBlkDiag", MAT_CLASSID, &MAT_SGDIA_InvBlkDiag));
   PetscCall(PetscLogEventRegister("SGDIAMatPowers", MAT_CLASSID, &MAT_SGDIA_MatPowers)); /* MatMatrixPowers_SGDIA(), sgdiampk.c */
+  PetscCall(PetscLogEventRegister("SGDIACopyToGPU", MAT_CLASSID, &MAT_SGDIA_CopyToGPU));
+  PetscCall(PetscLogEventRegister("SGDIACopyFromGPU", MAT_CLASSID, &MAT_SGDIA_CopyFromGPU));
+  PetscCall(PetscLogEventRegister("SGDIAMultCUDA", MAT_CLASSID, &MAT_SGDIA_MultCUDA));
+  PetscCall(PetscLogEventRegister("SGDIAMultTrCUDA", MAT_CLASSID, &MAT_SGDIA_MultTrCUDA));
+  PetscCall(PetscLogEventRegister("SGDIAOpsCUDA", MAT_CLASSID, &MAT_SGDIA_OpsCUDA));
+  PetscCall(PetscLogEventRegister("SGDIAInvBlkDgCUDA", MAT_CLASSID, &MAT_SGDIA_InvBlkDiagCUDA));
+  PetscCall(PetscLogEventRegister("SGDIASetValsCOO", MAT_CLASSID, &MAT_SGDIA_COO));
   PetscCall(MatRegister(MATSGDIA, MatCreate_SGDIA));
   PetscCall(MatRegister(MATSEQSGDIA, MatCreate_SeqSGDIA));
   PetscCall(MatRegister(MATMPISGDIA, MatCreate_MPISGDIA));

@@ -131,6 +131,9 @@ PETSC_INTERN PetscErrorCode MatGetFactor_SGDIA_PETSc(Mat, MatFactorType, Mat *);
 PETSC_INTERN PetscErrorCode MatMatrixPowers_SGDIA(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
 PETSC_INTERN PetscErrorCode SGDIAMPKDestroy_Private(SGDIAMPK *);
 PETSC_INTERN PetscLogEvent  MAT_SGDIA_MatPowers;
+/* the family's other log events, registered by MatRegister_SGDIA_Private() (sgdia.c) */
+PETSC_INTERN PetscLogEvent MAT_SGDIA_Mult, MAT_SGDIA_MultTr, MAT_SGDIA_SetValues, MAT_SGDIA_Assembly, MAT_SGDIA_ToAIJ, MAT_SGDIA_FromAIJ, MAT_SGDIA_FDColor, MAT_SGDIA_InvBlkDiag;
+PETSC_INTERN PetscLogEvent MAT_SGDIA_CopyToGPU, MAT_SGDIA_CopyFromGPU, MAT_SGDIA_MultCUDA, MAT_SGDIA_MultTrCUDA, MAT_SGDIA_OpsCUDA, MAT_SGDIA_InvBlkDiagCUDA, MAT_SGDIA_COO;
 
 /* owned point (i,j,k) in owned-box coordinates -> point index */
 static inline PetscInt SGDIAPoint(const Mat_SGDIA *sg, PetscInt i, PetscInt j, PetscInt l)

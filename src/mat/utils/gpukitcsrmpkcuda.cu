@@ -33,24 +33,12 @@ static_assert(sizeof(PetscInt) == sizeof(int) && sizeof(PetscScalar) == sizeof(d
 #endif
 
 static PetscLogEvent MAT_CSR_MatPowCUDA;
-static PetscBool     GpukitCSRMPKEventRegistered = PETSC_FALSE;
 
-static PetscErrorCode GpukitCSRMPKFinalize_Private(void)
+/* the shared Mat layer's CUDA events, registered by GpukitMatUtilsRegister_Private() (gpukitmat.c) */
+PETSC_INTERN PetscErrorCode GpukitMatUtilsRegisterCUDA_Private(void)
 {
   PetscFunctionBegin;
-  GpukitCSRMPKEventRegistered = PETSC_FALSE;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Registers the event "CSRMatPowCUDA" (the device path of GpukitMatMatrixPowers_SeqAIJCUSPARSE()) once per
-   PetscInitialize(), at the first GpukitMatGetCaps() or call of the kernel that needs it */
-static PetscErrorCode GpukitCSRMPKRegisterEvent_Private(void)
-{
-  PetscFunctionBegin;
-  if (GpukitCSRMPKEventRegistered) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscLogEventRegister("CSRMatPowCUDA", MAT_CLASSID, &MAT_CSR_MatPowCUDA));
-  PetscCall(PetscRegisterFinalize(GpukitCSRMPKFinalize_Private));
-  GpukitCSRMPKEventRegistered = PETSC_TRUE;
+  PetscCall(PetscLogEventRegister("CSRMatPowCUDA", MAT_CLASSID, &MAT_CSR_MatPowCUDA)); /* GpukitMatMatrixPowers_SeqAIJCUSPARSE() */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -306,7 +294,6 @@ PetscErrorCode GpukitMatMatrixPowers_SeqAIJCUSPARSE(Mat A, Vec dinv, PetscInt k,
     }
     PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &ai, &aj)); /* the offsets of all m rows, also in compressed rows */
     PetscCall(MatGetInfo(A, MAT_LOCAL, &minfo));
-    PetscCall(GpukitCSRMPKRegisterEvent_Private());
     PetscCall(GpukitCUDAGetStream("The CSR matrix powers kernel", &stream));
     PetscCall(PetscLogEventBegin(MAT_CSR_MatPowCUDA, A, 0, 0, 0));
     csr.m      = (int)m;
@@ -357,7 +344,6 @@ PetscErrorCode GpukitMatGetPowers_SeqAIJCUSPARSE(Mat A, GpukitMatMatrixPowersFn 
   (void)A;
   *powers = NULL;
   if (!GPUKIT_CSR_MPK_DEVICE) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(GpukitCSRMPKRegisterEvent_Private()); /* before a solve logs it, so that -log_view lists it in order */
   *powers = GpukitMatMatrixPowers_SeqAIJCUSPARSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

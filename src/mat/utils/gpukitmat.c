@@ -57,7 +57,18 @@ PetscErrorCode GpukitMatMatrixPowersReference(Mat A, Vec dinv, PetscInt k, const
 PETSC_INTERN PetscErrorCode GpukitMatGetDeviceCSR_SeqAIJCUSPARSE(Mat, GpukitDeviceCSR *);
 PETSC_INTERN PetscErrorCode GpukitMatRestoreDeviceCSR_SeqAIJCUSPARSE(Mat, GpukitDeviceCSR *);
 PETSC_INTERN PetscErrorCode GpukitMatGetPowers_SeqAIJCUSPARSE(Mat, GpukitMatMatrixPowersFn *);
+PETSC_INTERN PetscErrorCode GpukitMatUtilsRegisterCUDA_Private(void);
 #endif
+
+/* the shared Mat layer's registration hook (called by GpukitInitializePackage()): its log events */
+PetscErrorCode GpukitMatUtilsRegister_Private(void)
+{
+  PetscFunctionBegin;
+#if defined(GPUKIT_HAVE_CUDA)
+  PetscCall(GpukitMatUtilsRegisterCUDA_Private());
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 static PetscErrorCode GpukitMatIsSeqAIJCUSPARSE(Mat A, PetscBool *flg)
 {
