@@ -284,13 +284,14 @@ def cacg_section(L, folder):
     L.append("  with a fused matrix powers kernel (sgdiacuda's since e5a4a15, KSPCACG's own CSR kernel for aijcusparse since")
     L.append("  9d11a8c) and, on the GPU, the lean basis (W stored alone, since 9d11a8c); cacg4mult: s = 4 with")
     L.append("  `-ksp_cacg_matrix_powers 0` (s MatMult + update + PCApply per basis vector); cacg4stored: s = 4 with")
-    L.append("  `-ksp_cacg_lean_basis 0` (Y = M^-1 W stored as well).")
+    L.append("  `-ksp_cacg_lean_basis 0` (Y = M^-1 W stored as well); cacg8tuned: KSPCACG with its run-time tuner (s up to 8, the kernel or")
+    L.append("  products, s-step or plain CG steps; its choice in parentheses; every other KSPCACG method runs untuned).")
     L.append("")
     L.append("| case | mat type | method | ms/it | vs CG | its to rtol | time to solution (ms) | vs CG |")
     L.append("|---|---|---|---:|---:|---:|---:|---:|")
     for r in recs:
         L.append("| " + " | ".join([
-            str(r["case"]), str(r.get("mat_type", "-")), str(r.get("method", "-")), fmt_num(r.get("time_per_it_ms"), ".4f"),
+            str(r["case"]), str(r.get("mat_type", "-")), str(r.get("method", "-")) + (f" ({r['tuned_choice']})" if r.get("tuned_choice") else ""), fmt_num(r.get("time_per_it_ms"), ".4f"),
             fmt_ratio(r.get("speedup_per_it_vs_baseline")), str(r.get("its_to_solution", "-")), fmt_num(r.get("time_to_solution_ms"), ".2f"),
             fmt_ratio(r.get("speedup_to_solution_vs_baseline"))]) + " |")
     L.append("")

@@ -14,6 +14,7 @@ static const char help[] = "The run-time tuner on a real kernel: the greedy sear
 #include <petscdmda.h>
 #include <petscgpukit.h>
 #include <petsctime.h>
+#include <time.h>
 #include "gpukittune.h"
 #include "gkbench.h"
 
@@ -175,10 +176,18 @@ int main(int argc, char **argv)
     if (jset) {
       FILE *fp;
       PetscCall(PetscFOpen(PETSC_COMM_WORLD, json, "a", &fp));
-      PetscCall(PetscFPrintf(PETSC_COMM_WORLD, fp, "{\"bench\": \"tune\", \"device\": \"%s\", \"mat_type\": \"%s\", \"kernel\": \"%s\", \"case\": \"%" PetscInt_FMT "d dof%" PetscInt_FMT " %s n%" PetscInt_FMT "\", ", dev, mtype, kernel, dim, dof, stencil, n));
+      PetscCall(PetscFPrintf(PETSC_COMM_WORLD, fp, "{\"bench\": \"tune\", \"mat_type\": \"%s\", \"kernel\": \"%s\", \"case\": \"%" PetscInt_FMT "d dof%" PetscInt_FMT " %s n%" PetscInt_FMT "\", ", mtype, kernel, dim, dof, stencil, n));
       PetscCall(PetscFPrintf(PETSC_COMM_WORLD, fp, "\"samples\": %" PetscInt_FMT ", \"exhaustive_calls\": %" PetscInt_FMT ", \"exhaustive_choice\": \"%s\", \"table_best_ms\": %.6g, \"greedy_calls\": %" PetscInt_FMT ", \"greedy_choice\": \"%s\", \"greedy_ms\": %.6g, \"greedy_vs_best\": %.4f, \"start_ms\": %.6g, ", ns, ex.ncalls, exv, (double)tablebest, gr.ncalls, grv, (double)grms, (double)(grms / tablebest), (double)gr.start_ms));
       PetscCall(PetscFPrintf(PETSC_COMM_WORLD, fp, "\"tuning_cost_ms\": %.6g, \"tuning_extra_ms\": %.6g, \"cached_calls\": %" PetscInt_FMT ", \"cached_hit\": %s, \"cached_first_ms\": %.6g, \"greedy_first_ms\": %.6g, ", (double)gr.cost_ms, (double)(gr.cost_ms - gr.ncalls * ns * gr.best_ms), ca.ncalls, ca.cached ? "true" : "false", (double)ca.first_ms, (double)gr.first_ms));
-      PetscCall(GKJSONRunInfo(fp, NULL, NULL, NULL));
+      {
+        char        version[32], date[32];
+        const char *envdate = getenv("GPUKIT_DATE");
+        time_t      now     = time(NULL);
+        PetscCall(PetscGetVersion(version, sizeof(version)));
+        if (envdate && envdate[0]) PetscCall(PetscStrncpy(date, envdate, sizeof(date)));
+        else (void)strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        PetscCall(GKJSONRunInfo(fp, version, date, dev));
+      }
       PetscCall(PetscFClose(PETSC_COMM_WORLD, fp));
     }
   }
