@@ -35,8 +35,8 @@ done
 cp -a "$src/lib/petsc/conf" "$dst/petsc-cuda/lib/petsc/"
 cp -a "$src/lib/pkgconfig" "$dst/petsc-cuda/lib/"
 cp -a "$src/include" "$dst/petsc-cuda/"
-# stock tutorials the GPU benchmarks compile against this PETSc (bench/cavity.sh: snes ex19)
-for ex in snes/tutorials/ex19.c; do
+# stock tutorials the GPU benchmarks compile against this PETSc (bench/cavity.sh: snes ex19; bench/ex45_cacg.sh: ksp ex45)
+for ex in snes/tutorials/ex19.c ksp/ksp/tutorials/ex45.c; do
   mkdir -p "$dst/petsc-cuda/share/petsc/examples/src/$(dirname "$ex")"
   cp "$src/share/petsc/examples/src/$ex" "$dst/petsc-cuda/share/petsc/examples/src/$ex"
 done
