@@ -217,16 +217,19 @@ def read_any(path):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def latest_records(folder, pattern):
+    """the newest results file in folder matching pattern (by name: the date), and its records"""
+    files = sorted(glob.glob(os.path.join(folder, pattern)))
+    return files, (read_any(files[-1]) if files else [])
+
+
 def pct(v):
     return f"{100 * v:.0f}%" if isinstance(v, (int, float)) else "-"
 
 
 def cavity_section(L, folder):
     """bench/cavity.sh records: the driven cavity, whole SNES solves"""
-    files = sorted(glob.glob(os.path.join(folder, "*.json")))
-    if not files:
-        return
-    recs = read_any(files[-1])
+    files, recs = latest_records(folder, "*.json")
     if not recs:
         return
     r0 = recs[0]
@@ -269,10 +272,7 @@ def cavity_section(L, folder):
 
 def cacg_section(L, folder):
     """bench/cacg_bench.c records on the GPU (bench/gpu.sh): KSPCACG against CG, PIPECG, GROPPCG"""
-    files = sorted(glob.glob(os.path.join(folder, "gpu-*.jsonl")))
-    if not files:
-        return
-    recs = read_any(files[-1])
+    files, recs = latest_records(folder, "gpu-*.jsonl")
     if not recs:
         return
     r0 = recs[0]
@@ -299,10 +299,7 @@ def cacg_section(L, folder):
 
 def tune_section(L, folder):
     """bench/tune_bench.c records on the GPU (bench/gpu.sh): the run-time tuner against an exhaustive search"""
-    files = sorted(glob.glob(os.path.join(folder, "gpu-*.jsonl")))
-    if not files:
-        return
-    recs = read_any(files[-1])
+    files, recs = latest_records(folder, "gpu-*.jsonl")
     if not recs:
         return
     r0 = recs[0]
