@@ -900,23 +900,18 @@ static PetscErrorCode CACGTuneBegin(KSP ksp, Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the outer iteration's time per CG step to the tuner; a truncation of the basis ends the tuning of this solve */
-static PetscErrorCode CACGTuneEnd(KSP ksp, PetscInt steps, PetscInt truncations)
+/* the outer iteration's time per CG step to the tuner. An outer iteration that lost the basis's precision and did fewer
+   steps counts as it is: its time per step is higher, which is what that s costs on this operator. */
+static PetscErrorCode CACGTuneEnd(KSP ksp, PetscInt steps)
 {
   KSP_CACG *cg = (KSP_CACG *)ksp->data;
 
   PetscFunctionBegin;
-  if (steps > 0 && cg->stats.truncations == truncations) {
+  if (steps > 0) {
     PetscCall(GpukitTunerMark(cg->tuner));
     PetscCall(GpukitTunerSetWork(cg->tuner, (PetscReal)steps));
   }
   PetscCall(GpukitTunerEnd(cg->tuner));
-  if (cg->stats.truncations != truncations) {
-    PetscCall(PetscInfo(ksp, "the basis lost precision at s = %" PetscInt_FMT ": no more tuning in this solve\n", cg->scur));
-    cg->tuning    = PETSC_FALSE;
-    cg->tplain    = PETSC_FALSE;
-    cg->tproducts = PETSC_FALSE;
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -968,13 +963,13 @@ PetscErrorCode KSPSolve_CACG(KSP ksp)
   if (ksp->reason) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CACGTuneSetUp(ksp, A));
   while (!ksp->reason) {
-    PetscInt its = ksp->its, trunc = cg->stats.truncations;
+    PetscInt its = ksp->its;
 
     if (cg->tuning) PetscCall(CACGTuneBegin(ksp, A));
     if (cg->tplain) PetscCall(CACGPlainSteps(ksp, A, cg->tblock, &delta, &finite));
     else PetscCall(CACGOuter(ksp, A, &delta, &finite));
     if (cg->tproducts && !cg->tplain) cg->stats.products++;
-    if (cg->tuning) PetscCall(CACGTuneEnd(ksp, ksp->its - its, trunc));
+    if (cg->tuning) PetscCall(CACGTuneEnd(ksp, ksp->its - its));
     if (!finite) PetscFunctionReturn(PETSC_SUCCESS); /* as KSPCheckNorm() does: nothing more */
   }
   if (cg->truecheck && ksp->normtype != KSP_NORM_NONE) PetscCall(CACGCheckTrueResidual(ksp, A));

@@ -52,6 +52,7 @@ typedef struct {
   /* values */
   PetscScalar     *v;
   PetscCount       nv;              /* k*dof*m */
+  PetscCount       nzused;          /* of them inside the grid (MatGetInfo()'s nz_used): counted once per layout, -1 before */
 
   /* work: ghosted local vectors and assembly */
   Vec              xl, yl;
