@@ -568,6 +568,7 @@ static PetscErrorCode CACGInnerSteps(KSP ksp, PetscInt s, const double d[], cons
         PetscCall(PetscInfo(ksp, "outer %" PetscInt_FMT ": (p, Ap) of step %" PetscInt_FMT " has relative error %g: s lowered from %" PetscInt_FMT " to %" PetscInt_FMT "\n", cg->stats.outer, j, dl, s, j));
         cg->stats.truncations++;
         cg->scur = j;
+        cg->scap = j;
       }
       break;
     }
@@ -893,8 +894,8 @@ static PetscErrorCode CACGTuneBegin(KSP ksp, Mat A)
   cg->tplain    = (PetscBool)(v[2] == 1);
   cg->tproducts = (PetscBool)(v[1] == 1 && cg->tunehook);
   cg->tblock    = v[0];
-  if (!cg->tplain && v[0] != cg->scur) {
-    cg->scur = v[0];
+  if (!cg->tplain && PetscMin(v[0], cg->scap) != cg->scur) { /* a lost basis lowered s for the rest of the solve: a cap */
+    cg->scur = PetscMin(v[0], cg->scap);
     PetscCall(CACGSetSpectrum(ksp));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -953,6 +954,7 @@ PetscErrorCode KSPSolve_CACG(KSP ksp)
   PetscCall(PetscMemzero(&cg->stats, sizeof(cg->stats)));
   cg->asym     = 0.0;
   cg->scur     = cg->s;
+  cg->scap     = cg->s;
   cg->devreset = PETSC_TRUE;
   ksp->its     = 0;
   ksp->reason  = KSP_CONVERGED_ITERATING;
