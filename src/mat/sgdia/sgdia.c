@@ -1041,13 +1041,29 @@ static PetscErrorCode MatGetInfo_SGDIA(Mat A, MatInfoType flag, MatInfo *info)
   PetscCount     used;
 
   PetscFunctionBegin;
-  if (sg->nzused < 0) { /* a pass over the grid (0.2 s at 193^3): once per layout, not at every call (solvers ask per solve) */
+  if (sg->nzused < 0) { /* once per layout */
     used = 0;
-    for (PetscInt p = 0; p < sg->np; p++) {
-      PetscInt g[3], gl;
-      SGDIAPointInfo(sg, p, g, &gl);
-      for (PetscInt s = 0; s < sg->k; s++)
-        if (SGDIANeighbourInDomain(sg, g, s) && SGDIACanonical(sg, g, s)) used += sg->dof * sg->dof;
+    if (!sg->periodic_alias) { /* per stencil point, the owned points whose neighbour is in the domain: a product over the
+                                  dimensions, O(k) (a pass over the grid took 0.2 s at 193^3) */
+      for (PetscInt s = 0; s < sg->k; s++) {
+        PetscCount n = 1;
+        for (PetscInt d = 0; d < 3; d++) {
+          PetscInt lo = sg->xs[d], hi = sg->xs[d] + sg->xm[d], dd = sg->delta[3 * s + d];
+          if (sg->bd[d] != DM_BOUNDARY_PERIODIC) { /* x in [lo, hi) with x + dd in [0, M) */
+            lo = PetscMax(lo, -dd);
+            hi = PetscMin(hi, sg->M[d] - dd);
+          }
+          n *= hi > lo ? hi - lo : 0;
+        }
+        used += n * sg->dof * sg->dof;
+      }
+    } else { /* a periodic dimension shorter than the stencil: neighbours alias, count point by point */
+      for (PetscInt p = 0; p < sg->np; p++) {
+        PetscInt g[3], gl;
+        SGDIAPointInfo(sg, p, g, &gl);
+        for (PetscInt s = 0; s < sg->k; s++)
+          if (SGDIANeighbourInDomain(sg, g, s) && SGDIACanonical(sg, g, s)) used += sg->dof * sg->dof;
+      }
     }
     sg->nzused = used;
   }
