@@ -297,6 +297,29 @@ def cacg_section(L, folder):
     L.append("")
 
 
+def ex45_section(L, folder):
+    """bench/ex45_cacg.sh records: stock KSP ex45 on the GPU, KSPCG against KSPCACG untuned and tuned"""
+    files, recs = latest_records(folder, "ex45-*.jsonl")
+    if not recs:
+        return
+    r0 = recs[0]
+    L.append(f"## Stock KSP ex45 with KSPCACG on the GPU ({r0.get('device', '?')}): {r0.get('date', '?')}, commit `{r0.get('commit', '?')}`")
+    L.append("")
+    L.append(f"- `bench/ex45_cacg.sh`, results file `bench/results/cacg/{os.path.basename(files[-1])}`; unmodified ex45 (3-D 7-point")
+    L.append(f"  Laplacian) at {r0.get('n', '?')}^3, `-dm_vec_type cuda -pc_type jacobi`, one solve per run: KSPSolve less KSPSetUp from")
+    L.append("  `-log_view` of the second of two runs (the first fills the tuning cache). cacg4: `-ksp_cacg_s 4 -ksp_cacg_tune 0`;")
+    L.append("  cacg4tuned: `-ksp_cacg_s 4 -ksp_cacg_tune 1`. One solve a run: these single timings vary by about 15% from run to run")
+    L.append("  (cacg4 on aijcusparse measured 0.81x, 0.92x, 0.93x and 0.99x KSPCG in four runs), and they include KSPCACG's")
+    L.append("  one-time costs (its vectors, the spectrum estimate, the first launches), which a program with many solves pays once.")
+    L.append("")
+    L.append("| mat type | method | KSPSolve (s) | its | vs KSPCG | tuner's choice |")
+    L.append("|---|---|---:|---:|---:|---|")
+    for r in recs:
+        L.append("| " + " | ".join([str(r.get("mat_type", "-")), str(r.get("method", "-")), fmt_num(r.get("kspsolve_s"), ".3f"), str(r.get("its", "-")),
+                                      fmt_ratio(r.get("speedup_vs_cg")), str(r.get("tuned_choice") or "-")]) + " |")
+    L.append("")
+
+
 def tune_section(L, folder):
     """bench/tune_bench.c records on the GPU (bench/gpu.sh): the run-time tuner against an exhaustive search"""
     files, recs = latest_records(folder, "gpu-*.jsonl")
@@ -544,6 +567,7 @@ def main():
 
     cavity_section(L, os.path.join(args.results, "cavity"))
     cacg_section(L, os.path.join(args.results, "cacg"))
+    ex45_section(L, os.path.join(args.results, "cacg"))
     tune_section(L, os.path.join(args.results, "tune"))
     gsai_section(L, os.path.join(args.results, "gsai"))
 
