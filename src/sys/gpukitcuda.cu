@@ -48,7 +48,7 @@ PetscErrorCode GpukitCUDAReadsRestore(GpukitCUDAReads *r)
 }
 
 /* Step j of a device matrix powers hook: the epilogue's coefficients and the arrays it reads and writes. The terms
-   are those CACGPowersDefault() adds: W[j] and W[j-1] with a gamma term, W[j] with a theta term, none for a scaling.
+   are those GpukitMatMatrixPowersReference() adds: W[j] and W[j-1] with a gamma term, W[j] with a theta term, none for a scaling.
    The caller has put the product input into rd (and e->xs) before, or puts it after: rd gets each vector once. */
 PetscErrorCode GpukitCUDAPowersStepBegin(GpukitCUDAReads *rd, PetscInt j, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec dinv, Vec V[], Vec W[], GpukitPowersEpilogue *e, PetscScalar **w1)
 {

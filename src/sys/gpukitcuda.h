@@ -19,7 +19,7 @@ typedef struct {
 PETSC_INTERN PetscErrorCode GpukitCUDAReadsGet(GpukitCUDAReads *, Vec, const PetscScalar **);
 PETSC_INTERN PetscErrorCode GpukitCUDAReadsRestore(GpukitCUDAReads *);
 
-/* one matrix powers step of a device hook (contract: src/ksp/cacg/cacgimpl.h), around the hook's own product input
+/* one matrix powers step of a device hook (contract: src/mat/utils/gpukitmat.h), around the hook's own product input
    (e->xs and the x it passes the kernel): Begin fills the epilogue *e for step j (its coefficients, the earlier W it
    reads into rd, dinv and V[j+1] unless V == NULL) and gets W[j+1]'s array in *w1; End gives back all of them */
 PETSC_INTERN PetscErrorCode GpukitCUDAPowersStepBegin(GpukitCUDAReads *, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec, Vec[], Vec[], GpukitPowersEpilogue *, PetscScalar **);

@@ -1,11 +1,11 @@
 /*
    The epilogue of one matrix powers step, shared by the device matrix powers kernels (MATSGDIACUDA's in
-   src/mat/sgdia/sgdiakernels.cu, KSPCACG's CSR one in src/ksp/cacg/cacgcsrkernels.cu; contract: the comment above
-   GpukitMatMatrixPowersFn in src/ksp/cacg/cacgimpl.h). Pure CUDA/C, no PETSc: the kernel headers include it. For
+   src/mat/sgdia/sgdiakernels.cu, the CSR one in src/mat/utils/gpukitcsrmpkkernels.cu; contract: the comment above
+   GpukitMatMatrixPowersFn in src/mat/utils/gpukitmat.h). Pure CUDA/C, no PETSc: the kernel headers include it. For
    row i, with t = (A x)_i, x_k = xs ? xs[k] * in[k] : in[k]:
        w1[i] = a t + b w0[i] + c wm1[i]     (a term whose array is NULL is left out; in this order)
        v1[i] = dinv[i] w1[i]                (when v1 is not NULL; dinv and v1 both given or both NULL)
-   These are the terms and the order of CACGPowersDefault()'s VecAXPBYPCZ/VecAXPBY/VecScale and VecPointwiseMult,
+   These are the terms and the order of GpukitMatMatrixPowersReference()'s VecAXPBYPCZ/VecAXPBY/VecScale and VecPointwiseMult,
    so the kernels agree with it to rounding. All arrays are on the device; w1 and v1 must not overlap the inputs.
 */
 #pragma once

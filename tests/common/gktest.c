@@ -110,9 +110,9 @@ PetscErrorCode GKFillPoisson(DM da, Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The reference of KSPCACG's matrix powers hooks (contract in src/ksp/cacg/cacgimpl.h), written here again from the
+/* The reference of KSPCACG's matrix powers hooks (contract in src/mat/utils/gpukitmat.h), written here again from the
    contract so that the tests do not check the library against itself: for j < k, W[j+1] = (A V[j] - theta[j] W[j] -
-   gamma[j] W[j-1]) / sigma[j] and V[j+1] = dinv .* W[j+1], with the branches of CACGPowersDefault() */
+   gamma[j] W[j-1]) / sigma[j] and V[j+1] = dinv .* W[j+1], with the branches of GpukitMatMatrixPowersReference() */
 PetscErrorCode GKMatPowersReference(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
 {
   PetscFunctionBegin;
