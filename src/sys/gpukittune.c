@@ -608,6 +608,10 @@ static PetscErrorCode GpukitTunerFinish(GpukitTuner t)
   PetscCall(GpukitTunerValuesString(t, t->cur, vals, sizeof(vals)));
   PetscCall(PetscInfo(t->owner, "tuner %s [%s]: %s after %" PetscInt_FMT " timed calls, %g ms (starting values %g ms; %" PetscInt_FMT " candidates)\n", t->kernel, t->shape, vals, t->ncalls, (double)t->best_ms, (double)t->start_ms, t->ncands));
   if (t->mode == GPUKIT_TUNE_OFF) PetscFunctionReturn(PETSC_SUCCESS);
+  if (t->best_ms < 0 || t->start_ms < 0) { /* nothing clean was measured: nothing to keep */
+    PetscCall(PetscInfo(t->owner, "tuner %s: no clean measurement; the starting values, not written to the cache\n", t->kernel));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(GpukitTuneCachePath(path, sizeof(path)));
   {
     GpukitTuneEntry e;
@@ -628,7 +632,7 @@ static PetscErrorCode GpukitTunerStep(GpukitTuner t)
 
   PetscFunctionBegin;
   t->haspending = PETSC_FALSE;
-  if (t->ncalls >= t->maxcalls) { /* out of calls: the best measured so far */
+  if (t->ncalls >= t->maxcalls || t->ncands >= GPUKIT_TUNE_MAX_CANDS) { /* out of calls (or room): the best measured so far */
     PetscReal best = GpukitTunerEstimate(t, t->cur);
     for (PetscInt i = 0; i < t->ncands; i++) {
       PetscReal e = GpukitTunerEstimate(t, t->cands[i].idx);
@@ -887,7 +891,9 @@ PetscErrorCode GpukitTunerSetDevice(GpukitTuner t, PetscBool flg)
 #if !defined(GPUKIT_HAVE_CUDA)
   PetscCheck(!flg, PETSC_COMM_SELF, PETSC_ERR_SUP, "Tuner %s: a device kernel needs gpukit built against a CUDA PETSc", t->kernel);
 #endif
+  if (t->device == flg) PetscFunctionReturn(PETSC_SUCCESS);
   t->device = flg;
+  PetscCall(GpukitTunerReset(t)); /* another clock, another key: start again */
   PetscCall(GpukitTunerMakeKey(t));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -964,6 +970,8 @@ PetscErrorCode GpukitTunerBegin(GpukitTuner t, PetscObjectState state, void *str
   if (t->state == TUNE_SEARCHING && t->hasstate && state != t->opstate) { /* the samples were of another operator */
     PetscCall(PetscInfo(t->owner, "tuner %s: the operator changed during the search; starting again\n", t->kernel));
     t->ncands     = 0;
+    t->ncalls     = 0;
+    t->discarded  = 0;
     t->haspending = PETSC_FALSE;
     t->knob       = 0;
     t->dir        = 0;
@@ -1022,7 +1030,7 @@ PetscErrorCode GpukitTunerMark(GpukitTuner t)
 {
   PetscFunctionBegin;
   if (!t->timing) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCheck(t->nmarks < GPUKIT_TUNE_MAX_SAMPLES, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Tuner %s: more launches marked than GpukitTunerBegin() asked for", t->kernel);
+  PetscCheck(t->nmarks < GPUKIT_TUNE_MAX_SAMPLES, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Tuner %s: more than %d launches marked in one call", t->kernel, GPUKIT_TUNE_MAX_SAMPLES);
   t->nmarks++;
   if (GpukitTuneTestTimer) PetscCall((*GpukitTuneTestTimer)(GpukitTuneTestCtx, t->kernel, t->vals, &t->fake[t->nmarks - 1]));
 #if defined(GPUKIT_HAVE_CUDA)

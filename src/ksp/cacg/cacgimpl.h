@@ -94,6 +94,7 @@ typedef struct {
   /* basis parameters for j = 0..scur-1: A rho_j = sigma_j rho_{j+1} + theta_j rho_j + gamma_j rho_{j-1} */
   PetscInt  scur; /* s in use (may drop below s when the basis loses precision) */
   PetscInt  scap; /* the largest s this solve may still use: s, lowered when the basis lost precision */
+  PetscBool deltastale; /* a residual replacement renewed r and z: the next plain CG steps compute (r, z) first */
   PetscReal theta[GPUKIT_CACG_MAX_S], sigma[GPUKIT_CACG_MAX_S], gamma[GPUKIT_CACG_MAX_S];
   PetscReal shifts[GPUKIT_CACG_MAX_S]; /* Newton: Leja-ordered shifts */
 

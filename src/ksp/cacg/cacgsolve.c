@@ -676,7 +676,7 @@ static PetscErrorCode CACGUpdate(KSP ksp, PetscInt m, PetscInt steps, const doub
 /* The last step's (r, z) and norm lost precision in the Gram form: compute them, test, then the step's beta.
    *finite = PETSC_FALSE when KSPCheckNorm()/KSPCheckDot() found Inf or NaN (they set the reason and return): then
    the solve ends at once. */
-static PetscErrorCode CACGDirectStep(KSP ksp, PetscReal delta, PetscBool *finite)
+static PetscErrorCode CACGDirectStep(KSP ksp, PetscReal *delta, PetscBool *finite)
 {
   KSP_CACG *cg = (KSP_CACG *)ksp->data;
   PetscReal rz, nrm;
@@ -694,8 +694,10 @@ static PetscErrorCode CACGDirectStep(KSP ksp, PetscReal delta, PetscBool *finite
     PetscCall(CACGDiverged(ksp, KSP_DIVERGED_INDEFINITE_PC, "(r, M^{-1} r) < 0: the preconditioner is not positive definite"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(VecAYPX(cg->P, rz / delta, cg->Z));
-  if (!cg->aliased) PetscCall(VecAYPX(cg->U, rz / delta, cg->R));
+  PetscCall(VecAYPX(cg->P, rz / *delta, cg->Z));
+  if (!cg->aliased) PetscCall(VecAYPX(cg->U, rz / *delta, cg->R));
+  *delta         = rz; /* the (r, z) of this state: plain CG steps may follow (the next outer iteration takes it from G) */
+  cg->deltastale = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -752,10 +754,11 @@ static PetscErrorCode CACGOuter(KSP ksp, Mat A, PetscReal *delta, PetscBool *fin
     PetscCall(PetscInfo(ksp, "outer %" PetscInt_FMT ": residual replaced (deviation estimate %g, ||r|| %g)\n", cg->stats.outer, cg->dev, cg->rprev));
     PetscCall(CACGResidual(ksp, A, PETSC_FALSE));
     cg->stats.replacements++;
-    cg->devreset = PETSC_TRUE;
+    cg->devreset   = PETSC_TRUE;
+    cg->deltastale = PETSC_TRUE; /* r and z are new: (r, z) is no longer delta */
   }
   if (direct) {
-    PetscCall(CACGDirectStep(ksp, *delta, finite));
+    PetscCall(CACGDirectStep(ksp, delta, finite));
     if (ksp->reason) PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (cg->scur != s) PetscCall(CACGSetSpectrum(ksp));
@@ -772,6 +775,13 @@ static PetscErrorCode CACGPlainSteps(KSP ksp, Mat A, PetscInt n, PetscReal *delt
   Vec       q  = cg->Rn;
 
   PetscFunctionBegin;
+  if (cg->deltastale) { /* a residual replacement made r and z anew */
+    PetscScalar rz;
+    PetscCall(VecDot(cg->R, cg->Z, &rz));
+    cg->stats.reductions++;
+    *delta         = PetscRealPart(rz);
+    cg->deltastale = PETSC_FALSE;
+  }
   for (PetscInt j = 0; j < n && !ksp->reason; j++) {
     PetscScalar pq;
     PetscReal   rz, nrm, alpha, beta;
@@ -807,6 +817,8 @@ static PetscErrorCode CACGPlainSteps(KSP ksp, Mat A, PetscInt n, PetscReal *delt
     PetscCall(VecAYPX(cg->P, beta, cg->Z));
     if (!cg->aliased) PetscCall(VecAYPX(cg->U, beta, cg->R));
   }
+  /* p and u were updated apart: p = M^{-1} u again, so that they do not drift apart when s-step iterations resume */
+  if (!cg->aliased && !ksp->reason) PetscCall(KSP_PCApply(ksp, cg->U, cg->P));
   cg->devreset = PETSC_TRUE; /* the residual replacement's deviation estimate starts again */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -862,13 +874,14 @@ static PetscErrorCode CACGTuneSetUp(KSP ksp, Mat A)
     knobs[2].n         = 2;
     knobs[2].start     = 0;
     PetscCall(GpukitTunerCreate((PetscObject)ksp, CACG_TUNER, 3, knobs, &cg->tuner));
-    PetscCall(GpukitTunerSetDevice(cg->tuner, cg->be->device));
     cg->tunes    = cg->s;
     cg->tunehook = hook;
   }
+  PetscCall(GpukitTunerSetDevice(cg->tuner, cg->be->device)); /* the backend of this solve */
   if (cg->tuneA != A || cg->tuneAstate != A->nonzerostate) { /* MatGetInfo() can cost a pass over the matrix: once per operator */
     PetscCall(MatGetLocalSize(A, &m, NULL));
-    PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
+    info.nz_used = 0; /* a matrix that cannot say (a shell): the rows alone make its class */
+    if (A->ops->getinfo) PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
     PetscCall(GpukitTuneShapeCSR(m, (PetscCount)info.nz_used, 0, cg->tunecsr, sizeof(cg->tunecsr)));
     cg->tuneA      = A;
     cg->tuneAstate = A->nonzerostate;
@@ -955,6 +968,7 @@ PetscErrorCode KSPSolve_CACG(KSP ksp)
   cg->asym     = 0.0;
   cg->scur     = cg->s;
   cg->scap     = cg->s;
+  cg->deltastale = PETSC_FALSE;
   cg->devreset = PETSC_TRUE;
   ksp->its     = 0;
   ksp->reason  = KSP_CONVERGED_ITERATING;
