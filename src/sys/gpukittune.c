@@ -506,12 +506,9 @@ static PetscErrorCode GpukitTunerMakeKey(GpukitTuner t)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode GpukitTunerReset(GpukitTuner t)
+/* the greedy walk from its start: no candidate measured, no call counted */
+static void GpukitTunerRestartSearch(GpukitTuner t)
 {
-  PetscFunctionBegin;
-  t->state      = TUNE_SEARCHING;
-  t->source     = TUNE_FROM_START;
-  t->looked     = PETSC_FALSE;
   t->haspending = PETSC_FALSE;
   t->knob       = 0;
   t->dir        = 0;
@@ -520,7 +517,17 @@ static PetscErrorCode GpukitTunerReset(GpukitTuner t)
   t->ncands     = 0;
   t->ncalls     = 0;
   t->discarded  = 0;
-  t->cost_ms    = 0;
+  for (PetscInt k = 0; k < t->nknobs; k++) t->cur[k] = t->start[k];
+}
+
+static PetscErrorCode GpukitTunerReset(GpukitTuner t)
+{
+  PetscFunctionBegin;
+  t->state  = TUNE_SEARCHING;
+  t->source = TUNE_FROM_START;
+  t->looked = PETSC_FALSE;
+  GpukitTunerRestartSearch(t);
+  t->cost_ms = 0;
   t->best_ms    = -1;
   t->start_ms   = -1;
   t->hasstate   = PETSC_FALSE;
@@ -798,10 +805,20 @@ PetscErrorCode GpukitTunerCreate(PetscObject owner, const char kernel[], PetscIn
   tu->threshold = 0.05;
   tu->nsamples  = 3;
   tu->maxcalls  = 32;
-  PetscCall(PetscOptionsGetReal(NULL, NULL, "-gpukit_tune_threshold", &tu->threshold, NULL));
-  PetscCall(PetscOptionsGetInt(NULL, NULL, "-gpukit_tune_samples", &tu->nsamples, NULL));
-  PetscCall(PetscOptionsGetInt(NULL, NULL, "-gpukit_tune_max_calls", &tu->maxcalls, NULL));
-  PetscCall(PetscOptionsGetEList(NULL, NULL, "-gpukit_tune_search", searches, 2, &search, &set));
+  { /* global options, listed once by -help */
+    PetscInt mode = (PetscInt)tu->mode;
+    char     file[PETSC_MAX_PATH_LEN];
+
+    PetscCall(GpukitTuneCachePath(file, sizeof(file)));
+    PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "gpukit run-time tuner (docs/tuning.md)", NULL);
+    PetscCall(PetscOptionsEList("-gpukit_tune", "off: starting values; cached: the cache's choice, else a search; on: search again", "GpukitTunerCreate", GpukitTuneModes, 3, GpukitTuneModes[mode], &mode, NULL));
+    PetscCall(PetscOptionsString("-gpukit_tune_cache", "The tuning cache file", "GpukitTunerCreate", file, file, sizeof(file), NULL));
+    PetscCall(PetscOptionsReal("-gpukit_tune_threshold", "A candidate must be faster by this fraction to replace the incumbent", "GpukitTunerCreate", tu->threshold, &tu->threshold, NULL));
+    PetscCall(PetscOptionsInt("-gpukit_tune_samples", "Launches timed per candidate (their median counts)", "GpukitTunerCreate", tu->nsamples, &tu->nsamples, NULL));
+    PetscCall(PetscOptionsInt("-gpukit_tune_max_calls", "Timed calls at most per search", "GpukitTunerCreate", tu->maxcalls, &tu->maxcalls, NULL));
+    PetscCall(PetscOptionsEList("-gpukit_tune_search", "The search", "GpukitTunerCreate", searches, 2, searches[0], &search, &set));
+    PetscOptionsEnd();
+  }
   exh = (PetscBool)(search == 1);
   PetscCheck(tu->threshold >= 0 && tu->threshold < 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpukit_tune_threshold must be in [0, 1), got %g", (double)tu->threshold);
   PetscCheck(tu->nsamples >= 1 && tu->nsamples <= GPUKIT_TUNE_MAX_SAMPLES, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpukit_tune_samples must be in 1..%d, got %" PetscInt_FMT, GPUKIT_TUNE_MAX_SAMPLES, tu->nsamples);
@@ -969,14 +986,7 @@ PetscErrorCode GpukitTunerBegin(GpukitTuner t, PetscObjectState state, void *str
   if (t->state == TUNE_SEARCHING && !t->looked) PetscCall(GpukitTunerLookup(t));
   if (t->state == TUNE_SEARCHING && t->hasstate && state != t->opstate) { /* the samples were of another operator */
     PetscCall(PetscInfo(t->owner, "tuner %s: the operator changed during the search; starting again\n", t->kernel));
-    t->ncands     = 0;
-    t->ncalls     = 0;
-    t->discarded  = 0;
-    t->haspending = PETSC_FALSE;
-    t->knob       = 0;
-    t->dir        = 0;
-    t->catpos     = 0;
-    for (PetscInt k = 0; k < t->nknobs; k++) t->cur[k] = t->start[k];
+    GpukitTunerRestartSearch(t);
   }
   t->opstate  = state;
   t->hasstate = PETSC_TRUE;
