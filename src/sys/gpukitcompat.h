@@ -66,3 +66,26 @@ static inline PetscErrorCode GpukitFreeCtx_Private(void *ctx)
 #else
   #define GpukitKSPSetDMActive(ksp, flg) KSPSetDMActive((ksp), KSP_DMACTIVE_ALL, (flg))
 #endif
+
+/* the AIJ forwarder (src/mat/utils/gpukitaijfwd.c): private Mat interfaces that changed */
+/* MatCreateGraph() gained num_idx and index[] in 3.21 */
+#if PETSC_VERSION_LT(3, 21, 0)
+  #define GPUKIT_CREATEGRAPH_ARGS    PetscBool sym, PetscBool scale, PetscReal filter, Mat *G
+  #define GPUKIT_CREATEGRAPH_PASS(a) (a, sym, scale, filter, G)
+#else
+  #define GPUKIT_CREATEGRAPH_ARGS    PetscBool sym, PetscBool scale, PetscReal filter, PetscInt num_idx, PetscInt index[], Mat *G
+  #define GPUKIT_CREATEGRAPH_PASS(a) (a, sym, scale, filter, num_idx, index, G)
+#endif
+/* the record MatTranspose() keeps on its result: MatParentState until 3.25, MatState from 3.26 (for files that
+   include petsc/private/matimpl.h) */
+#if PETSC_VERSION_LT(3, 26, 0)
+  #define GpukitMatParentState MatParentState
+#else
+  #define GpukitMatParentState MatState
+#endif
+/* Mat_Product's destroy took the data (< 3.25), then its address */
+#if PETSC_VERSION_LT(3, 25, 0)
+  #define GpukitMatProductDestroyData(p) ((*(p)->destroy)((p)->data))
+#else
+  #define GpukitMatProductDestroyData(p) ((*(p)->destroy)(&(p)->data))
+#endif
