@@ -28,7 +28,7 @@ HAVE_CUDA  := $(shell grep -qs '^\#define PETSC_HAVE_CUDA 1' $(PETSC_PREFIX)/inc
 
 GK_CC     := $(or $(PCC),mpicc)
 GK_CXX    := $(or $(CXX),mpicxx)
-GK_CFLAGS := $(PCC_FLAGS) -fPIC -O2 -Wall -Wno-unused-function -Iinclude -Isrc/sys -Isrc/mat/utils $(PETSC_CC_INCLUDES)
+GK_CFLAGS := $(PCC_FLAGS) $(EXTRA_CFLAGS) -fPIC -O2 -Wall -Wno-unused-function -Iinclude -Isrc/sys -Isrc/mat/utils $(PETSC_CC_INCLUDES)
 GK_LIBS   := $(PETSC_WITH_EXTERNAL_LIB)
 GK_NVFLAGS := -O3 -std=c++17 -Xcompiler -fPIC -gencode arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
               -gencode arch=compute_$(CUDA_ARCH),code=compute_$(CUDA_ARCH) -ccbin $(GK_CXX)
@@ -47,12 +47,15 @@ endif
 endif
 endif
 
+# SRC_EXCLUDE: make patterns of sources to leave out (with -DGPUKIT_WITHOUT_<FAMILY> in EXTRA_CFLAGS), only for
+# building one type family while another one is being written; empty in every real build
+SRC_EXCLUDE ?=
 # host sources: every .c under src/
-C_SRC := $(sort $(shell find src -name '*.c'))
+C_SRC := $(filter-out $(SRC_EXCLUDE),$(sort $(shell find src -name '*.c')))
 # device kernels that need no CUDA-enabled PETSc (pure CUDA, C interface): *kernels.cu
-KERNEL_CU := $(sort $(shell find src -name '*kernels.cu'))
+KERNEL_CU := $(filter-out $(SRC_EXCLUDE),$(sort $(shell find src -name '*kernels.cu')))
 # PETSc/CUDA glue: the other .cu files, built only when PETSc has CUDA
-GLUE_CU := $(filter-out $(KERNEL_CU),$(sort $(shell find src -name '*.cu')))
+GLUE_CU := $(filter-out $(KERNEL_CU) $(SRC_EXCLUDE),$(sort $(shell find src -name '*.cu')))
 
 OBJS := $(C_SRC:%.c=$(OBJDIR)/%.o)
 ifeq ($(HAVE_CUDA),1)
@@ -85,7 +88,7 @@ $(OBJDIR)/%.o: %.c $(HEADERS) | $(PETSC_STAMP)
 
 $(OBJDIR)/%.cu.o: %.cu $(HEADERS) | $(PETSC_STAMP)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(GK_NVFLAGS) -Iinclude -Isrc/sys -Isrc/mat/utils $(PETSC_CC_INCLUDES) $(if $(HAVE_CUDA),-DGPUKIT_HAVE_CUDA) -c $< -o $@
+	$(NVCC) $(GK_NVFLAGS) $(EXTRA_CFLAGS) -Iinclude -Isrc/sys -Isrc/mat/utils $(PETSC_CC_INCLUDES) $(if $(HAVE_CUDA),-DGPUKIT_HAVE_CUDA) -c $< -o $@
 
 # Compile every device-kernel file with nvcc where nvcc exists, even against a CPU-only PETSc (CI).
 cuda-check:

@@ -48,10 +48,46 @@ M*/
 #define MATSEQSGDIACUDA "seqsgdiacuda"
 #define MATMPISGDIACUDA "mpisgdiacuda"
 
-/* Types named by the project plan; each is registered once its implementation exists. */
-#define MATAMB     "amb"
-#define MATAMBCUDA "ambcuda"
-#define MATDCSR    "dcsr"
+/*MC
+   MATAMB - "amb" - adaptive multi-level blocking (AMB) storage for general sparse matrices: AIJ plus an AMB copy of
+   the values that the product uses (16-bit column segments, SELL-C-sigma chunks, blocks of b columns).
+
+   It resolves to `MATSEQAMB` on one MPI rank and `MATMPIAMB` on more. The concrete types derive from AIJ (their
+   names begin with "seqaij"/"mpiaij", as PETSc's own AIJ-derived types do, so every AIJ code path accepts them);
+   "seqamb" and "mpiamb" are accepted by `MatSetType()` too. Options: `-mat_amb_b`, `-mat_amb_segment_width`,
+   `-mat_amb_chunk_sort`, `-mat_amb_host_kernel` (docs/amb.md).
+
+.seealso: `MATAMBCUDA`, `MATAIJ`
+M*/
+#define MATAMB        "amb"
+#define MATSEQAMB     "seqaijamb"
+#define MATMPIAMB     "mpiaijamb"
+/*MC
+   MATAMBCUDA - "ambcuda" - `MATAMB` with the AMB layout built and multiplied on an NVIDIA GPU.
+
+.seealso: `MATAMB`
+M*/
+#define MATAMBCUDA    "ambcuda"
+#define MATSEQAMBCUDA "seqaijambcuda"
+#define MATMPIAMBCUDA "mpiaijambcuda"
+/*MC
+   MATDCSR - "dcsr" - dynamic CSR: rows made of up to K segments in one buffer, so that new nonzeros after assembly
+   are inserted in place without a rebuild (docs/dcsr.md).
+
+.seealso: `MATDCSRCUDA`, `MATAIJ`
+M*/
+#define MATDCSR        "dcsr"
+#define MATSEQDCSR     "seqdcsr"
+#define MATMPIDCSR     "mpidcsr"
+/*MC
+   MATDCSRCUDA - "dcsrcuda" - `MATDCSR` with its structure on an NVIDIA GPU: new entries travel, the matrix does not.
+
+.seealso: `MATDCSR`, `MatDCSRSetValuesCOODevice()`
+M*/
+#define MATDCSRCUDA    "dcsrcuda"
+#define MATSEQDCSRCUDA "seqdcsrcuda"
+#define MATMPIDCSRCUDA "mpidcsrcuda"
+/* the solver types */
 #define PCGSAI     "gsai"
 #define KSPCACG    "cacg"
 
@@ -71,6 +107,14 @@ PETSC_EXTERN PetscErrorCode MatSGDIAGetArrayReadCUDA(Mat, const PetscScalar **);
 PETSC_EXTERN PetscErrorCode MatSGDIARestoreArrayReadCUDA(Mat, const PetscScalar **);
 PETSC_EXTERN PetscErrorCode MatSGDIAGetArrayWriteCUDA(Mat, PetscScalar **);
 PETSC_EXTERN PetscErrorCode MatSGDIARestoreArrayWriteCUDA(Mat, PetscScalar **);
+
+/* MATAMB */
+PETSC_EXTERN PetscErrorCode MatAMBGetInfo(Mat, PetscInt *, PetscInt *, PetscBool *, PetscLogDouble *);
+
+/* MATDCSR: defragmentation on demand; MATDCSRCUDA: a batch of entries that is already on the device */
+PETSC_EXTERN PetscErrorCode MatDCSRDefragment(Mat);
+PETSC_EXTERN PetscErrorCode MatDCSRGetInfo(Mat, PetscInt *, PetscInt *, PetscCount *, PetscCount *);
+PETSC_EXTERN PetscErrorCode MatDCSRSetValuesCOODevice(Mat, PetscCount, const PetscInt[], const PetscInt[], const PetscScalar[], InsertMode);
 
 /* PCGSAI (issue 6): public functions here */
 /*E

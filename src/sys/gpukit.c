@@ -32,6 +32,18 @@ PetscErrorCode GpukitInitializePackage(void)
   PetscCall(GpukitMatUtilsRegister_Private());
   PetscCall(MatRegister_SGDIA_Private());
   PetscCall(MatRegister_SGDIACUDA_Private());
+#if !defined(GPUKIT_WITHOUT_AMB) /* only for building one family while another is being written (makefile SRC_EXCLUDE) */
+  PetscCall(MatRegister_AMB_Private());
+  #if !defined(GPUKIT_WITHOUT_AMBCUDA)
+  PetscCall(MatRegister_AMBCUDA_Private());
+  #endif
+#endif
+#if !defined(GPUKIT_WITHOUT_DCSR)
+  PetscCall(MatRegister_DCSR_Private());
+  #if !defined(GPUKIT_WITHOUT_DCSRCUDA)
+  PetscCall(MatRegister_DCSRCUDA_Private());
+  #endif
+#endif
   /* PCGSAI (issue 6) registers here */
   PetscCall(PCRegister_GSAI_Private());
   /* KSPCACG (issue 7) registers here */

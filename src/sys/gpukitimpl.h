@@ -14,6 +14,10 @@ PETSC_INTERN PetscErrorCode GpukitInitializePackage(void);
 PETSC_INTERN PetscErrorCode GpukitMatUtilsRegister_Private(void);
 PETSC_INTERN PetscErrorCode MatRegister_SGDIA_Private(void);
 PETSC_INTERN PetscErrorCode MatRegister_SGDIACUDA_Private(void);
+PETSC_INTERN PetscErrorCode MatRegister_AMB_Private(void);
+PETSC_INTERN PetscErrorCode MatRegister_AMBCUDA_Private(void);
+PETSC_INTERN PetscErrorCode MatRegister_DCSR_Private(void);
+PETSC_INTERN PetscErrorCode MatRegister_DCSRCUDA_Private(void);
 /* PCGSAI (issue 6): its registration function here */
 PETSC_INTERN PetscErrorCode PCRegister_GSAI_Private(void);
 PETSC_INTERN PetscLogEvent  PC_GSAI_SetUp, PC_GSAI_Rows, PC_GSAI_Pattern, PC_GSAI_Solve, PC_GSAI_Assemble, PC_GSAI_PatternCUDA, PC_GSAI_DimsCUDA, PC_GSAI_SolveCUDA, PC_GSAI_AssembleCUDA;

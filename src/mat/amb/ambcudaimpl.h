@@ -1,0 +1,98 @@
+/*
+   Private declarations of MATAMBCUDA (seqaijambcuda / mpiaijambcuda), for its PETSc/CUDA glue (ambcuda.cu; include
+   from .cu files only). The host type is MATSEQAMB (ambimpl.h); the device data hangs on Mat_SeqAMB's spdev.
+
+   The host AIJ arrays stay authoritative. The device keeps a cache of them, keyed by the host's states:
+     - a device CSR (rowptr, colidx, values) uploaded from the host AIJ arrays: the structure when A->nonzerostate
+       changed, the values alone (nnz*8 bytes, event AMBCUDACopyUp) when only the object state changed;
+     - the AMB layout (ambkernels.h) built ON THE DEVICE from the device CSR (event AMBCUDABuild) when the structure,
+       b, W, sigma or the value precision changed; otherwise its values are refreshed from the device CSR values
+       through the CSR-position -> slot map (event AMBCUDARefresh, no transfer);
+     - the transpose CSR (for MatMultTranspose), built on the device at the first transpose product.
+   Operations that change the values on both sides (MatScale, MatShift, MatZeroEntries, COO) run the host op and the
+   same change on the device, then accept the one state increase the Mat interface makes after them ("grace").
+*/
+#pragma once
+
+#include <petscdevice_cuda.h>
+#include "gpukitcuda.h"
+#include "gpukittune.h"
+#include "gpukittwin.h"
+#include "gpukitcoo.h"
+#include "gpukitmat.h"
+#include "ambimpl.h"
+#include "ambkernels.h"
+
+#if defined(PETSC_USE_REAL_DOUBLE) && !defined(PETSC_USE_COMPLEX)
+  #define GPUKIT_AMBCUDA_AVAILABLE 1
+#endif
+
+#if defined(GPUKIT_AMBCUDA_AVAILABLE)
+
+#define GPUKIT_AMBCUDA_BLOCK 256                            /* default threads per block of the product */
+#define AMBCUDA_WHO          "MATAMBCUDA launches its kernels" /* for GpukitCUDAGetStream() errors */
+
+/* what the device layout was built with; a change rebuilds it */
+typedef struct {
+  PetscInt  b, W, sigma;
+  PetscBool single;
+} AMBCUDAKey;
+
+typedef struct {
+  /* the device CSR of the host AIJ arrays */
+  int             *rowptr, *colidx;
+  double          *val;
+  PetscInt         m, n, nnz;
+  PetscBool        csrvalid;       /* rowptr/colidx/val hold the structure of nzstate */
+  PetscObjectState nzstate;        /* A->nonzerostate of the device CSR */
+  PetscObjectState valstate;       /* object state whose values the device CSR holds */
+  PetscBool        grace;          /* a device+host value op ran: one more state increase is ours */
+  PetscBool        ambvalstale;    /* the layout's values lag behind the device CSR values */
+
+  /* the plan: model, b, fallback */
+  PetscBool      planned;          /* for this structure and these options */
+  AMBOptions     planopt;          /* the options the plan is for */
+  PetscInt       bmax, bmodel;     /* largest usable b on the device, the model's b */
+  long long      blk[GPUKIT_AMB_CUDA_MAX_B], npairs;
+  PetscBool      fallback;         /* the CSR kernel runs instead of AMB */
+  char           why[160];
+  PetscLogDouble bytes, bytescsr;  /* model of the kernel in use (AMB with the layout's b), CSR */
+
+  /* the AMB layout on the device */
+  GpukitAMBLayout L;
+  PetscBool       built;
+  AMBCUDAKey      key;
+
+  /* the transpose CSR, built on the device at the first transpose product */
+  int      *tptr, *tcol, *tperm;
+  double   *tval;
+  PetscBool tbuilt, tvalstale;
+
+  /* the product's knobs: b (when not fixed) and threads per block, on the tuner "amb_mult" */
+  GpukitTuner tuner;
+  PetscInt    block;               /* threads per block when not tuned */
+  PetscBool   fixblock, autotune;
+
+  /* COO on the device (gpukitcoo.h): entries -> CSR positions */
+  GpukitCOO coo;
+  PetscInt  coonnz; /* the nonzeros of the pattern the COO map was made for */
+
+  /* counters (tests read them through "MatAMBCUDAGetStats_C") */
+  PetscInt nstructup, nvalup, nbuild, nrefresh, ncoo;
+  PetscBool told_vec;
+
+  GpukitTwin twin; /* the host ops (for MatBindToCPU() and the way back) and the device op list */
+} Mat_SeqAMBCUDA;
+
+static inline Mat_SeqAMBCUDA *AMBCUDAGet(Mat A)
+{
+  return (Mat_SeqAMBCUDA *)((Mat_SeqAMB *)A->spptr)->spdev;
+}
+
+/* stats for tests: structure uploads, value uploads, layout builds, value refreshes, COO value sets, b in use (0 for
+   the CSR fallback), threads per block in use */
+typedef PetscErrorCode (*MatAMBCUDAGetStatsFn)(Mat, PetscInt *, PetscInt *, PetscInt *, PetscInt *, PetscInt *, PetscInt *, PetscInt *);
+
+PETSC_INTERN PetscLogEvent MAT_AMBCUDA_Mult, MAT_AMBCUDA_Build, MAT_AMBCUDA_Refresh, MAT_AMBCUDA_CopyUp;
+
+#endif /* GPUKIT_AMBCUDA_AVAILABLE */

@@ -1,0 +1,677 @@
+/*
+   Device kernels of MATAMBCUDA (interface and layout in ambkernels.h; the host reference is ambhost.c).
+
+   The build from the device CSR, in passes over the rows, the (row, segment) pairs and the chunks:
+     1. CountPairs  (thread per row): pairs per row -> pairptr (scan); rows with no or several segments counted;
+     2. FillPairs   (thread per row): segment, row, first and last entry, block count of every pair;
+     3. sort        CUB's stable radix sort of the pair numbers, by block count descending, then by (segment, window):
+                    the pairs of a segment in window order, within a window by block count, ties by row;
+     4. chunks      a histogram of pairs per segment and two scans give each sorted pair its chunk and lane;
+                    atomicMax gives the chunk's block count, a scan its offset cs;
+     5. Fill        (thread per pair): block indices, padding indices, and the map CSR entry -> value slot.
+   The values are written by the refresh kernel through the map (the same kernel refreshes them when only the values
+   change). CUB's temporary storage and the build's work arrays come from the library's stream-ordered pool.
+*/
+#include <climits>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_reduce.cuh>
+#include "gpukitpool.h"
+#include "ambkernels.h"
+
+#define GPUKIT_AMB_TRY(call) \
+  do { \
+    cudaError_t err_ = (call); \
+    if (err_ != cudaSuccess) return err_; \
+  } while (0)
+
+namespace
+{
+
+constexpr int THREADS = 256;
+
+inline unsigned Blocks(long long work, int per)
+{
+  return (unsigned)((work + per - 1) / per);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------
+   Build
+   ------------------------------------------------------------------------------------------------------------------ */
+
+/* cnt[r] = the segments row r has entries in; *ninit += rows with cnt != 1 */
+__global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int W, int *__restrict__ cnt, unsigned long long *__restrict__ ninit)
+{
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  int np = 0, gcur = -1;
+  for (int e = rowptr[r]; e < rowptr[r + 1]; e++) {
+    const int g = colidx[e] / W;
+    if (g != gcur) {
+      np++;
+      gcur = g;
+    }
+  }
+  cnt[r] = np;
+  if (np != 1) atomicAdd(ninit, 1ULL);
+}
+
+/* the rows with no or several segments (any order: the init pass does not depend on it) */
+__global__ void InitRowsKernel(int m, const int *__restrict__ pairptr, int *__restrict__ initrows, unsigned long long *__restrict__ counter)
+{
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  if (pairptr[r + 1] - pairptr[r] != 1) initrows[atomicAdd(counter, 1ULL)] = (int)r;
+}
+
+/* per pair: its segment, row, entries [beg, end) and block count (greedy blocking with width b) */
+__global__ void FillPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int W, int b, const int *__restrict__ pairptr, int *__restrict__ pseg, int *__restrict__ prow, int *__restrict__ pbeg, int *__restrict__ pend, int *__restrict__ pnblk)
+{
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  int p = pairptr[r] - 1, gcur = -1, col0 = 0, nb = 0;
+  const int end = rowptr[r + 1];
+  for (int e = rowptr[r]; e < end; e++) {
+    const int col = colidx[e], g = col / W;
+    if (g != gcur) {
+      if (p >= pairptr[r]) { /* close the previous pair */
+        pend[p]  = e;
+        pnblk[p] = nb;
+      }
+      p++;
+      gcur    = g;
+      pseg[p] = g;
+      prow[p] = (int)r;
+      pbeg[p] = e;
+      col0    = col;
+      nb      = 1;
+    } else if (col - col0 >= b) {
+      col0 = col;
+      nb++;
+    }
+  }
+  if (p >= pairptr[r]) {
+    pend[p]  = end;
+    pnblk[p] = nb;
+  }
+}
+
+__global__ void IotaKernel(long long n, int *__restrict__ v)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) v[i] = (int)i;
+}
+
+/* key1: block count descending (nblk <= W <= 65536) */
+__global__ void Key1Kernel(long long np, const int *__restrict__ pnblk, unsigned *__restrict__ key)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < np) key[i] = 65536u - (unsigned)pnblk[i];
+}
+
+/* key2 of the pair at sorted position i: (segment, window of its row) */
+__global__ void Key2Kernel(long long np, const int *__restrict__ idx, const int *__restrict__ pseg, const int *__restrict__ prow, int sigma, unsigned long long nwin, unsigned long long *__restrict__ key)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= np) return;
+  const int p = idx[i];
+  key[i]      = (unsigned long long)pseg[p] * nwin + (sigma > 1 ? (unsigned long long)(prow[p] / sigma) : 0ULL);
+}
+
+__global__ void SegHistKernel(long long np, const int *__restrict__ pseg, int *__restrict__ segcnt)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < np) atomicAdd(segcnt + pseg[i], 1);
+}
+
+__global__ void SegChunksKernel(int nseg, const int *__restrict__ segcnt, int *__restrict__ segch)
+{
+  const long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (g < nseg) segch[g] = (segcnt[g] + GPUKIT_AMB_C - 1) / GPUKIT_AMB_C;
+}
+
+/* the chunk and lane of the pair at sorted position i */
+__global__ void ChunkKernel(long long np, const int *__restrict__ order, const int *__restrict__ pseg, const int *__restrict__ prow, const int *__restrict__ pnblk, const int *__restrict__ pairptr, const int *__restrict__ segstart, const int *__restrict__ chunkstart, int W, int *__restrict__ cnblk, int *__restrict__ cxoff, int *__restrict__ cseg, int *__restrict__ lanerow, int *__restrict__ pairslot)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= np) return;
+  const int  p = order[i], g = pseg[p], r = prow[p];
+  const long rank = (long)(i - segstart[g]);
+  const int  c = chunkstart[g] + (int)(rank / GPUKIT_AMB_C), l = (int)(rank % GPUKIT_AMB_C);
+  atomicMax(cnblk + c, pnblk[p]);
+  if (l == 0) {
+    cxoff[c] = g * W;
+    cseg[c]  = g;
+  }
+  lanerow[(long long)c * GPUKIT_AMB_C + l] = (pairptr[r + 1] - pairptr[r] == 1) ? r : -(r + 2);
+  pairslot[p]                               = c * GPUKIT_AMB_C + l;
+}
+
+__global__ void ChunkSizeKernel(long long nc, int b, const int *__restrict__ cnblk, long long *__restrict__ t)
+{
+  const long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (c < nc) t[c] = (long long)GPUKIT_AMB_C * b * cnblk[c];
+  else if (c == nc) t[c] = 0;
+}
+
+/* per pair: the indices of its blocks (and of the chunk's padding blocks of its lane) and the slots of its entries */
+__global__ void FillKernel(long long np, const int *__restrict__ colidx, int n, int b, const int *__restrict__ pbeg, const int *__restrict__ pend, const int *__restrict__ pairslot, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, unsigned short *__restrict__ lidx, long long *__restrict__ map)
+{
+  const long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (p >= np) return;
+  const int       s = pairslot[p], c = s / GPUKIT_AMB_C, l = s % GPUKIT_AMB_C, origin = cxoff[c], nbc = cnblk[c];
+  const long long cs0 = cs[c], k0 = cs0 / b + l;
+  int             k = -1, col0 = 0, base = 0, idx = 0;
+  for (int e = pbeg[p]; e < pend[p]; e++) {
+    const int col = colidx[e];
+    if (k < 0 || col - col0 >= b) { /* a new block */
+      k++;
+      col0 = col;
+      base = col < n - b ? col : n - b;
+      idx  = base - origin;
+      lidx[k0 + (long long)GPUKIT_AMB_C * k] = (unsigned short)idx;
+    }
+    map[e] = cs0 + (long long)GPUKIT_AMB_C * ((long long)k * b + (col - base)) + l;
+  }
+  for (int kk = k + 1; kk < nbc; kk++) lidx[k0 + (long long)GPUKIT_AMB_C * kk] = (unsigned short)idx;
+}
+
+template <typename T>
+__global__ void RefreshKernel(int nnz, const long long *__restrict__ map, const double *__restrict__ a, T *__restrict__ val)
+{
+  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (e < nnz) val[map[e]] = (T)a[e];
+}
+
+/* sums of the pairs' block counts for b = 1..8 (warp-reduced, then one atomic per warp and b) */
+__global__ void BlockCountsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int W, unsigned long long *__restrict__ out)
+{
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1];
+  for (int i = 0; i <= GPUKIT_AMB_CUDA_MAX_B; i++) cnt[i] = 0;
+  if (r < m) {
+    int gcur = -1, col0[GPUKIT_AMB_CUDA_MAX_B];
+    for (int e = rowptr[r]; e < rowptr[r + 1]; e++) {
+      const int col = colidx[e], g = col / W;
+      if (g != gcur) {
+        gcur = g;
+        cnt[GPUKIT_AMB_CUDA_MAX_B]++;
+        for (int i = 0; i < GPUKIT_AMB_CUDA_MAX_B; i++) {
+          col0[i] = col;
+          cnt[i]++;
+        }
+      } else {
+        for (int i = 0; i < GPUKIT_AMB_CUDA_MAX_B; i++)
+          if (col - col0[i] >= i + 1) {
+            col0[i] = col;
+            cnt[i]++;
+          }
+      }
+    }
+  }
+  for (int i = 0; i <= GPUKIT_AMB_CUDA_MAX_B; i++) {
+    unsigned long long v = cnt[i];
+    for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+    if ((threadIdx.x & 31) == 0 && v) atomicAdd(out + i, v);
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------------------------
+   Products
+   ------------------------------------------------------------------------------------------------------------------ */
+
+template <bool SINGLE>
+__device__ __forceinline__ double LoadVal(const void *val, long long i)
+{
+  if (SINGLE) return (double)__ldcs((const float *)val + i);
+  else return __ldcs((const double *)val + i);
+}
+
+/* y[r] = z[r] (or 0) for the rows with no or several segments */
+template <bool ADD>
+__global__ void InitKernel(long long ninit, const int *__restrict__ initrows, const double *z, double *y)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= ninit) return;
+  const int r = initrows[i];
+  y[r]        = ADD ? z[r] : 0.0;
+}
+
+/* one thread per lane: the lane's partial sum, stored (one-segment row) or added atomically (several) */
+template <int B, bool SINGLE, bool ADD>
+__global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, const double *__restrict__ x, const double *z, double *y)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= nslots) return;
+  const int code = __ldcs(lanerow + i);
+  if (code == -1) return; /* padding lane */
+  const long long c = i / GPUKIT_AMB_C;
+  const int       l = (int)(i % GPUKIT_AMB_C), nb = cnblk[c];
+  const long long v0 = cs[c] + l, k0 = cs[c] / B + l;
+  const double   *xo  = x + cxoff[c];
+  double          sum = 0.0;
+  for (int k = 0; k < nb; k++) {
+    const double   *xp = xo + __ldcs(colidx + k0 + (long long)GPUKIT_AMB_C * k);
+    const long long vk = v0 + (long long)GPUKIT_AMB_C * B * k;
+#pragma unroll
+    for (int j = 0; j < B; j++) {
+      const double a = LoadVal<SINGLE>(val, vk + (long long)GPUKIT_AMB_C * j);
+      if (a != 0.0) sum += a * __ldg(xp + j); /* zero fill adds nothing, even against an Inf or NaN in x */
+    }
+  }
+  if (code >= 0) y[code] = ADD ? z[code] + sum : sum;
+  else atomicAdd(y + (-code - 2), sum);
+}
+
+/* one thread per row, ONE running sum from init over its pairs in ascending segment order, blocks and block columns
+   in order, every multiply and add rounded on its own (AMBMult_Host's order: the sequential CSR sum, bitwise) */
+template <int B, bool SINGLE, bool ADD>
+__global__ void __launch_bounds__(1024) DetKernel(int m, const int *__restrict__ pairptr, const int *__restrict__ pairslot, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const unsigned short *__restrict__ colidx, const void *__restrict__ val, const double *__restrict__ x, const double *z, double *y)
+{
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  double acc = ADD ? z[r] : 0.0;
+  for (int p = pairptr[r]; p < pairptr[r + 1]; p++) {
+    const int       s = pairslot[p], c = s / GPUKIT_AMB_C, l = s % GPUKIT_AMB_C, nb = cnblk[c];
+    const long long v0 = cs[c] + l, k0 = cs[c] / B + l;
+    const double   *xo = x + cxoff[c];
+    for (int k = 0; k < nb; k++) {
+      const double   *xp = xo + colidx[k0 + (long long)GPUKIT_AMB_C * k];
+      const long long vk = v0 + (long long)GPUKIT_AMB_C * B * k;
+#pragma unroll
+      for (int j = 0; j < B; j++) {
+        const double a = LoadVal<SINGLE>(val, vk + (long long)GPUKIT_AMB_C * j);
+        if (a != 0.0) acc = __dadd_rn(acc, __dmul_rn(a, xp[j])); /* zero fill skipped: for finite x it adds +-0 */
+      }
+    }
+  }
+  y[r] = acc;
+}
+
+template <int B, bool SINGLE, bool ADD>
+cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int det, cudaStream_t stream)
+{
+  if (det) {
+    if (L->m == 0) return cudaSuccess;
+    DetKernel<B, SINGLE, ADD><<<Blocks(L->m, block), block, 0, stream>>>(L->m, L->pairptr, L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->val, x, z, y);
+    return cudaGetLastError();
+  }
+  if (L->ninit > 0) {
+    InitKernel<ADD><<<Blocks(L->ninit, block), block, 0, stream>>>(L->ninit, L->initrows, z, y);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  if (L->nchunks == 0) return cudaSuccess;
+  const long long nslots = L->nchunks * GPUKIT_AMB_C;
+  MultKernel<B, SINGLE, ADD><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, x, z, y);
+  return cudaGetLastError();
+}
+
+template <int B>
+cudaError_t LaunchMultB(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int det, cudaStream_t stream)
+{
+  if (L->single) return z ? LaunchMult<B, true, true>(L, x, z, y, block, det, stream) : LaunchMult<B, true, false>(L, x, z, y, block, det, stream);
+  return z ? LaunchMult<B, false, true>(L, x, z, y, block, det, stream) : LaunchMult<B, false, false>(L, x, z, y, block, det, stream);
+}
+
+/* CSR: TPR lanes per row (TPR divides 32; whole warps are launched, so every shuffle has its 32 lanes) */
+template <int TPR, bool ADD>
+__global__ void CSRMultKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, const double *__restrict__ a, const double *__restrict__ x, const double *z, double *y)
+{
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x, r = t / TPR;
+  const int       lane = (int)(t % TPR);
+  double          sum  = 0.0;
+  if (r < m)
+    for (int e = rowptr[r] + lane; e < rowptr[r + 1]; e += TPR) sum += __ldcs(a + e) * __ldg(x + __ldcs(colidx + e));
+#pragma unroll
+  for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, TPR);
+  if (r < m && lane == 0) y[r] = ADD ? z[r] + sum : sum;
+}
+
+template <int TPR>
+cudaError_t LaunchCSR(const GpukitAMBCSR *A, const double *a, const double *x, const double *z, double *y, cudaStream_t stream)
+{
+  const long long threads = (long long)A->m * TPR;
+  if (z) CSRMultKernel<TPR, true><<<Blocks(threads, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, a, x, z, y);
+  else CSRMultKernel<TPR, false><<<Blocks(threads, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, a, x, z, y);
+  return cudaGetLastError();
+}
+
+__device__ int FindDiagonal(const int *__restrict__ rowptr, const int *__restrict__ colidx, int r)
+{
+  int lo = rowptr[r], hi = rowptr[r + 1] - 1;
+  while (lo <= hi) {
+    const int mid = lo + (hi - lo) / 2, c = colidx[mid];
+    if (c == r) return mid;
+    if (c < r) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+__global__ void DiagonalKernel(int m, int n, const int *__restrict__ rowptr, const int *__restrict__ colidx, const double *__restrict__ a, double *__restrict__ d)
+{
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  const int e = r < n ? FindDiagonal(rowptr, colidx, (int)r) : -1;
+  d[r]        = e >= 0 ? a[e] : 0.0;
+}
+
+__global__ void ShiftKernel(int mn, const int *__restrict__ rowptr, const int *__restrict__ colidx, double *__restrict__ a, double s, int *__restrict__ missing)
+{
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= mn) return;
+  const int e = FindDiagonal(rowptr, colidx, (int)r);
+  if (e >= 0) a[e] += s;
+  else if (missing) atomicAdd(missing, 1);
+}
+
+__global__ void ScaleKernel(long long n, double *__restrict__ a, double s)
+{
+  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (e < n) a[e] *= s;
+}
+
+template <typename T>
+cudaError_t DevAlloc(T **p, long long n)
+{
+  return cudaMalloc((void **)p, (size_t)(n > 0 ? n : 1) * sizeof(T));
+}
+
+bool ValidCSR(const GpukitAMBCSR *A)
+{
+  return A && A->m >= 0 && A->n >= 0 && A->nnz >= 0 && (A->m == 0 || A->rowptr) && (A->nnz == 0 || A->colidx);
+}
+
+} // namespace
+
+extern "C" cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L)
+{
+  void *arrays[] = {L->cs, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->colidx, L->val, L->map, L->initrows, L->pairptr, L->pairslot};
+  for (void *p : arrays)
+    if (p) GPUKIT_AMB_TRY(cudaFree(p));
+  *L = GpukitAMBLayout();
+  return cudaSuccess;
+}
+
+extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, int sigma, int single, GpukitAMBLayout *L, cudaStream_t stream)
+{
+  const int      m = A ? A->m : 0, n = A ? A->n : 0, nnz = A ? A->nnz : 0;
+  const int      nseg = n > 0 ? (int)(((long long)n + W - 1) / W) : 0;
+  GpukitPoolTemp cnt(stream), counter(stream), tmp(stream);
+  size_t         bytes = 0;
+  int            hp[1] = {0};
+  unsigned long long hninit = 0;
+
+  if (!ValidCSR(A) || !L || b < 1 || b > GPUKIT_AMB_CUDA_MAX_B || W < 32 || W > 65536 || (W & (W - 1)) || sigma < 0) return cudaErrorInvalidValue;
+  if (n > 0 && b > n - (nseg - 1) * W) return cudaErrorInvalidValue; /* b must fit the last segment */
+  *L        = GpukitAMBLayout();
+  L->b      = b;
+  L->W      = W;
+  L->sigma  = sigma;
+  L->single = single ? 1 : 0;
+  L->m      = m;
+  L->n      = n;
+  L->nnz    = nnz;
+  GPUKIT_AMB_TRY(DevAlloc(&L->pairptr, (long long)m + 1));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(L->pairptr, 0, sizeof(int), stream));
+  GPUKIT_AMB_TRY(DevAlloc(&L->map, nnz));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cs, 1));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(L->cs, 0, sizeof(long long), stream));
+  if (m == 0) return cudaStreamSynchronize(stream);
+
+  /* 1. pairs per row, pairptr, the rows of the init pass */
+  GPUKIT_AMB_TRY(cnt.Get((size_t)m * sizeof(int)));
+  GPUKIT_AMB_TRY(counter.Get(2 * sizeof(unsigned long long)));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(counter.p, 0, 2 * sizeof(unsigned long long), stream));
+  CountPairsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, W, cnt.As<int>(), counter.As<unsigned long long>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  GPUKIT_AMB_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, cnt.As<int>(), L->pairptr + 1, m, stream));
+  GPUKIT_AMB_TRY(tmp.Get(bytes));
+  GPUKIT_AMB_TRY(cub::DeviceScan::InclusiveSum(tmp.p, bytes, cnt.As<int>(), L->pairptr + 1, m, stream));
+  GPUKIT_AMB_TRY(tmp.Release());
+  GPUKIT_AMB_TRY(cudaMemcpyAsync(hp, L->pairptr + m, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  GPUKIT_AMB_TRY(cudaMemcpyAsync(&hninit, counter.p, sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+  GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
+  L->npairs = hp[0];
+  L->ninit  = (long long)hninit;
+  GPUKIT_AMB_TRY(DevAlloc(&L->initrows, L->ninit));
+  if (L->ninit > 0) {
+    InitRowsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, L->pairptr, L->initrows, counter.As<unsigned long long>() + 1);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  GPUKIT_AMB_TRY(DevAlloc(&L->pairslot, L->npairs));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cnblk, 0));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cxoff, 0));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cseg, 0));
+  GPUKIT_AMB_TRY(DevAlloc(&L->lanerow, 0));
+  GPUKIT_AMB_TRY(DevAlloc(&L->colidx, 0));
+  GPUKIT_AMB_TRY(cudaMalloc(&L->val, sizeof(double)));
+  if (L->npairs == 0) return cudaStreamSynchronize(stream);
+
+  /* 2. the pairs */
+  const long long np = L->npairs;
+  GpukitPoolTemp  pseg(stream), prow(stream), pbeg(stream), pend(stream), pnblk(stream), idxa(stream), order(stream), k1(stream), k1s(stream), k2(stream), k2s(stream);
+  GPUKIT_AMB_TRY(pseg.Get((size_t)np * sizeof(int)));
+  GPUKIT_AMB_TRY(prow.Get((size_t)np * sizeof(int)));
+  GPUKIT_AMB_TRY(pbeg.Get((size_t)np * sizeof(int)));
+  GPUKIT_AMB_TRY(pend.Get((size_t)np * sizeof(int)));
+  GPUKIT_AMB_TRY(pnblk.Get((size_t)np * sizeof(int)));
+  GPUKIT_AMB_TRY(idxa.Get((size_t)np * sizeof(int)));
+  GPUKIT_AMB_TRY(order.Get((size_t)np * sizeof(int)));
+  FillPairsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, W, b, L->pairptr, pseg.As<int>(), prow.As<int>(), pbeg.As<int>(), pend.As<int>(), pnblk.As<int>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
+
+  /* 3. sort: stable by block count descending (sigma > 1), then stable by (segment, window) */
+  IotaKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, idxa.As<int>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  if (sigma > 1) {
+    GpukitPoolTemp iota(stream);
+    GPUKIT_AMB_TRY(iota.Get((size_t)np * sizeof(int)));
+    GPUKIT_AMB_TRY(k1.Get((size_t)np * sizeof(unsigned)));
+    GPUKIT_AMB_TRY(k1s.Get((size_t)np * sizeof(unsigned)));
+    Key1Kernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, pnblk.As<int>(), k1.As<unsigned>());
+    GPUKIT_AMB_TRY(cudaGetLastError());
+    GPUKIT_AMB_TRY(cudaMemcpyAsync(iota.p, idxa.p, (size_t)np * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+    bytes = 0;
+    GPUKIT_AMB_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k1.As<unsigned>(), k1s.As<unsigned>(), iota.As<int>(), idxa.As<int>(), (int)np, 0, 17, stream));
+    GPUKIT_AMB_TRY(tmp.Get(bytes));
+    GPUKIT_AMB_TRY(cub::DeviceRadixSort::SortPairs(tmp.p, bytes, k1.As<unsigned>(), k1s.As<unsigned>(), iota.As<int>(), idxa.As<int>(), (int)np, 0, 17, stream));
+    GPUKIT_AMB_TRY(tmp.Release());
+  }
+  {
+    const unsigned long long nwin = sigma > 1 ? ((unsigned long long)m + sigma - 1) / sigma : 1ULL, maxkey = (unsigned long long)nseg * nwin;
+    int                      bits = 1;
+    while (bits < 64 && (1ULL << bits) < maxkey) bits++;
+    GPUKIT_AMB_TRY(k2.Get((size_t)np * sizeof(unsigned long long)));
+    GPUKIT_AMB_TRY(k2s.Get((size_t)np * sizeof(unsigned long long)));
+    Key2Kernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, idxa.As<int>(), pseg.As<int>(), prow.As<int>(), sigma, nwin, k2.As<unsigned long long>());
+    GPUKIT_AMB_TRY(cudaGetLastError());
+    bytes = 0;
+    GPUKIT_AMB_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k2.As<unsigned long long>(), k2s.As<unsigned long long>(), idxa.As<int>(), order.As<int>(), (int)np, 0, bits, stream));
+    GPUKIT_AMB_TRY(tmp.Get(bytes));
+    GPUKIT_AMB_TRY(cub::DeviceRadixSort::SortPairs(tmp.p, bytes, k2.As<unsigned long long>(), k2s.As<unsigned long long>(), idxa.As<int>(), order.As<int>(), (int)np, 0, bits, stream));
+    GPUKIT_AMB_TRY(tmp.Release());
+  }
+
+  /* 4. chunks: pairs and chunks per segment, each sorted pair's chunk and lane, chunk block counts and offsets */
+  GpukitPoolTemp segcnt(stream), segstart(stream), segch(stream), chunkstart(stream), csz(stream);
+  int            hnc = 0;
+  GPUKIT_AMB_TRY(segcnt.Get(((size_t)nseg + 1) * sizeof(int)));
+  GPUKIT_AMB_TRY(segstart.Get(((size_t)nseg + 1) * sizeof(int)));
+  GPUKIT_AMB_TRY(segch.Get(((size_t)nseg + 1) * sizeof(int)));
+  GPUKIT_AMB_TRY(chunkstart.Get(((size_t)nseg + 1) * sizeof(int)));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(segcnt.p, 0, ((size_t)nseg + 1) * sizeof(int), stream));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(segch.p, 0, ((size_t)nseg + 1) * sizeof(int), stream));
+  SegHistKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, pseg.As<int>(), segcnt.As<int>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  SegChunksKernel<<<Blocks(nseg, THREADS), THREADS, 0, stream>>>(nseg, segcnt.As<int>(), segch.As<int>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  bytes = 0;
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, segcnt.As<int>(), segstart.As<int>(), nseg + 1, stream));
+  GPUKIT_AMB_TRY(tmp.Get(bytes));
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, segcnt.As<int>(), segstart.As<int>(), nseg + 1, stream));
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, segch.As<int>(), chunkstart.As<int>(), nseg + 1, stream));
+  GPUKIT_AMB_TRY(tmp.Release());
+  GPUKIT_AMB_TRY(cudaMemcpyAsync(&hnc, chunkstart.As<int>() + nseg, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
+  L->nchunks = hnc;
+  if ((long long)hnc * GPUKIT_AMB_C > INT_MAX) return cudaErrorInvalidValue; /* lane numbers are int */
+  GPUKIT_AMB_TRY(cudaFree(L->cnblk));
+  GPUKIT_AMB_TRY(cudaFree(L->cxoff));
+  GPUKIT_AMB_TRY(cudaFree(L->cseg));
+  GPUKIT_AMB_TRY(cudaFree(L->lanerow));
+  GPUKIT_AMB_TRY(cudaFree(L->cs));
+  L->cnblk = L->cxoff = L->cseg = L->lanerow = nullptr;
+  L->cs                                       = nullptr;
+  GPUKIT_AMB_TRY(DevAlloc(&L->cnblk, hnc));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cxoff, hnc));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cseg, hnc));
+  GPUKIT_AMB_TRY(DevAlloc(&L->lanerow, (long long)hnc * GPUKIT_AMB_C));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cs, (long long)hnc + 1));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(L->cnblk, 0, (size_t)hnc * sizeof(int), stream));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(L->lanerow, 0xff, (size_t)hnc * GPUKIT_AMB_C * sizeof(int), stream)); /* -1: padding */
+  ChunkKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, order.As<int>(), pseg.As<int>(), prow.As<int>(), pnblk.As<int>(), L->pairptr, segstart.As<int>(), chunkstart.As<int>(), W, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->pairslot);
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  GPUKIT_AMB_TRY(csz.Get(((size_t)hnc + 1) * sizeof(long long)));
+  ChunkSizeKernel<<<Blocks((long long)hnc + 1, THREADS), THREADS, 0, stream>>>(hnc, b, L->cnblk, csz.As<long long>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  {
+    GpukitPoolTemp mx(stream);
+    bytes = 0;
+    GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, csz.As<long long>(), L->cs, hnc + 1, stream));
+    GPUKIT_AMB_TRY(tmp.Get(bytes));
+    GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, csz.As<long long>(), L->cs, hnc + 1, stream));
+    GPUKIT_AMB_TRY(tmp.Release());
+    GPUKIT_AMB_TRY(mx.Get(sizeof(int)));
+    bytes = 0;
+    GPUKIT_AMB_TRY(cub::DeviceReduce::Max(nullptr, bytes, L->cnblk, mx.As<int>(), hnc, stream));
+    GPUKIT_AMB_TRY(tmp.Get(bytes));
+    GPUKIT_AMB_TRY(cub::DeviceReduce::Max(tmp.p, bytes, L->cnblk, mx.As<int>(), hnc, stream));
+    GPUKIT_AMB_TRY(cudaMemcpyAsync(&L->nval, L->cs + hnc, sizeof(long long), cudaMemcpyDeviceToHost, stream));
+    GPUKIT_AMB_TRY(cudaMemcpyAsync(&L->maxnblk, mx.p, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
+    GPUKIT_AMB_TRY(tmp.Release());
+  }
+
+  /* 5. indices and the map; values zeroed (the refresh fills them) */
+  GPUKIT_AMB_TRY(cudaFree(L->colidx));
+  GPUKIT_AMB_TRY(cudaFree(L->val));
+  L->colidx = nullptr;
+  L->val    = nullptr;
+  GPUKIT_AMB_TRY(DevAlloc(&L->colidx, L->nval / b));
+  GPUKIT_AMB_TRY(cudaMalloc(&L->val, (size_t)(L->nval > 0 ? L->nval : 1) * (single ? sizeof(float) : sizeof(double))));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(L->colidx, 0, (size_t)(L->nval / b) * sizeof(unsigned short), stream));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(L->val, 0, (size_t)L->nval * (single ? sizeof(float) : sizeof(double)), stream));
+  FillKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, A->colidx, n, b, pbeg.As<int>(), pend.As<int>(), L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->map);
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  return cudaStreamSynchronize(stream);
+}
+
+extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream)
+{
+  if (!L || (L->nnz > 0 && (!a || !L->map || !L->val))) return cudaErrorInvalidValue;
+  if (L->nnz == 0) return cudaSuccess;
+  if (L->single) RefreshKernel<float><<<Blocks(L->nnz, THREADS), THREADS, 0, stream>>>(L->nnz, L->map, a, (float *)L->val);
+  else RefreshKernel<double><<<Blocks(L->nnz, THREADS), THREADS, 0, stream>>>(L->nnz, L->map, a, (double *)L->val);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int deterministic, cudaStream_t stream)
+{
+  if (!L || block < 32 || block > 1024 || block % 32 || (L->m > 0 && !y) || (L->nchunks > 0 && !x)) return cudaErrorInvalidValue;
+  switch (L->b) {
+  case 1:
+    return LaunchMultB<1>(L, x, z, y, block, deterministic, stream);
+  case 2:
+    return LaunchMultB<2>(L, x, z, y, block, deterministic, stream);
+  case 3:
+    return LaunchMultB<3>(L, x, z, y, block, deterministic, stream);
+  case 4:
+    return LaunchMultB<4>(L, x, z, y, block, deterministic, stream);
+  case 5:
+    return LaunchMultB<5>(L, x, z, y, block, deterministic, stream);
+  case 6:
+    return LaunchMultB<6>(L, x, z, y, block, deterministic, stream);
+  case 7:
+    return LaunchMultB<7>(L, x, z, y, block, deterministic, stream);
+  case 8:
+    return LaunchMultB<8>(L, x, z, y, block, deterministic, stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
+
+extern "C" cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *A, int W, long long blk[8], long long *npairs, cudaStream_t stream)
+{
+  GpukitPoolTemp     out(stream);
+  unsigned long long h[GPUKIT_AMB_CUDA_MAX_B + 1];
+
+  if (!ValidCSR(A) || !blk || !npairs || W < 32) return cudaErrorInvalidValue;
+  GPUKIT_AMB_TRY(out.Get(sizeof(h)));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(out.p, 0, sizeof(h), stream));
+  if (A->m > 0) {
+    BlockCountsKernel<<<Blocks(A->m, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, W, out.As<unsigned long long>());
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  GPUKIT_AMB_TRY(cudaMemcpyAsync(h, out.p, sizeof(h), cudaMemcpyDeviceToHost, stream));
+  GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
+  for (int i = 0; i < GPUKIT_AMB_CUDA_MAX_B; i++) blk[i] = (long long)h[i];
+  *npairs = (long long)h[GPUKIT_AMB_CUDA_MAX_B];
+  return cudaSuccess;
+}
+
+extern "C" int GpukitAMBCSRThreadsPerRow(long long m, long long nnz)
+{
+  const double mean = m > 0 ? (double)nnz / (double)m : 0.0;
+  int          tpr  = 1;
+  while (tpr < 32 && 4.0 * tpr < mean) tpr *= 2; /* about four entries per lane */
+  return tpr;
+}
+
+extern "C" cudaError_t GpukitAMBCSRMultCUDA(const GpukitAMBCSR *A, const double *a, const double *x, const double *z, double *y, int tpr, cudaStream_t stream)
+{
+  if (!ValidCSR(A) || (A->m > 0 && !y) || (A->nnz > 0 && (!a || !x))) return cudaErrorInvalidValue;
+  if (A->m == 0) return cudaSuccess;
+  if (tpr == 0) tpr = GpukitAMBCSRThreadsPerRow(A->m, A->nnz);
+  switch (tpr) {
+  case 1:
+    return LaunchCSR<1>(A, a, x, z, y, stream);
+  case 2:
+    return LaunchCSR<2>(A, a, x, z, y, stream);
+  case 4:
+    return LaunchCSR<4>(A, a, x, z, y, stream);
+  case 8:
+    return LaunchCSR<8>(A, a, x, z, y, stream);
+  case 16:
+    return LaunchCSR<16>(A, a, x, z, y, stream);
+  case 32:
+    return LaunchCSR<32>(A, a, x, z, y, stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
+
+extern "C" cudaError_t GpukitAMBDiagonalCUDA(const GpukitAMBCSR *A, const double *a, double *d, cudaStream_t stream)
+{
+  if (!ValidCSR(A) || (A->m > 0 && !d) || (A->nnz > 0 && !a)) return cudaErrorInvalidValue;
+  if (A->m == 0) return cudaSuccess;
+  DiagonalKernel<<<Blocks(A->m, THREADS), THREADS, 0, stream>>>(A->m, A->n, A->rowptr, A->colidx, a, d);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitAMBShiftCUDA(const GpukitAMBCSR *A, double *a, double s, int *dmissing, cudaStream_t stream)
+{
+  const int mn = A ? (A->m < A->n ? A->m : A->n) : 0;
+  if (!ValidCSR(A) || (A->nnz > 0 && !a)) return cudaErrorInvalidValue;
+  if (mn == 0) return cudaSuccess;
+  ShiftKernel<<<Blocks(mn, THREADS), THREADS, 0, stream>>>(mn, A->rowptr, A->colidx, a, s, dmissing);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitAMBScaleCUDA(long long n, double *a, double s, cudaStream_t stream)
+{
+  if (n < 0 || (n > 0 && !a)) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  ScaleKernel<<<Blocks(n, THREADS), THREADS, 0, stream>>>(n, a, s);
+  return cudaGetLastError();
+}

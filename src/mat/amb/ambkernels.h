@@ -1,0 +1,111 @@
+/*
+   Device kernels of MATAMBCUDA (ambkernels.cu): the AMB layout built on the device from a device CSR, the values
+   refresh through the CSR-position -> slot map, the products (AMB with atomics, AMB deterministic, CSR) and the small
+   value kernels. Pure CUDA with a C interface, no PETSc: the glue (ambcuda.cu) fills the arguments.
+
+   THE LAYOUT is the one of src/mat/amb/ambimpl.h (AMBLayout, the host reference built by AMBLayoutBuild_Host() in
+   ambhost.c), built here with the same rules so that both give the same chunks:
+     segments  g = col / W; b (already clamped by the caller to the last segment's width) is the block width;
+     pairs     one per (row, segment) with entries; per segment (ascending) the rows ascending, stable-sorted by the
+               pair's block count (descending) within windows of sigma consecutive rows (sigma <= 1: no sort);
+     chunks    32 consecutive pairs of a segment's list (never two segments in a chunk);
+     blocking  greedy: base = first column, later columns join while col - base < b; base clamped to n - b;
+               index = base - g*W (16 bits), value j at column base + j;
+     storage   cs[c] = sum over c' < c of 32*b*nblk[c'];  index of block k of lane l: colidx[cs[c]/b + 32*k + l];
+               value j: val[cs[c] + 32*(k*b + j) + l];  padding blocks repeat the lane's last index with values 0,
+               padding lanes have index 0 and values 0.
+   Beyond the host layout the device one keeps, per lane, a row code (lanerow): row r when r has entries in exactly one
+   segment (the product stores y[r] with a plain store), -(r+2) when r has several (the product adds with FP64
+   atomicAdd after an init pass over initrows[], the rows with no or several segments), -1 for a padding lane.
+
+   ORDER of the deterministic product (AMBMult_Host's, bitwise): ONE running sum acc = init (0, or z[r]); for each of
+   r's pairs in ascending segment order, for k, j ascending: acc = acc + val*x (each multiply and add rounded:
+   __dmul_rn, __dadd_rn, no FMA); y[r] = acc. The entries are met in CSR column order and the zero fill adds exact
+   zeros, so for finite x this is also the sequential CSR sum of MatMult_SeqAIJ without inodes.
+   Both AMB kernels skip the terms whose stored value is 0 (zero fill, padding and explicit zeros): an Inf or NaN in x
+   then reaches only the rows with a nonzero in its column, as in AIJ (AIJ would also turn an explicitly stored zero
+   times Inf into NaN; these kernels add nothing for it). For finite x the skipped terms are exact zeros.
+
+   Every function returns the first CUDA error (cudaErrorInvalidValue for bad arguments); launches nothing for empty
+   work; runs on the given stream. GpukitAMBBuildCUDA() synchronises the stream (it needs sizes on the host).
+*/
+#pragma once
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUKIT_AMB_C          32 /* lanes per chunk */
+#define GPUKIT_AMB_CUDA_MAX_B 8  /* block widths 1..8 have a kernel each */
+
+/* a device CSR block: m x n, nnz entries, 32-bit indices, columns sorted within each row, no duplicates */
+typedef struct {
+  int        m, n, nnz;
+  const int *rowptr; /* m + 1 */
+  const int *colidx; /* nnz */
+} GpukitAMBCSR;
+
+/* the device layout; every pointer is device memory owned by the layout (GpukitAMBLayoutFree()) */
+typedef struct {
+  /* parameters */
+  int b, W, sigma, single; /* single: val holds floats */
+  /* sizes (host copies) */
+  int       m, n, nnz;
+  long long npairs;  /* (row, segment) pairs = real lanes */
+  long long nchunks; /* chunks */
+  long long nval;    /* stored values including zero fill and padding = cs[nchunks] */
+  long long ninit;   /* rows with no or several segments */
+  int       maxnblk; /* the longest chunk, in blocks */
+  /* device arrays */
+  long long      *cs;       /* nchunks + 1 */
+  int            *cnblk;    /* nchunks: blocks per lane in the chunk */
+  int            *cxoff;    /* nchunks: first column of the chunk's segment, g*W */
+  int            *cseg;     /* nchunks: the chunk's segment */
+  int            *lanerow;  /* 32*nchunks: row code, see above */
+  unsigned short *colidx;   /* nval / b */
+  void           *val;      /* nval doubles (single: floats) */
+  long long      *map;      /* nnz: CSR entry -> position in val */
+  int            *initrows; /* ninit */
+  int            *pairptr;  /* m + 1: the pairs of row r are pairptr[r] .. pairptr[r+1]-1, ascending segment */
+  int            *pairslot; /* npairs: 32*chunk + lane of each pair */
+} GpukitAMBLayout;
+
+/* Builds the structure of L (sizes, cs, cnblk, cxoff, cseg, lanerow, colidx, map, initrows, pairptr, pairslot) from the
+   CSR; val is allocated and zeroed, not filled (GpukitAMBRefreshCUDA() fills it). b in 1..8 and b <= width of the last
+   segment, W a power of 2 in 32..65536, sigma 0, 1 or a multiple of 32 dividing W. L must be zeroed or freed before.
+   Synchronises the stream. Temporary memory from the library's pool (src/sys/gpukitpool.h). */
+cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *csr, int b, int W, int sigma, int single, GpukitAMBLayout *L, cudaStream_t stream);
+
+/* frees the device arrays of L (cudaFree: synchronous) and zeroes it */
+cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L);
+
+/* the values of L from the CSR values a (nnz, device): val[map[e]] = a[e] (rounded to float with single) */
+cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream);
+
+/* y = A x (z NULL) or y = z + A x (z may be y) with the AMB layout. deterministic 0: one thread per lane, plain stores
+   for one-segment rows and FP64 atomics for the others (after an init pass over initrows when ninit > 0);
+   1: one thread per row over its pairs in the host order (bitwise equal to AMBMult_Host for double values).
+   block: threads per block, a multiple of 32 in 32..1024. */
+cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int deterministic, cudaStream_t stream);
+
+/* for each b = 1..8: sum over the (row, segment) pairs of the pair's block count, in blk[b-1] (host array of 8), and the
+   number of pairs in *npairs; W as above. Synchronises the stream. (The traffic model's input.) */
+cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *csr, int W, long long blk[8], long long *npairs, cudaStream_t stream);
+
+/* y = A x or y = z + A x (z may be y) with the CSR (values a): tpr lanes per row (1, 2, 4, 8, 16, 32; 0 chooses from
+   the mean row length), the sum of a row in a fixed order (deterministic) */
+cudaError_t GpukitAMBCSRMultCUDA(const GpukitAMBCSR *csr, const double *a, const double *x, const double *z, double *y, int tpr, cudaStream_t stream);
+int         GpukitAMBCSRThreadsPerRow(long long m, long long nnz);
+
+/* d[i] = A(i, i) for the m rows (0 where the entry is absent or i >= n) */
+cudaError_t GpukitAMBDiagonalCUDA(const GpukitAMBCSR *csr, const double *a, double *d, cudaStream_t stream);
+/* a[(i,i)] += s for i < min(m, n); *dmissing (device int, may be NULL) counts the rows without a diagonal entry */
+cudaError_t GpukitAMBShiftCUDA(const GpukitAMBCSR *csr, double *a, double s, int *dmissing, cudaStream_t stream);
+/* a[e] *= s, e < n */
+cudaError_t GpukitAMBScaleCUDA(long long n, double *a, double s, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,1181 @@
+/*
+   MATSEQDCSR: dynamic CSR on one rank (docs/dcsr.md). Rows are up to K sorted segments in one buffer with a bump
+   allocator (dcsrinsert.c), so entries at new locations after assembly are inserted in place, without a rebuild.
+   This file: the constructor with its ops table, the native operations, conversions, the registration hook and the
+   public API. Operations not implemented here run on an AIJ copy through the AIJ forwarder (gpukitaijfwd.h).
+*/
+#include "dcsrimpl.h"
+#if !defined(GPUKIT_WITHOUT_AIJFWD)
+  #include "gpukitaijfwd.h"
+#endif
+
+PetscLogEvent MAT_DCSR_Insert, MAT_DCSR_Defrag, MAT_DCSR_Mult, MAT_DCSR_Assembly;
+
+/* ------------------------------------------------------------------------------------------------------
+   Insertion and assembly
+   ------------------------------------------------------------------------------------------------------ */
+
+PetscErrorCode MatSetValues_SeqDCSR(Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode mode)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+  PetscScalar  buf[64], *col = buf;
+
+  PetscFunctionBegin;
+  PetscCheck(!a->assembling, PETSC_COMM_SELF, PETSC_ERR_ORDER, "MatSetValues() was called between MatAssemblyBegin() and MatAssemblyEnd() of this MATDCSR matrix; call MatAssemblyEnd() first");
+  /* check every index first, so that a bad one leaves the matrix unchanged */
+  for (PetscInt k = 0; k < m; k++) PetscCheck(im[k] < A->rmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Row %" PetscInt_FMT " is out of range: the matrix has %" PetscInt_FMT " rows (0..%" PetscInt_FMT ")", im[k], A->rmap->n, A->rmap->n - 1);
+  for (PetscInt l = 0; l < n; l++) PetscCheck(in[l] < A->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Column %" PetscInt_FMT " is out of range: the matrix has %" PetscInt_FMT " columns (0..%" PetscInt_FMT ")", in[l], A->cmap->n, A->cmap->n - 1);
+  if (!a->preallocated) PetscCall(DCSRAllocate_Private(A, NULL, PETSC_DEFAULT));
+  PetscCall(DCSRHostAccess(A, PETSC_TRUE));
+  PetscCall(PetscLogEventBegin(MAT_DCSR_Insert, A, 0, 0, 0));
+  if (!a->roworiented && n > 64) PetscCall(PetscMalloc1(n, &col));
+  for (PetscInt k = 0; k < m; k++) {
+    const PetscScalar *rv = NULL;
+    if (im[k] < 0) continue;
+    if (v) {
+      if (a->roworiented) rv = v + (size_t)k * n;
+      else {
+        for (PetscInt l = 0; l < n; l++) col[l] = v[k + (size_t)l * m];
+        rv = col;
+      }
+    }
+    PetscCall(DCSRInsertRow_Private(A, im[k], n, in, rv, mode));
+  }
+  if (col != buf) PetscCall(PetscFree(col));
+  PetscCall(PetscLogEventEnd(MAT_DCSR_Insert, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatGetValues_SeqDCSR(Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], PetscScalar v[])
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+  for (PetscInt k = 0; k < m; k++) {
+    for (PetscInt l = 0; l < n; l++) {
+      PetscCount slot = -1;
+      if (im[k] < 0 || in[l] < 0) continue;
+      PetscCheck(im[k] < A->rmap->n && in[l] < A->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Entry (%" PetscInt_FMT ",%" PetscInt_FMT ") is outside the %" PetscInt_FMT " x %" PetscInt_FMT " matrix", im[k], in[l], A->rmap->n, A->cmap->n);
+      PetscCall(DCSRFindEntry_Private(a, im[k], in[l], &slot));
+      v[k * n + l] = slot >= 0 ? a->values[slot] : 0.0;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatAssemblyBegin_SeqDCSR(Mat A, MatAssemblyType type)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  if (!a->preallocated) PetscCall(DCSRAllocate_Private(A, NULL, 0));
+  a->assembling = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the end of an insertion phase: nonzerostate, then the defragmentation policy */
+static PetscErrorCode DCSRFinishInsertion(Mat A)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+  PetscInt     nfrag;
+  PetscBool    defrag = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (!a->nnew) PetscFunctionReturn(PETSC_SUCCESS);
+  A->nonzerostate++;
+  PetscCall(DCSRFragmentedRows_Private(a, &nfrag));
+  switch (a->defrag) {
+  case MAT_DCSR_DEFRAG_ALWAYS:
+    defrag = PETSC_TRUE;
+    break;
+  case MAT_DCSR_DEFRAG_AUTO: {
+    PetscCount live = 0;
+    for (PetscInt q = 0; q < a->m * a->K; q++) live += a->segcap[q];
+    /* many fragmented rows, or more than half of the allocated slots are garbage */
+    defrag = (PetscBool)((PetscReal)nfrag > a->defrag_fraction * (PetscReal)a->m || 2 * live < a->used);
+  } break;
+  case MAT_DCSR_DEFRAG_NEVER:
+    break;
+  default:
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unknown MatDCSRDefragType %d", (int)a->defrag);
+  }
+  PetscCall(PetscInfo(A, "gpukit: DCSR %" PetscCount_FMT " new nonzeros, %" PetscInt_FMT " of %" PetscInt_FMT " rows fragmented%s\n", a->nnew, nfrag, a->m, defrag ? ", defragmenting" : ""));
+  if (defrag && nfrag) PetscCall(DCSRDefragment_Private(A, 0, 0));
+  a->nnew = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatAssemblyEnd_SeqDCSR(Mat A, MatAssemblyType type)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  a->assembling = PETSC_FALSE;
+  if (type == MAT_FLUSH_ASSEMBLY) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscLogEventBegin(MAT_DCSR_Assembly, A, 0, 0, 0));
+  PetscCall(DCSRFinishInsertion(A));
+  PetscCall(PetscLogEventEnd(MAT_DCSR_Assembly, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Products
+   ------------------------------------------------------------------------------------------------------ */
+
+/* z = y + A x (y == NULL: z = A x; y == z allowed); the table and buffers read through local restrict pointers */
+static PetscErrorCode MatMultAdd_SeqDCSR_Private(Mat A, Vec xx, Vec yy, Vec zz)
+{
+  Mat_SeqDCSR                     *a = (Mat_SeqDCSR *)A->data;
+  const PetscScalar               *x, *y = NULL;
+  PetscScalar                     *z;
+  const PetscInt                   m = a->m, K = a->K;
+  const PetscInt *PETSC_RESTRICT   nseg = a->nseg, *PETSC_RESTRICT seglen = a->seglen, *PETSC_RESTRICT cj = a->colidx;
+  const PetscCount *PETSC_RESTRICT segstart = a->segstart;
+  const PetscScalar *PETSC_RESTRICT av      = a->values;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+  nseg = a->nseg; seglen = a->seglen; cj = a->colidx; segstart = a->segstart; av = a->values; /* after the hook */
+  PetscCall(PetscLogEventBegin(MAT_DCSR_Mult, A, xx, zz, 0));
+  PetscCall(VecGetArrayRead(xx, &x));
+  if (yy && yy != zz) PetscCall(VecGetArrayRead(yy, &y));
+  PetscCall(VecGetArray(zz, &z));
+  if (yy == zz) y = z;
+  if (!a->hostaccess) { /* the fast path: one start and one length per row */
+    const PetscCount *PETSC_RESTRICT s0;
+    const PetscInt *PETSC_RESTRICT   l0;
+    if (a->faststate != a->tabstate || !a->start0) {
+      if (!a->start0) PetscCall(PetscMalloc2(m + 1, &a->start0, m + 1, &a->len0));
+      for (PetscInt r = 0; r < m; r++) {
+        a->start0[r] = nseg[r] ? segstart[r * K] : 0;
+        a->len0[r]   = nseg[r] <= 1 ? a->rowlen[r] : -1;
+      }
+      a->faststate = a->tabstate;
+    }
+    s0 = a->start0;
+    l0 = a->len0;
+    for (PetscInt r = 0; r < m; r++) {
+      PetscScalar sum = y ? y[r] : 0.0;
+      const PetscInt l = l0[r];
+      if (l >= 0) {
+        const PetscInt *PETSC_RESTRICT    c = cj + s0[r];
+        const PetscScalar *PETSC_RESTRICT v = av + s0[r];
+        for (PetscInt k = 0; k < l; k++) sum += v[k] * x[c[k]];
+      } else {
+        for (PetscInt s = 0; s < nseg[r]; s++) {
+          const PetscCount st = segstart[r * K + s];
+          const PetscInt   ls = seglen[r * K + s];
+          for (PetscInt k = 0; k < ls; k++) sum += av[st + k] * x[cj[st + k]];
+        }
+      }
+      z[r] = sum;
+    }
+  } else for (PetscInt r = 0; r < m; r++) {
+    PetscScalar sum = y ? y[r] : 0.0;
+    for (PetscInt s = 0; s < nseg[r]; s++) {
+      const PetscCount st = segstart[r * K + s];
+      const PetscInt   l  = seglen[r * K + s];
+      for (PetscInt k = 0; k < l; k++) sum += av[st + k] * x[cj[st + k]];
+    }
+    z[r] = sum;
+  }
+  PetscCall(VecRestoreArray(zz, &z));
+  if (yy && yy != zz) PetscCall(VecRestoreArrayRead(yy, &y));
+  PetscCall(VecRestoreArrayRead(xx, &x));
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)a->nz));
+  PetscCall(PetscLogEventEnd(MAT_DCSR_Mult, A, xx, zz, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMult_SeqDCSR(Mat A, Vec xx, Vec yy)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultAdd_SeqDCSR_Private(A, xx, NULL, yy));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultAdd_SeqDCSR(Mat A, Vec xx, Vec yy, Vec zz)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultAdd_SeqDCSR_Private(A, xx, yy, zz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTransposeAdd_SeqDCSR(Mat A, Vec xx, Vec yy, Vec zz)
+{
+  Mat_SeqDCSR       *a = (Mat_SeqDCSR *)A->data;
+  const PetscScalar *x;
+  PetscScalar       *z;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+  if (!yy) PetscCall(VecSet(zz, 0.0));
+  else if (yy != zz) PetscCall(VecCopy(yy, zz));
+  PetscCall(VecGetArrayRead(xx, &x));
+  PetscCall(VecGetArray(zz, &z));
+  for (PetscInt r = 0; r < a->m; r++) {
+    for (PetscInt s = 0; s < a->nseg[r]; s++) {
+      const PetscCount st = a->segstart[r * a->K + s];
+      for (PetscInt k = 0; k < a->seglen[r * a->K + s]; k++) z[a->colidx[st + k]] += a->values[st + k] * x[r];
+    }
+  }
+  PetscCall(VecRestoreArray(zz, &z));
+  PetscCall(VecRestoreArrayRead(xx, &x));
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)a->nz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTranspose_SeqDCSR(Mat A, Vec xx, Vec yy)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultTransposeAdd_SeqDCSR(A, xx, NULL, yy));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Rows, diagonal, values
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode MatGetRow_SeqDCSR(Mat A, PetscInt row, PetscInt *nz, PetscInt **idx, PetscScalar **v)
+{
+  PetscInt len;
+
+  PetscFunctionBegin;
+  PetscCheck(row >= 0 && row < A->rmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Row %" PetscInt_FMT " is out of range 0..%" PetscInt_FMT, row, A->rmap->n - 1);
+  PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+  PetscCall(DCSRGetSortedRow_Private(A, row, &len, idx, v));
+  if (nz) *nz = len;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatRestoreRow_SeqDCSR(Mat A, PetscInt row, PetscInt *nz, PetscInt **idx, PetscScalar **v)
+{
+  PetscFunctionBegin;
+  if (idx) *idx = NULL;
+  if (v) *v = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatGetDiagonal_SeqDCSR(Mat A, Vec d)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+  PetscScalar *x;
+  PetscInt     n;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+  PetscCall(VecGetLocalSize(d, &n));
+  PetscCheck(n == A->rmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Vector of local size %" PetscInt_FMT " for a matrix of %" PetscInt_FMT " local rows", n, A->rmap->n);
+  PetscCall(VecGetArrayWrite(d, &x));
+  for (PetscInt r = 0; r < n; r++) {
+    PetscCount slot = -1;
+    if (r < a->n) PetscCall(DCSRFindEntry_Private(a, r, r, &slot));
+    x[r] = slot >= 0 ? a->values[slot] : 0.0;
+  }
+  PetscCall(VecRestoreArrayWrite(d, &x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* apply f to every stored value of row r */
+#define DCSR_FOR_ROW(a, r, body) \
+  do { \
+    for (PetscInt s_ = 0; s_ < (a)->nseg[r]; s_++) { \
+      const PetscCount st_ = (a)->segstart[(r) * (a)->K + s_]; \
+      for (PetscInt k_ = 0; k_ < (a)->seglen[(r) * (a)->K + s_]; k_++) { \
+        const PetscCount q = st_ + k_; \
+        body; \
+      } \
+    } \
+  } while (0)
+
+static PetscErrorCode MatScale_SeqDCSR(Mat A, PetscScalar alpha)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRHostAccess(A, PETSC_TRUE));
+  for (PetscInt r = 0; r < a->m; r++) DCSR_FOR_ROW(a, r, a->values[q] *= alpha);
+  PetscCall(PetscLogFlops((PetscLogDouble)a->nz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroEntries_SeqDCSR(Mat A)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  if (!a->preallocated) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DCSRHostAccess(A, PETSC_TRUE));
+  for (PetscInt r = 0; r < a->m; r++) DCSR_FOR_ROW(a, r, a->values[q] = 0.0);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* add alpha to the diagonal (inserting missing diagonal entries, as AIJ does) */
+static PetscErrorCode MatShift_SeqDCSR(Mat A, PetscScalar alpha)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+  PetscInt     nonew = a->nonew;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRHostAccess(A, PETSC_TRUE));
+  a->nonew = 0;
+  for (PetscInt r = 0; r < PetscMin(a->m, a->n); r++) PetscCall(DCSRInsertRow_Private(A, r, 1, &r, &alpha, ADD_VALUES));
+  a->nonew = nonew;
+  PetscCall(DCSRFinishInsertion(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDiagonalScale_SeqDCSR(Mat A, Vec ll, Vec rr)
+{
+  Mat_SeqDCSR       *a = (Mat_SeqDCSR *)A->data;
+  const PetscScalar *l = NULL, *rv = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRHostAccess(A, PETSC_TRUE));
+  if (ll) PetscCall(VecGetArrayRead(ll, &l));
+  if (rr) PetscCall(VecGetArrayRead(rr, &rv));
+  if (l)
+    for (PetscInt r = 0; r < a->m; r++) DCSR_FOR_ROW(a, r, a->values[q] *= l[r]);
+  if (rv)
+    for (PetscInt r = 0; r < a->m; r++) DCSR_FOR_ROW(a, r, a->values[q] *= rv[a->colidx[q]]);
+  if (ll) PetscCall(VecRestoreArrayRead(ll, &l));
+  if (rr) PetscCall(VecRestoreArrayRead(rr, &rv));
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)a->nz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* zero the given local rows; put diag on their diagonal (inserted when missing and diag != 0, as AIJ); b = diag*x */
+PETSC_INTERN PetscErrorCode MatZeroRows_SeqDCSR_Local(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  Mat_SeqDCSR *a       = (Mat_SeqDCSR *)A->data;
+  PetscBool    removed = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < n; i++) PetscCheck(rows[i] >= 0 && rows[i] < a->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Row %" PetscInt_FMT " to zero is out of range 0..%" PetscInt_FMT, rows[i], a->m - 1);
+  PetscCall(DCSRHostAccess(A, PETSC_TRUE));
+  if (x && b) {
+    const PetscScalar *xx;
+    PetscScalar       *bb;
+    PetscCall(VecGetArrayRead(x, &xx));
+    PetscCall(VecGetArray(b, &bb));
+    for (PetscInt i = 0; i < n; i++) bb[rows[i]] = diag * xx[rows[i]];
+    PetscCall(VecRestoreArray(b, &bb));
+    PetscCall(VecRestoreArrayRead(x, &xx));
+  }
+  for (PetscInt i = 0; i < n; i++) {
+    PetscInt r = rows[i];
+    if (a->keepnz) DCSR_FOR_ROW(a, r, a->values[q] = 0.0);
+    else if (a->rowlen[r]) { /* as AIJ: the row's entries leave the pattern; its first segment keeps its capacity */
+      for (PetscInt s = 0; s < a->nseg[r]; s++) a->seglen[r * a->K + s] = 0;
+      for (PetscInt s = 1; s < a->nseg[r]; s++) a->segstart[r * a->K + s] = a->segcap[r * a->K + s] = 0;
+      a->nseg[r] = a->nseg[r] ? 1 : 0;
+      a->nz -= a->rowlen[r];
+      a->rowlen[r] = 0;
+      a->tabstate++;
+      removed      = PETSC_TRUE;
+    }
+    if (diag != 0.0 && r < a->n) {
+      PetscInt nonew = a->nonew;
+      a->nonew       = 0;
+      PetscCall(DCSRInsertRow_Private(A, r, 1, &r, &diag, INSERT_VALUES));
+      a->nonew = nonew;
+    }
+  }
+  if (removed && !a->nnew) A->nonzerostate++;
+  PetscCall(DCSRFinishInsertion(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroRows_SeqDCSR(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  PetscFunctionBegin;
+  PetscCall(MatZeroRows_SeqDCSR_Local(A, n, rows, diag, x, b));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroRowsColumns_SeqDCSR(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+  PetscBool   *zc;
+
+  PetscFunctionBegin;
+  PetscCheck(a->m == a->n, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatZeroRowsColumns() needs a square MATDCSR matrix");
+  for (PetscInt i = 0; i < n; i++) PetscCheck(rows[i] >= 0 && rows[i] < a->m, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Row %" PetscInt_FMT " to zero is out of range 0..%" PetscInt_FMT, rows[i], a->m - 1);
+  PetscCall(DCSRHostAccess(A, PETSC_TRUE));
+  PetscCall(PetscCalloc1(a->n, &zc));
+  for (PetscInt i = 0; i < n; i++) zc[rows[i]] = PETSC_TRUE;
+  if (x && b) { /* b_i -= a_ij x_j for the zeroed columns j, then b = diag*x on the zeroed rows */
+    const PetscScalar *xx;
+    PetscScalar       *bb;
+    PetscCall(VecGetArrayRead(x, &xx));
+    PetscCall(VecGetArray(b, &bb));
+    for (PetscInt r = 0; r < a->m; r++)
+      if (!zc[r]) DCSR_FOR_ROW(a, r, if (zc[a->colidx[q]]) bb[r] -= a->values[q] * xx[a->colidx[q]]);
+    for (PetscInt i = 0; i < n; i++) bb[rows[i]] = diag * xx[rows[i]];
+    PetscCall(VecRestoreArray(b, &bb));
+    PetscCall(VecRestoreArrayRead(x, &xx));
+  }
+  for (PetscInt r = 0; r < a->m; r++) DCSR_FOR_ROW(a, r, if (zc[r] || zc[a->colidx[q]]) a->values[q] = 0.0);
+  PetscCall(PetscFree(zc));
+  if (diag != 0.0) {
+    PetscInt nonew = a->nonew;
+    a->nonew       = 0;
+    for (PetscInt i = 0; i < n; i++) PetscCall(DCSRInsertRow_Private(A, rows[i], 1, &rows[i], &diag, INSERT_VALUES));
+    a->nonew = nonew;
+  }
+  PetscCall(DCSRFinishInsertion(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatNorm_SeqDCSR(Mat A, NormType type, PetscReal *nrm)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+  *nrm = 0.0;
+  if (type == NORM_FROBENIUS) {
+    PetscReal sum = 0.0;
+    for (PetscInt r = 0; r < a->m; r++) DCSR_FOR_ROW(a, r, sum += PetscRealPart(PetscConj(a->values[q]) * a->values[q]));
+    *nrm = PetscSqrtReal(sum);
+  } else if (type == NORM_INFINITY) {
+    for (PetscInt r = 0; r < a->m; r++) {
+      PetscReal sum = 0.0;
+      DCSR_FOR_ROW(a, r, sum += PetscAbsScalar(a->values[q]));
+      if (sum > *nrm) *nrm = sum; /* as AIJ: a NaN row sum does not win the max */
+    }
+  } else if (type == NORM_1) {
+    PetscReal *cs;
+    PetscCall(PetscCalloc1(a->n + 1, &cs));
+    for (PetscInt r = 0; r < a->m; r++) DCSR_FOR_ROW(a, r, cs[a->colidx[q]] += PetscAbsScalar(a->values[q]));
+    for (PetscInt c = 0; c < a->n; c++)
+      if (cs[c] > *nrm) *nrm = cs[c];
+    PetscCall(PetscFree(cs));
+  } else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "MATDCSR has no norm of type %s; use NORM_1, NORM_FROBENIUS or NORM_INFINITY", NormTypes[type]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Copies, conversions
+   ------------------------------------------------------------------------------------------------------ */
+
+static void DCSRCopyOptions(const Mat_SeqDCSR *a, Mat_SeqDCSR *b)
+{
+  b->slack           = a->slack;
+  b->minseg          = a->minseg;
+  b->capfactor       = a->capfactor;
+  b->defrag          = a->defrag;
+  b->defrag_fraction = a->defrag_fraction;
+  b->reorder_rows    = a->reorder_rows;
+  b->nonew           = a->nonew;
+  b->roworiented     = a->roworiented;
+  b->ignorezero      = a->ignorezero;
+  b->keepnz          = a->keepnz;
+}
+
+/* B's storage becomes an exact copy of A's (values zeroed unless values) */
+static PetscErrorCode DCSRCopyStorage(Mat A, Mat B, PetscBool values)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data, *b = (Mat_SeqDCSR *)B->data;
+  PetscInt     mk = a->m * a->K;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLayoutSetUp(B->rmap));
+  PetscCall(PetscLayoutSetUp(B->cmap));
+  PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+  PetscCall(DCSRHostAccess(B, PETSC_TRUE));
+  PetscCall(PetscFree5(b->segstart, b->seglen, b->segcap, b->nseg, b->rowlen));
+  PetscCall(PetscFree2(b->colidx, b->values));
+  b->m = a->m;
+  b->n = a->n;
+  b->K = a->K;
+  PetscCall(PetscMalloc5(mk, &b->segstart, mk, &b->seglen, mk, &b->segcap, a->m, &b->nseg, a->m, &b->rowlen));
+  PetscCall(PetscArraycpy(b->segstart, a->segstart, mk));
+  PetscCall(PetscArraycpy(b->seglen, a->seglen, mk));
+  PetscCall(PetscArraycpy(b->segcap, a->segcap, mk));
+  PetscCall(PetscArraycpy(b->nseg, a->nseg, a->m));
+  PetscCall(PetscArraycpy(b->rowlen, a->rowlen, a->m));
+  PetscCall(PetscMalloc2(a->cap, &b->colidx, a->cap, &b->values));
+  PetscCall(PetscArraycpy(b->colidx, a->colidx, a->used));
+  if (values) PetscCall(PetscArraycpy(b->values, a->values, a->used));
+  else PetscCall(PetscArrayzero(b->values, a->used));
+  b->tabstate++;
+  b->used         = a->used;
+  b->cap          = a->cap;
+  b->nz           = a->nz;
+  b->nnew         = 0;
+  b->preallocated = PETSC_TRUE;
+  B->preallocated = PETSC_TRUE;
+  B->nonzerostate++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDuplicate_SeqDCSR(Mat A, MatDuplicateOption op, Mat *B)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), B));
+  PetscCall(MatSetSizes(*B, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+  PetscCall(MatSetType(*B, ((PetscObject)A)->type_name));
+  DCSRCopyOptions(a, (Mat_SeqDCSR *)(*B)->data);
+  if (a->preallocated) {
+    PetscCall(DCSRCopyStorage(A, *B, op == MAT_COPY_VALUES ? PETSC_TRUE : PETSC_FALSE));
+    (*B)->assembled = A->assembled;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* as AIJ: with SAME_NONZERO_PATTERN the values (a plain copy of the storage when B is of A's type); else B is
+   zeroed and gets A added (B's pattern becomes the union, as MatCopy_Basic()'s MatAYPX()) */
+PETSC_INTERN PetscErrorCode MatCopy_DCSR_Generic(Mat A, Mat B, MatStructure str)
+{
+  PetscFunctionBegin;
+  if (str == SAME_NONZERO_PATTERN) {
+    PetscInt rstart, rend;
+    PetscCall(MatZeroEntries(B));
+    PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+    for (PetscInt r = rstart; r < rend; r++) {
+      PetscInt           nc;
+      const PetscInt    *cols;
+      const PetscScalar *vals;
+      PetscCall(MatGetRow(A, r, &nc, &cols, &vals));
+      PetscCall(MatSetValues(B, 1, &r, nc, cols, vals, INSERT_VALUES));
+      PetscCall(MatRestoreRow(A, r, &nc, &cols, &vals));
+    }
+    PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  } else {
+    PetscCall(MatZeroEntries(B));
+    PetscCall(MatAXPY(B, 1.0, A, str));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatCopy_SeqDCSR(Mat A, Mat B, MatStructure str)
+{
+  PetscBool same;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, ((PetscObject)A)->type_name, &same));
+  if (same && str == SAME_NONZERO_PATTERN) {
+    PetscObjectState nz = B->nonzerostate;
+    PetscCall(DCSRCopyStorage(A, B, PETSC_TRUE));
+    B->nonzerostate = nz;
+    PetscCall(PetscObjectStateIncrease((PetscObject)B));
+  } else PetscCall(MatCopy_DCSR_Generic(A, B, str));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Y += alpha X for any X: X's rows are added into Y, new locations inserted in place whatever str says */
+PETSC_INTERN PetscErrorCode MatAXPY_DCSR_Generic(Mat Y, PetscScalar alpha, Mat X, MatStructure str)
+{
+  PetscInt     rstart, rend, bufsize = 0;
+  PetscScalar *buf = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(X, &rstart, &rend));
+  for (PetscInt r = rstart; r < rend; r++) {
+    PetscInt           nc;
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscCall(MatGetRow(X, r, &nc, &cols, &vals));
+    if (nc > bufsize) {
+      PetscCall(PetscFree(buf));
+      bufsize = PetscMax(nc, 2 * bufsize);
+      PetscCall(PetscMalloc1(bufsize, &buf));
+    }
+    for (PetscInt k = 0; k < nc; k++) buf[k] = alpha * vals[k];
+    PetscCall(MatSetValues(Y, 1, &r, nc, cols, buf, ADD_VALUES));
+    PetscCall(MatRestoreRow(X, r, &nc, &cols, &vals));
+  }
+  PetscCall(PetscFree(buf));
+  PetscCall(MatAssemblyBegin(Y, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(Y, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatAXPY_SeqDCSR(Mat Y, PetscScalar alpha, Mat X, MatStructure str)
+{
+  Mat_SeqDCSR *y = (Mat_SeqDCSR *)Y->data;
+  PetscInt     nonew = y->nonew;
+
+  PetscFunctionBegin;
+  y->nonew = 0; /* Y gets X's pattern too, as AIJ's MatAXPY() */
+  PetscCall(MatAXPY_DCSR_Generic(Y, alpha, X, str));
+  y->nonew = nonew;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* CSR arrays of A's rows, sorted (row order) */
+static PetscErrorCode DCSRGetCSR(Mat A, PetscInt **ia, PetscInt **ja, PetscScalar **va)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+  PetscInt    *i, *j;
+  PetscScalar *v;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+  PetscCall(PetscMalloc3(a->m + 1, &i, a->nz, &j, a->nz, &v));
+  i[0] = 0;
+  for (PetscInt r = 0; r < a->m; r++) {
+    PetscInt     len;
+    PetscInt    *c;
+    PetscScalar *x;
+    PetscCall(DCSRGetSortedRow_Private(A, r, &len, &c, &x));
+    PetscCall(PetscArraycpy(j + i[r], c, len));
+    PetscCall(PetscArraycpy(v + i[r], x, len));
+    i[r + 1] = i[r] + len;
+  }
+  *ia = i;
+  *ja = j;
+  *va = v;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatConvert_SeqDCSR_SeqAIJ(Mat A, MatType newtype, MatReuse reuse, Mat *B)
+{
+  Mat          C;
+  PetscInt    *i, *j;
+  PetscScalar *v;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRGetCSR(A, &i, &j, &v));
+  if (reuse == MAT_REUSE_MATRIX) C = *B;
+  else {
+    PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &C));
+    PetscCall(MatSetSizes(C, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+    PetscCall(MatSetType(C, MATSEQAIJ));
+  }
+  PetscCall(MatSeqAIJSetPreallocationCSR(C, i, j, v));
+  PetscCall(PetscFree3(i, j, v));
+  if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatHeaderReplace(A, &C));
+  else *B = C;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* B (MATSEQDCSR, sizes set) gets the rows of the one-rank matrix S: one sorted segment per row, with slack */
+PETSC_INTERN PetscErrorCode DCSRFillFromMat_Private(Mat S, Mat B)
+{
+  Mat_SeqDCSR *b;
+  PetscInt     m, *nnz;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(S, &m, NULL));
+  b = (Mat_SeqDCSR *)B->data;
+  PetscCall(PetscMalloc1(m, &nnz));
+  for (PetscInt r = 0; r < m; r++) {
+    PetscCall(MatGetRow(S, r, &nnz[r], NULL, NULL));
+    PetscCall(MatRestoreRow(S, r, NULL, NULL, NULL));
+    nnz[r] += (PetscInt)PetscCeilReal(b->slack * nnz[r]);
+  }
+  PetscCall(DCSRAllocate_Private(B, nnz, 0));
+  PetscCall(PetscFree(nnz));
+  for (PetscInt r = 0; r < m; r++) {
+    PetscInt           nc;
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscCall(MatGetRow(S, r, &nc, &cols, &vals));
+    PetscCall(DCSRInsertRow_Private(B, r, nc, cols, vals, INSERT_VALUES));
+    PetscCall(MatRestoreRow(S, r, &nc, &cols, &vals));
+  }
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatConvert_SeqAIJ_SeqDCSR(Mat A, MatType newtype, MatReuse reuse, Mat *B)
+{
+  Mat C;
+
+  PetscFunctionBegin;
+  if (reuse == MAT_REUSE_MATRIX) C = *B;
+  else {
+    PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &C));
+    PetscCall(MatSetSizes(C, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+    PetscCall(MatSetType(C, MATSEQDCSR));
+  }
+  PetscCall(DCSRFillFromMat_Private(A, C));
+  if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatHeaderReplace(A, &C));
+  else *B = C;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the forwarder's callback: an AIJ copy owned by A, values refreshed when A changed, rebuilt when its pattern did */
+PetscErrorCode MatDCSRGetAIJ_Private(Mat A, Mat *aij)
+{
+  Mat_SeqDCSR     *a = (Mat_SeqDCSR *)A->data;
+  PetscObjectState st;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &st));
+  if (a->aij && a->aijstate == st) {
+    *aij = a->aij;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (a->aij && a->aijnzstate == A->nonzerostate) { /* values only: same sorted pattern, row after row */
+    PetscScalar *v;
+    PetscCount   k = 0;
+    PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+    PetscCall(MatSeqAIJGetArrayWrite(a->aij, &v));
+    for (PetscInt r = 0; r < a->m; r++) {
+      PetscInt     len;
+      PetscScalar *x;
+      PetscCall(DCSRGetSortedRow_Private(A, r, &len, NULL, &x));
+      PetscCall(PetscArraycpy(v + k, x, len));
+      k += len;
+    }
+    PetscCall(MatSeqAIJRestoreArrayWrite(a->aij, &v));
+  } else {
+    PetscCall(MatDestroy(&a->aij));
+    PetscCall(MatConvert_SeqDCSR_SeqAIJ(A, MATSEQAIJ, MAT_INITIAL_MATRIX, &a->aij));
+  }
+  a->aijstate   = st;
+  a->aijnzstate = A->nonzerostate;
+  *aij          = a->aij;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Information, viewing, options, set up, destruction
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode MatGetInfo_SeqDCSR(Mat A, MatInfoType flag, MatInfo *info)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(info, sizeof(*info)));
+  info->block_size   = 1.0;
+  info->nz_allocated = (PetscLogDouble)a->cap;
+  info->nz_used      = (PetscLogDouble)a->nz;
+  info->nz_unneeded  = (PetscLogDouble)(a->cap - a->nz);
+  info->assemblies   = (PetscLogDouble)A->num_ass;
+  info->mallocs      = (PetscLogDouble)a->ngrow;
+  info->memory       = 0;
+  if (A->factortype) info->factor_mallocs = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DCSRMaxSegInUse(Mat_SeqDCSR *a, PetscInt *mx)
+{
+  PetscFunctionBegin;
+  *mx = 0;
+  for (PetscInt r = 0; r < a->m; r++) *mx = PetscMax(*mx, a->nseg[r]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode DCSRViewInfo_Private(Mat A, PetscViewer viewer)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+  PetscInt     nfrag = 0, mx = 0;
+  PetscCount   live  = 0;
+
+  PetscFunctionBegin;
+  if (a->preallocated) {
+    PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+    PetscCall(DCSRFragmentedRows_Private(a, &nfrag));
+    PetscCall(DCSRMaxSegInUse(a, &mx));
+    for (PetscInt q = 0; q < a->m * a->K; q++) live += a->segcap[q];
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: K (max segments per row) %" PetscInt_FMT ", segments in use at most %" PetscInt_FMT ", rows with several segments %" PetscInt_FMT " of %" PetscInt_FMT "\n", a->K, mx, nfrag, a->m));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: nonzeros %" PetscCount_FMT ", slots used %" PetscCount_FMT " (garbage %" PetscCount_FMT ") of capacity %" PetscCount_FMT "\n", a->nz, a->used, a->used - live, a->cap));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: defragmentations %" PetscInt_FMT ", row relocations %" PetscInt_FMT ", buffer growths %" PetscInt_FMT "; slack %g, defrag %s\n", a->ndefrag, a->nrelocate, a->ngrow, (double)a->slack, MatDCSRDefragTypes[a->defrag]));
+  if (a->viewinfo) PetscCall((*a->viewinfo)(A, viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatView_SeqDCSR(Mat A, PetscViewer viewer)
+{
+  PetscBool         ascii;
+  PetscViewerFormat format;
+  Mat               aij;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (ascii) {
+    PetscCall(PetscViewerGetFormat(viewer, &format));
+    if (format == PETSC_VIEWER_ASCII_INFO || format == PETSC_VIEWER_ASCII_INFO_DETAIL) {
+      PetscCall(DCSRViewInfo_Private(A, viewer));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  /* every other format: AIJ's own printing of the copy (the header was already printed for A) */
+  PetscCall(MatDCSRGetAIJ_Private(A, &aij));
+  PetscCall((*aij->ops->view)(aij, viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode DCSRSetFromOptions_Private(Mat A, GpukitOptionItems PetscOptionsObject)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+  PetscInt     K = a->K, minseg = a->minseg, dt = (PetscInt)a->defrag;
+  PetscReal    slack = a->slack, cf = a->capfactor, fr = a->defrag_fraction;
+  PetscBool    set, reorder = a->reorder_rows;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "MATDCSR options");
+  PetscCall(PetscOptionsInt("-mat_dcsr_max_segments", "Maximum number of segments per row (K)", "MatDCSRGetInfo", K, &K, &set));
+  if (set) PetscCall(DCSRSetMaxSegments_Private(A, K));
+  PetscCall(PetscOptionsReal("-mat_dcsr_slack", "Spare slots of a new segment or a defragmented row, as a fraction of the row length", "MatDCSRDefragment", slack, &slack, &set));
+  if (set) PetscCall(DCSRSetSlack_Private(A, slack));
+  PetscCall(PetscOptionsInt("-mat_dcsr_min_segment", "Smallest capacity of a new segment", "MatDCSRDefragment", minseg, &minseg, &set));
+  if (set) PetscCall(DCSRSetMinSegment_Private(A, minseg));
+  PetscCall(PetscOptionsReal("-mat_dcsr_capacity_factor", "Buffer capacity over what is needed when the buffer is allocated or grown", "MatDCSRGetInfo", cf, &cf, &set));
+  if (set) PetscCall(DCSRSetCapacityFactor_Private(A, cf));
+  PetscCall(PetscOptionsEList("-mat_dcsr_defrag", "When MatAssemblyEnd() defragments", "MatDCSRDefragment", MatDCSRDefragTypes, 3, MatDCSRDefragTypes[a->defrag], &dt, &set));
+  if (set) a->defrag = (MatDCSRDefragType)dt;
+  PetscCall(PetscOptionsReal("-mat_dcsr_defrag_fraction", "auto: defragment when more than this fraction of rows has several segments", "MatDCSRDefragment", fr, &fr, &set));
+  if (set) PetscCall(DCSRSetDefragFraction_Private(A, fr));
+  PetscCall(PetscOptionsBool("-mat_dcsr_reorder_rows", "Reorder rows by length at defragmentation (MATDCSRCUDA only; no effect on the host)", "MatDCSRDefragment", reorder, &reorder, &set));
+  if (set) a->reorder_rows = reorder;
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetFromOptions_SeqDCSR(Mat A, GpukitOptionItems PetscOptionsObject)
+{
+  PetscFunctionBegin;
+  PetscCall(DCSRSetFromOptions_Private(A, PetscOptionsObject));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetUp_SeqDCSR(Mat A)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  if (!a->preallocated) PetscCall(DCSRAllocate_Private(A, NULL, PETSC_DEFAULT));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSeqAIJSetPreallocation_SeqDCSR(Mat A, PetscInt nz, const PetscInt nnz[])
+{
+  PetscFunctionBegin;
+  PetscCall(DCSRAllocate_Private(A, nnz, nz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode DCSRSetOption_Private(Mat A, MatOption op, PetscBool flg)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  switch (op) {
+  case MAT_ROW_ORIENTED:
+    a->roworiented = flg;
+    break;
+  case MAT_NEW_NONZERO_LOCATIONS:
+    a->nonew = flg ? 0 : 1;
+    break;
+  case MAT_NEW_NONZERO_LOCATION_ERR:
+    a->nonew = flg ? -1 : 0;
+    break;
+  case MAT_IGNORE_ZERO_ENTRIES:
+    a->ignorezero = flg;
+    break;
+  case MAT_KEEP_NONZERO_PATTERN:
+    a->keepnz = flg;
+    break;
+  case MAT_NEW_NONZERO_ALLOCATION_ERR: /* a new nonzero never reallocates the matrix: nothing to refuse */
+    PetscCall(PetscInfo(A, "gpukit: MATDCSR inserts new nonzeros in place; MAT_NEW_NONZERO_ALLOCATION_ERR has no effect\n"));
+    break;
+  default:
+    PetscCall(PetscInfo(A, "gpukit: option %s ignored by MATDCSR\n", MatOptions[op]));
+    break;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetOption_SeqDCSR(Mat A, MatOption op, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscCall(DCSRSetOption_Private(A, op, flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatLoad_SeqDCSR(Mat A, PetscViewer viewer)
+{
+  Mat S;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &S));
+  PetscCall(MatSetType(S, MATSEQAIJ));
+  PetscCall(MatLoad(S, viewer));
+  if (A->rmap->n < 0 || A->cmap->n < 0) PetscCall(MatSetSizes(A, S->rmap->n, S->cmap->n, S->rmap->N, S->cmap->N));
+  PetscCall(DCSRFillFromMat_Private(S, A));
+  PetscCall(MatDestroy(&S));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatDestroy_SeqDCSR(Mat A)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFree5(a->segstart, a->seglen, a->segcap, a->nseg, a->rowlen));
+  PetscCall(PetscFree2(a->colidx, a->values));
+  PetscCall(PetscFree2(a->rowcols, a->rowvals));
+  PetscCall(PetscFree2(a->start0, a->len0));
+  PetscCall(MatDestroy(&a->aij));
+  PetscCall(PetscFree(A->data));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSeqAIJSetPreallocation_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsr_seqaij_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsr_aij_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_seqdcsr_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_dcsr_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRDefragment_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRGetInfo_C", NULL));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDCSRDefragment_SeqDCSR(Mat A)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  if (a->preallocated) PetscCall(DCSRDefragment_Private(A, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDCSRGetInfo_SeqDCSR(Mat A, PetscInt *K, PetscInt *maxseg, PetscCount *used, PetscCount *cap)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  if (a->preallocated) PetscCall(DCSRHostAccess(A, PETSC_FALSE));
+  if (K) *K = a->K;
+  if (maxseg) {
+    *maxseg = 0;
+    if (a->preallocated) PetscCall(DCSRMaxSegInUse(a, maxseg));
+  }
+  if (used) *used = a->used;
+  if (cap) *cap = a->cap;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+   MATSEQDCSR - "seqdcsr" - `MATDCSR` on one process: rows made of at most K sorted segments in one buffer with a
+   bump allocator, so that `MatSetValues()` at new locations after assembly inserts in place, without a rebuild
+
+   Options Database Keys:
++  -mat_dcsr_max_segments <4>     - K, 1..64
+.  -mat_dcsr_slack <0.25>          - spare slots of a new segment or defragmented row, as a fraction of its length
+.  -mat_dcsr_min_segment <4>       - smallest capacity of a new segment
+.  -mat_dcsr_capacity_factor <1.2> - buffer capacity over what is needed when allocated or grown
+.  -mat_dcsr_defrag <auto,always,never> - when `MatAssemblyEnd()` defragments
+.  -mat_dcsr_defrag_fraction <0.25> - auto: defragment when more rows than this fraction have several segments
+-  -mat_dcsr_reorder_rows          - `MATDCSRCUDA` only
+
+   Level: intermediate
+
+.seealso: `MATDCSR`, `MATMPIDCSR`, `MatDCSRDefragment()`, `MatDCSRGetInfo()`, `MATAIJ`
+M*/
+PetscErrorCode MatCreate_SeqDCSR(Mat A)
+{
+  Mat_SeqDCSR *a;
+  PetscMPIInt  size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  PetscCheck(size == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "MATSEQDCSR needs a one-process communicator; use MATDCSR or MATMPIDCSR");
+  PetscCall(PetscNew(&a));
+  A->data            = (void *)a;
+  a->K               = 4;
+  a->slack           = 0.25;
+  a->minseg          = 4;
+  a->capfactor       = 1.2;
+  a->defrag          = MAT_DCSR_DEFRAG_AUTO;
+  a->defrag_fraction = 0.25;
+  a->roworiented     = PETSC_TRUE;
+  a->m               = A->rmap->n;
+  a->n               = A->cmap->n;
+
+  A->ops->setvalues          = MatSetValues_SeqDCSR;
+  A->ops->getvalues          = MatGetValues_SeqDCSR;
+  A->ops->assemblybegin      = MatAssemblyBegin_SeqDCSR;
+  A->ops->assemblyend        = MatAssemblyEnd_SeqDCSR;
+  A->ops->mult               = MatMult_SeqDCSR;
+  A->ops->multadd            = MatMultAdd_SeqDCSR;
+  A->ops->multtranspose      = MatMultTranspose_SeqDCSR;
+  A->ops->multtransposeadd   = MatMultTransposeAdd_SeqDCSR;
+  A->ops->getrow             = MatGetRow_SeqDCSR;
+  A->ops->restorerow         = MatRestoreRow_SeqDCSR;
+  A->ops->getdiagonal        = MatGetDiagonal_SeqDCSR;
+  A->ops->scale              = MatScale_SeqDCSR;
+  A->ops->shift              = MatShift_SeqDCSR;
+  A->ops->diagonalscale      = MatDiagonalScale_SeqDCSR;
+  A->ops->zeroentries        = MatZeroEntries_SeqDCSR;
+  A->ops->zerorows           = MatZeroRows_SeqDCSR;
+  A->ops->zerorowscolumns    = MatZeroRowsColumns_SeqDCSR;
+  A->ops->norm               = MatNorm_SeqDCSR;
+  A->ops->duplicate          = MatDuplicate_SeqDCSR;
+  A->ops->copy               = MatCopy_SeqDCSR;
+  A->ops->axpy               = MatAXPY_SeqDCSR;
+  A->ops->getinfo            = MatGetInfo_SeqDCSR;
+  A->ops->view               = MatView_SeqDCSR;
+  A->ops->setfromoptions     = MatSetFromOptions_SeqDCSR;
+  A->ops->destroy            = MatDestroy_SeqDCSR;
+  A->ops->load               = MatLoad_SeqDCSR;
+  A->ops->setup              = MatSetUp_SeqDCSR;
+  A->ops->setoption          = MatSetOption_SeqDCSR;
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSeqAIJSetPreallocation_C", MatSeqAIJSetPreallocation_SeqDCSR));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsr_seqaij_C", MatConvert_SeqDCSR_SeqAIJ));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsr_aij_C", MatConvert_SeqDCSR_SeqAIJ));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_seqdcsr_C", MatConvert_SeqAIJ_SeqDCSR));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_dcsr_C", MatConvert_SeqAIJ_SeqDCSR));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRDefragment_C", MatDCSRDefragment_SeqDCSR));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRGetInfo_C", MatDCSRGetInfo_SeqDCSR));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQDCSR));
+#if !defined(GPUKIT_WITHOUT_AIJFWD)
+  PetscCall(GpukitMatAIJForwardInstall(A, MatDCSRGetAIJ_Private));
+#endif
+  PetscCall(PetscInfo(A, "gpukit: created a %s matrix\n", MATSEQDCSR));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+   MATDCSR - "dcsr" - dynamic CSR: `MATSEQDCSR` on one process, `MATMPIDCSR` on several. Entries at new locations
+   after assembly are inserted in place (docs/dcsr.md)
+
+   Options Database Key:
+.  -mat_type dcsr - selects it with `MatSetFromOptions()`
+
+   Level: intermediate
+
+.seealso: `MATSEQDCSR`, `MATMPIDCSR`, `MATDCSRCUDA`, `MatDCSRDefragment()`, `MatDCSRGetInfo()`
+M*/
+PetscErrorCode MatCreate_DCSR(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(GpukitMatSetTypeBySize_Private(A, MATSEQDCSR, MATMPIDCSR));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatRegister_DCSR_Private(void)
+{
+  PetscFunctionBegin;
+  PetscCall(MatRegisterRootName(MATDCSR, MATSEQDCSR, MATMPIDCSR));
+  PetscCall(PetscLogEventRegister("DCSRInsert", MAT_CLASSID, &MAT_DCSR_Insert));
+  PetscCall(PetscLogEventRegister("DCSRDefrag", MAT_CLASSID, &MAT_DCSR_Defrag));
+  PetscCall(PetscLogEventRegister("DCSRMult", MAT_CLASSID, &MAT_DCSR_Mult));
+  PetscCall(PetscLogEventRegister("DCSRAssembly", MAT_CLASSID, &MAT_DCSR_Assembly));
+  PetscCall(MatRegister(MATDCSR, MatCreate_DCSR));
+  PetscCall(MatRegister(MATSEQDCSR, MatCreate_SeqDCSR));
+  PetscCall(MatRegister(MATMPIDCSR, MatCreate_MPIDCSR));
+#if !defined(GPUKIT_WITHOUT_AIJFWD)
+  PetscCall(GpukitMatAIJForwardRegisterFactors(MATSEQDCSR));
+  PetscCall(GpukitMatAIJForwardRegisterFactors(MATMPIDCSR));
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Public API
+   ------------------------------------------------------------------------------------------------------ */
+
+/*@
+  MatDCSRDefragment - Returns every row of a `MATDCSR` matrix to one sorted segment, in row order, with the slack
+  of `-mat_dcsr_slack` after it
+
+  Collective
+
+  Input Parameter:
+. A - the `MATDCSR` or `MATDCSRCUDA` matrix, assembled
+
+  Level: advanced
+
+  Notes:
+  The matrix defragments by itself according to `-mat_dcsr_defrag` (at `MatAssemblyEnd()`) and whenever a row
+  would need more than K segments or the buffer is full; call this to get the fastest `MatMult()` now. It changes
+  neither the values nor the nonzero pattern (`MatGetNonzeroState()` stays the same).
+
+.seealso: `MATDCSR`, `MatDCSRGetInfo()`
+@*/
+PetscErrorCode MatDCSRDefragment(Mat A)
+{
+  PetscErrorCode (*f)(Mat) = NULL;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatDCSRDefragment_C", &f));
+  PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "MatDCSRDefragment() is only for MATDCSR and MATDCSRCUDA matrices, not %s", ((PetscObject)A)->type_name ? ((PetscObject)A)->type_name : "a matrix without a type");
+  PetscCheck(!A->factortype, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "Not for a factored matrix");
+  PetscCall((*f)(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatDCSRGetInfo - Gets the segment statistics of a `MATDCSR` matrix
+
+  Collective
+
+  Input Parameter:
+. A - the `MATDCSR` or `MATDCSRCUDA` matrix
+
+  Output Parameters:
++ maxseg      - K, the most segments a row may have (`-mat_dcsr_max_segments`), or `NULL`
+. maxseginuse - the most segments any row has now (over all processes), or `NULL`
+. used        - slots handed out by the bump allocators (summed over the blocks and processes), or `NULL`
+- capacity    - slots allocated (summed likewise), or `NULL`
+
+  Level: advanced
+
+  Note:
+  used minus the number of nonzeros (`MatGetInfo()`) is the free room inside segments plus the garbage left by
+  relocated rows; `MatDCSRDefragment()` recovers the garbage.
+
+.seealso: `MATDCSR`, `MatDCSRDefragment()`, `MatGetInfo()`
+@*/
+PetscErrorCode MatDCSRGetInfo(Mat A, PetscInt *maxseg, PetscInt *maxseginuse, PetscCount *used, PetscCount *capacity)
+{
+  PetscErrorCode (*f)(Mat, PetscInt *, PetscInt *, PetscCount *, PetscCount *) = NULL;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatDCSRGetInfo_C", &f));
+  PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "MatDCSRGetInfo() is only for MATDCSR and MATDCSRCUDA matrices, not %s", ((PetscObject)A)->type_name ? ((PetscObject)A)->type_name : "a matrix without a type");
+  PetscCall((*f)(A, maxseg, maxseginuse, used, capacity));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatDCSRSetValuesCOODevice - Inserts or adds a batch of entries whose indices and values are already in device
+  memory into a `MATDCSRCUDA` matrix, without copying them to the host
+
+  Collective
+
+  Input Parameters:
++ A    - the `MATDCSRCUDA` matrix, assembled
+. n    - the number of entries on this process
+. i    - device array of n GLOBAL row indices, all of rows this process owns
+. j    - device array of n GLOBAL column indices
+. v    - device array of n values
+- mode - `INSERT_VALUES` or `ADD_VALUES`
+
+  Level: advanced
+
+  Notes:
+  Entries at existing locations are overwritten or added; new locations are inserted in place (the batch path
+  of docs/dcsr.md). Duplicates within one batch resolve as `MatSetValues()` resolves them: with `INSERT_VALUES` the
+  last one wins, with `ADD_VALUES` they are summed. The matrix is assembled on return.
+
+  Only for `MATDCSRCUDA` (`MATSEQDCSRCUDA`, `MATMPIDCSRCUDA`); other types error.
+
+.seealso: `MATDCSRCUDA`, `MATDCSR`, `MatSetValues()`, `MatSetValuesCOO()`
+@*/
+PetscErrorCode MatDCSRSetValuesCOODevice(Mat A, PetscCount n, const PetscInt i[], const PetscInt j[], const PetscScalar v[], InsertMode mode)
+{
+  PetscErrorCode (*f)(Mat, PetscCount, const PetscInt[], const PetscInt[], const PetscScalar[], InsertMode) = NULL;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatDCSRSetValuesCOODevice_C", &f));
+  PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MatDCSRSetValuesCOODevice() is only for MATDCSRCUDA matrices, not %s; use MatSetValues()", ((PetscObject)A)->type_name ? ((PetscObject)A)->type_name : "a matrix without a type");
+  PetscCheck(n >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "n = %" PetscCount_FMT " cannot be negative", n);
+  PetscCheck(mode == INSERT_VALUES || mode == ADD_VALUES, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "mode must be INSERT_VALUES or ADD_VALUES");
+  PetscCall((*f)(A, n, i, j, v, mode));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,1263 @@
+/*
+   MATSEQDCSRCUDA and MATMPIDCSRCUDA: MATDCSR with its segmented structure on an NVIDIA GPU (docs/dcsr.md, "On the
+   GPU"). Built only against a PETSc with CUDA (real double scalars, 32-bit PetscInt); it replaces the registration
+   stubs of dcsrcudareg.c. Kernels: dcsrkernels.cu (batch insertion, defragmentation, binned product, ops).
+
+   MATSEQDCSRCUDA is MATSEQDCSR (dcsr.c, H3's) plus one in-place convert, DCSRConvertToCUDA_Private(): it hangs a
+   Mat_SeqDCSRCUDA on Mat_SeqDCSR's spdev and attaches the twin (gpukittwin.h), which keeps the host ops (for
+   MatBindToCPU() and the way back to MATSEQDCSR), makes VECCUDA the vector type and installs the device ops of ONE
+   list, DCSRCUDAOps[].
+
+   Where the matrix lives:
+   - the device copy of the structure is authoritative after a device insertion (A->offloadmask GPU); host code of
+     MATSEQDCSR calls Mat_SeqDCSR's hostaccess hook first, which copies everything down (event DCSRCUDACopy) when
+     only the device is current, and marks the host as the only valid copy when it writes;
+   - MatSetValues() stashes (i, j, v) on the host; MatAssemblyEnd() uploads ONLY those entries and inserts them with
+     the device batch (sort by (row, column) on the device, duplicates reduced as AIJ does, hits resolved, new entries
+     by the allocation kernel (one atomic per row) and the insertion kernel; a row at K segments or a full buffer
+     raises a device flag that the host reads: then the device defragments, growing the buffer if needed, and the
+     batch is planned again; nothing overflows silently);
+   - MatDCSRSetValuesCOODevice() runs the same batch on device arrays: no host copy of the entries at all.
+   So an iterative code that adds entries every step moves only the new entries, never the matrix.
+*/
+#include "dcsrcudaimpl.h"
+
+#if defined(GPUKIT_DCSRCUDA_AVAILABLE)
+
+  #include <type_traits>
+
+static_assert(sizeof(PetscInt) == sizeof(int), "MATDCSRCUDA mirrors PetscInt arrays as int");
+static_assert(sizeof(PetscCount) == sizeof(long long), "MATDCSRCUDA mirrors PetscCount arrays as long long");
+static_assert(sizeof(PetscScalar) == sizeof(double), "MATDCSRCUDA works in real double precision");
+
+PetscLogEvent MAT_DCSRCUDA_Insert, MAT_DCSRCUDA_Defrag, MAT_DCSRCUDA_Mult, MAT_DCSRCUDA_Copy;
+
+static const PetscInt DCSRCUDATprValues[] = {1, 2, 4, 8, 16, 32};
+static const PetscInt DCSRCUDATprStart[GPUKIT_DCSR_NBINS] = {1, 3, 5, 5}; /* indices: 2, 8, 32, 32 threads per row */
+
+/* ------------------------------------------------------------------------------------------------------
+   Device storage and the twin's copies
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode DCSRCUDAFreeDev_Private(GpukitDCSRDev *d)
+{
+  PetscFunctionBegin;
+  if (d->segstart) PetscCallCUDA(cudaFree(d->segstart));
+  if (d->seglen) PetscCallCUDA(cudaFree(d->seglen));
+  if (d->segcap) PetscCallCUDA(cudaFree(d->segcap));
+  if (d->nseg) PetscCallCUDA(cudaFree(d->nseg));
+  if (d->rowlen) PetscCallCUDA(cudaFree(d->rowlen));
+  if (d->colidx) PetscCallCUDA(cudaFree(d->colidx));
+  if (d->values) PetscCallCUDA(cudaFree(d->values));
+  if (d->dused) PetscCallCUDA(cudaFree(d->dused));
+  PetscCall(PetscMemzero(d, sizeof(*d)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DCSRCUDAMalloc_Private(void **p, size_t bytes, const char *what)
+{
+  cudaError_t err;
+
+  PetscFunctionBegin;
+  err = cudaMalloc(p, bytes ? bytes : 1);
+  if (err == cudaErrorMemoryAllocation) {
+    size_t fre = 0, tot = 0;
+    (void)cudaGetLastError();
+    (void)cudaMemGetInfo(&fre, &tot);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "MATDCSRCUDA: no device memory for %s (%g MB asked, %g MB free of %g MB)", what, (double)bytes / 1048576.0, (double)fre / 1048576.0, (double)tot / 1048576.0);
+  }
+  PetscCallCUDA(err);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* device arrays of the host's sizes (m, K, cap); whatever they held is lost */
+static PetscErrorCode DCSRCUDAAllocDev_Private(Mat A)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  GpukitDCSRDev   *d  = &cu->d;
+  const size_t     mk = (size_t)a->m * (size_t)a->K;
+
+  PetscFunctionBegin;
+  if (d->segstart && d->m == a->m && d->n == a->n && d->K == a->K && d->cap == a->cap) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(a->m < PETSC_INT_MAX && a->n < PETSC_INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATDCSRCUDA blocks have fewer than 2^31 rows and columns");
+  PetscCall(DCSRCUDAFreeDev_Private(d));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&d->segstart, mk * sizeof(long long), "the segment table"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&d->seglen, mk * sizeof(int), "the segment table"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&d->segcap, mk * sizeof(int), "the segment table"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&d->nseg, (size_t)a->m * sizeof(int), "the segment counts"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&d->rowlen, (size_t)a->m * sizeof(int), "the row lengths"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&d->colidx, (size_t)a->cap * sizeof(int), "the column buffer"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&d->values, (size_t)a->cap * sizeof(double), "the value buffer"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&d->dused, sizeof(unsigned long long), "the bump pointer"));
+  d->m    = (int)a->m;
+  d->n    = (int)a->n;
+  d->K    = (int)a->K;
+  d->cap  = (long long)a->cap;
+  d->used = 0;
+  PetscCall(GpukitTwinDeviceLost(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the twin's copy up: the whole host structure (tables, and the buffers up to used) */
+static PetscErrorCode DCSRCUDACopyUp_Private(Mat A, PetscLogDouble *bytes)
+{
+  Mat_SeqDCSR       *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA   *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  GpukitDCSRDev     *d  = &cu->d;
+  const size_t       mk = (size_t)a->m * (size_t)a->K;
+  unsigned long long u  = (unsigned long long)a->used;
+  cudaStream_t       stream;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCall(DCSRCUDAAllocDev_Private(A));
+  if (mk) {
+    PetscCallCUDA(cudaMemcpyAsync(d->segstart, a->segstart, mk * sizeof(long long), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaMemcpyAsync(d->seglen, a->seglen, mk * sizeof(int), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaMemcpyAsync(d->segcap, a->segcap, mk * sizeof(int), cudaMemcpyHostToDevice, stream));
+  }
+  if (a->m) {
+    PetscCallCUDA(cudaMemcpyAsync(d->nseg, a->nseg, (size_t)a->m * sizeof(int), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaMemcpyAsync(d->rowlen, a->rowlen, (size_t)a->m * sizeof(int), cudaMemcpyHostToDevice, stream));
+  }
+  if (a->used) {
+    PetscCallCUDA(cudaMemcpyAsync(d->colidx, a->colidx, (size_t)a->used * sizeof(int), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaMemcpyAsync(d->values, a->values, (size_t)a->used * sizeof(double), cudaMemcpyHostToDevice, stream));
+  }
+  PetscCallCUDA(cudaMemcpyAsync(d->dused, &u, sizeof(u), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host arrays may change as soon as we return */
+  d->used = (long long)a->used;
+  cu->structver++;
+  *bytes = (PetscLogDouble)mk * (sizeof(long long) + 2 * sizeof(int)) + (PetscLogDouble)a->m * 2 * sizeof(int) + (PetscLogDouble)a->used * (sizeof(int) + sizeof(double)) + sizeof(u);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the twin's copy down: the whole device structure; the host buffers follow the device capacity */
+static PetscErrorCode DCSRCUDACopyDown_Private(Mat A, PetscLogDouble *bytes)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  GpukitDCSRDev   *d  = &cu->d;
+  const size_t     mk = (size_t)a->m * (size_t)a->K;
+  cudaStream_t     stream;
+  PetscCount       nz = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(d->segstart && d->m == a->m && d->K == a->K, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATDCSRCUDA: the device structure (%d rows, K = %d) does not match the host's (%" PetscInt_FMT " rows, K = %" PetscInt_FMT ")", d->m, d->K, a->m, a->K);
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  if (a->cap != d->cap) { /* the device buffer grew: so does the host's (dcsrinsert.c allocates them with PetscMalloc2) */
+    PetscCall(PetscFree2(a->colidx, a->values));
+    PetscCall(PetscMalloc2(d->cap, &a->colidx, d->cap, &a->values));
+    a->cap = d->cap;
+  }
+  if (mk) {
+    PetscCallCUDA(cudaMemcpyAsync(a->segstart, d->segstart, mk * sizeof(long long), cudaMemcpyDeviceToHost, stream));
+    PetscCallCUDA(cudaMemcpyAsync(a->seglen, d->seglen, mk * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    PetscCallCUDA(cudaMemcpyAsync(a->segcap, d->segcap, mk * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  }
+  if (a->m) {
+    PetscCallCUDA(cudaMemcpyAsync(a->nseg, d->nseg, (size_t)a->m * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    PetscCallCUDA(cudaMemcpyAsync(a->rowlen, d->rowlen, (size_t)a->m * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  }
+  if (d->used) {
+    PetscCallCUDA(cudaMemcpyAsync(a->colidx, d->colidx, (size_t)d->used * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    PetscCallCUDA(cudaMemcpyAsync(a->values, d->values, (size_t)d->used * sizeof(double), cudaMemcpyDeviceToHost, stream));
+  }
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  a->used = d->used;
+  for (PetscInt r = 0; r < a->m; r++) nz += a->rowlen[r];
+  a->nz  = nz;
+  *bytes = (PetscLogDouble)mk * (sizeof(long long) + 2 * sizeof(int)) + (PetscLogDouble)a->m * 2 * sizeof(int) + (PetscLogDouble)d->used * (sizeof(int) + sizeof(double));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Mat_SeqDCSR's hostaccess hook */
+static PetscErrorCode DCSRCUDAHostAccess(Mat A, PetscBool write)
+{
+  PetscFunctionBegin;
+  PetscCall(GpukitTwinHostAccess(A, &DCSRCUDAGet(A)->twin, write));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* make the device structure current (storage first when the matrix has none yet) */
+static PetscErrorCode DCSRCUDACopyToGPU_Private(Mat A)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  if (!a->preallocated) PetscCall(DCSRAllocate_Private(A, NULL, PETSC_DEFAULT));
+  PetscCall(GpukitTwinCopyToGPU(A, &DCSRCUDAGet(A)->twin));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Defragmentation and batch insertion on the device
+   ------------------------------------------------------------------------------------------------------ */
+
+/* every row to one sorted segment with slack (and extra[r] more slots when extra is not NULL), growing if needed */
+static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  cudaStream_t     stream;
+  cudaError_t      err;
+  int              grew = 0;
+  long long        oldcap = cu->d.cap;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Defrag, A, 0, 0, 0));
+  PetscCall(PetscLogGpuTimeBegin());
+  err = GpukitDCSRDefragment(&cu->d, (double)a->slack, extra, cu->d.cap, (double)a->capfactor, &grew, stream);
+  PetscCall(PetscLogGpuTimeEnd());
+  if (err == cudaErrorMemoryAllocation) {
+    size_t fre = 0, tot = 0;
+    (void)cudaGetLastError();
+    (void)cudaMemGetInfo(&fre, &tot);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "MATDCSRCUDA: no device memory for the defragmented buffers (the old ones of %lld slots stay until the new ones are written; %g MB free of %g MB); the matrix is unchanged", oldcap, (double)fre / 1048576.0, (double)tot / 1048576.0);
+  }
+  PetscCallCUDA(err);
+  cu->ndevdefrag++;
+  a->ndefrag++;
+  if (grew) {
+    cu->ndevgrow++;
+    a->ngrow++;
+    PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA buffer grown on the device from %lld to %lld slots\n", oldcap, cu->d.cap));
+  }
+  cu->structver++;
+  PetscCall(GpukitTwinDeviceWritten(A));
+  PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Defrag, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Insert (INSERT_VALUES) or add (ADD_VALUES) n entries given by device arrays (rows in [rstart, rstart + m), columns
+   in [cstart, cstart + n): checked on the device first when validate, so that a bad index leaves A unchanged) */
+static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt *di, const PetscInt *dj, const PetscScalar *dv, PetscInt rstart, PetscInt cstart, InsertMode mode, PetscBool validate)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  cudaStream_t     stream;
+  size_t           fre = 0, tot = 0;
+  PetscCount       chunk, off = 0;
+  const int        insertnew = a->nonew == 1 ? 0 : 1;
+
+  PetscFunctionBegin;
+  PetscCheck(mode == INSERT_VALUES || mode == ADD_VALUES, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATDCSRCUDA inserts with INSERT_VALUES or ADD_VALUES, not InsertMode %d", (int)mode);
+  PetscCall(DCSRCUDACopyToGPU_Private(A));
+  if (!n) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  if (validate) {
+    GpukitDCSRBad bad;
+    PetscCallCUDA(GpukitDCSRBatchValidate(&cu->d, (long long)n, di, dj, (long long)rstart, (long long)cstart, &bad, stream));
+    PetscCall(PetscLogGpuToCpu(sizeof(unsigned long long)));
+    PetscCheck(bad.entry < 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Entry %lld of the device batch, (%lld, %lld), is out of range: this process owns rows %" PetscInt_FMT "..%" PetscInt_FMT " and the block's columns are %" PetscInt_FMT "..%" PetscInt_FMT " (negative indices are skipped); the matrix is unchanged", bad.entry,
+               bad.row, bad.col, rstart, rstart + a->m - 1, cstart, cstart + a->n - 1);
+  }
+  PetscCallCUDA(cudaMemGetInfo(&fre, &tot));
+  chunk = (PetscCount)(fre / 2 / (size_t)GpukitDCSRBatchBytesPerEntry());
+  chunk = PetscMax(chunk, (PetscCount)1024);
+  chunk = PetscMin(chunk, (PetscCount)(PETSC_INT_MAX / 2));
+  if (chunk < n) PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA inserts a batch of %" PetscCount_FMT " entries in chunks of %" PetscCount_FMT " (%g MB of device memory free)\n", n, chunk, (double)fre / 1048576.0));
+  while (off < n) {
+    PetscCount          nc = PetscMin(chunk, n - off);
+    GpukitDCSRBatch     b  = NULL;
+    GpukitDCSRBatchInfo info;
+    cudaError_t         err;
+
+    for (;;) { /* the work space of a chunk must fit: halve it until it does */
+      err = GpukitDCSRBatchCreate(&cu->d, (long long)nc, di + off, dj + off, dv ? dv + off : NULL, (long long)rstart, (long long)cstart, mode == ADD_VALUES ? 1 : 0, a->ignorezero ? 1 : 0, &b, &info, stream);
+      if (err != cudaErrorMemoryAllocation || nc <= 1024) break;
+      (void)cudaGetLastError();
+      nc    = nc / 2;
+      chunk = nc;
+      PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA batch work space does not fit, chunks of %" PetscCount_FMT " entries now\n", nc));
+    }
+    if (err == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      PetscCallCUDA(cudaMemGetInfo(&fre, &tot));
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "MATDCSRCUDA: no device memory for the work space of a batch chunk of %" PetscCount_FMT " entries (%g MB free of %g MB); entries 0..%" PetscCount_FMT " of the batch were inserted, the others not: free device memory or insert smaller batches", nc, (double)fre / 1048576.0, (double)tot / 1048576.0, off - 1);
+    }
+    PetscCallCUDA(err);
+    PetscCall(PetscLogGpuToCpu(4 * sizeof(int))); /* the counts the batch read back */
+    if (a->nonew == -1 && info.nnew > 0) {
+      PetscCallCUDA(GpukitDCSRBatchDestroy(&b));
+      PetscCheck(off > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The batch has %lld entries at new locations, which MAT_NEW_NONZERO_LOCATION_ERR forbids; the matrix is unchanged", info.nnew);
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The batch has %lld entries at new locations in its entries %" PetscCount_FMT "..%" PetscCount_FMT ", which MAT_NEW_NONZERO_LOCATION_ERR forbids; its entries 0..%" PetscCount_FMT " were inserted, the others not", info.nnew, off, off + nc - 1, off - 1);
+    }
+    PetscCallCUDA(GpukitDCSRBatchPlan(&cu->d, b, insertnew, (double)a->slack, (int)a->minseg, &info, stream));
+    if (info.segfull || info.capfull) { /* the device flags: nothing was written; defragment (and grow), then plan again */
+      int *extra = NULL;
+      PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA batch: %lld rows would exceed K = %" PetscInt_FMT " segments, %lld new segments would not fit in the buffer (%lld of %lld slots used): defragmenting on the device\n", info.segfull, a->K, info.capfull, cu->d.used, cu->d.cap));
+      PetscCall(DCSRCUDAMalloc_Private((void **)&extra, (size_t)a->m * sizeof(int), "the rows' extra room"));
+      PetscCallCUDA(GpukitDCSRBatchRowExtra(&cu->d, b, extra, stream));
+      PetscCall(DCSRCUDADefrag_Private(A, extra));
+      PetscCallCUDA(cudaFree(extra));
+      PetscCallCUDA(GpukitDCSRBatchRelocate(&cu->d, b, stream)); /* the hits' slots moved */
+      PetscCallCUDA(GpukitDCSRBatchPlan(&cu->d, b, insertnew, (double)a->slack, (int)a->minseg, &info, stream));
+      PetscCheck(!info.segfull && !info.capfull, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATDCSRCUDA: the batch does not fit after a defragmentation that made room for it (%lld rows at K, %lld segments beyond the buffer)", info.segfull, info.capfull);
+    }
+    PetscCall(PetscLogGpuTimeBegin());
+    PetscCallCUDA(GpukitDCSRBatchApply(&cu->d, b, insertnew, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(GpukitTwinDeviceWritten(A)); /* per chunk: a later failure leaves the device copy the valid one */
+    PetscCallCUDA(GpukitDCSRBatchDestroy(&b));
+    if (insertnew && info.nnew) {
+      a->nnew += info.nnew;
+      a->nz += info.nnew;
+      cu->structver++;
+    }
+    off += nc;
+  }
+  cu->nbatch++;
+  PetscCall(GpukitTwinDeviceWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the end of an insertion phase, as MATSEQDCSR's (dcsr.c DCSRFinishInsertion()): nonzerostate, then the policy */
+static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  PetscBool        defrag = PETSC_FALSE;
+  int              maxnseg;
+  long long        nmulti, live;
+  cudaStream_t     stream;
+
+  PetscFunctionBegin;
+  if (!a->nnew) PetscFunctionReturn(PETSC_SUCCESS);
+  A->nonzerostate++;
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, &maxnseg, &nmulti, &live, stream));
+  PetscCall(PetscLogGpuToCpu(3 * sizeof(long long)));
+  switch (a->defrag) {
+  case MAT_DCSR_DEFRAG_ALWAYS:
+    defrag = PETSC_TRUE;
+    break;
+  case MAT_DCSR_DEFRAG_AUTO: /* many fragmented rows, or more than half of the allocated slots are garbage */
+    defrag = (PetscBool)((PetscReal)nmulti > a->defrag_fraction * (PetscReal)a->m || 2 * live < cu->d.used);
+    break;
+  case MAT_DCSR_DEFRAG_NEVER:
+    break;
+  default:
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unknown MatDCSRDefragType %d", (int)a->defrag);
+  }
+  PetscCall(PetscInfo(A, "gpukit: DCSR (device) %" PetscCount_FMT " new nonzeros, %lld of %" PetscInt_FMT " rows fragmented, at most %d segments%s\n", a->nnew, nmulti, a->m, maxnseg, defrag && (nmulti || 2 * live < cu->d.used) ? ", defragmenting" : ""));
+  if (defrag && (nmulti || 2 * live < cu->d.used)) PetscCall(DCSRCUDADefrag_Private(A, NULL));
+  a->nnew = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   MatSetValues() on the host: a stash, uploaded at MatAssemblyEnd()
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode DCSRCUDAStashGrow_Private(DCSRCUDAStash *s, PetscCount need)
+{
+  PetscInt    *i, *j;
+  PetscScalar *v;
+  PetscCount   na;
+
+  PetscFunctionBegin;
+  if (s->n + need <= s->nalloc) PetscFunctionReturn(PETSC_SUCCESS);
+  na = PetscMax(PetscMax(2 * s->nalloc, s->n + need), (PetscCount)1024);
+  PetscCall(PetscMalloc3(na, &i, na, &j, na, &v));
+  if (s->n) {
+    PetscCall(PetscArraycpy(i, s->i, s->n));
+    PetscCall(PetscArraycpy(j, s->j, s->n));
+    PetscCall(PetscArraycpy(v, s->v, s->n));
+  }
+  PetscCall(PetscFree3(s->i, s->j, s->v));
+  s->i      = i;
+  s->j      = j;
+  s->v      = v;
+  s->nalloc = na;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetValues_SeqDCSRCUDA(Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode mode)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  DCSRCUDAStash   *s  = &cu->stash;
+
+  PetscFunctionBegin;
+  PetscCheck(!a->assembling, PETSC_COMM_SELF, PETSC_ERR_ORDER, "MatSetValues() was called between MatAssemblyBegin() and MatAssemblyEnd() of this MATDCSRCUDA matrix; call MatAssemblyEnd() first");
+  /* every index first, so that a bad one leaves the matrix (and the stash) unchanged */
+  for (PetscInt k = 0; k < m; k++) PetscCheck(im[k] < A->rmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Row %" PetscInt_FMT " is out of range: the matrix has %" PetscInt_FMT " rows (0..%" PetscInt_FMT ")", im[k], A->rmap->n, A->rmap->n - 1);
+  for (PetscInt l = 0; l < n; l++) PetscCheck(in[l] < A->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Column %" PetscInt_FMT " is out of range: the matrix has %" PetscInt_FMT " columns (0..%" PetscInt_FMT ")", in[l], A->cmap->n, A->cmap->n - 1);
+  PetscCheck(mode == INSERT_VALUES || mode == ADD_VALUES, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATDCSRCUDA takes INSERT_VALUES or ADD_VALUES, not InsertMode %d", (int)mode);
+  PetscCheck(!s->n || s->mode == mode, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Cannot mix INSERT_VALUES and ADD_VALUES in one assembly of a MATDCSRCUDA matrix; call MatAssemblyBegin/End() with MAT_FLUSH_ASSEMBLY in between");
+  if (!a->preallocated) PetscCall(DCSRAllocate_Private(A, NULL, PETSC_DEFAULT));
+  PetscCall(DCSRCUDAStashGrow_Private(s, (PetscCount)m * n));
+  s->mode = mode;
+  for (PetscInt k = 0; k < m; k++) {
+    if (im[k] < 0) continue;
+    for (PetscInt l = 0; l < n; l++) {
+      const PetscScalar val = v ? (a->roworiented ? v[(size_t)k * n + l] : v[k + (size_t)l * m]) : 0.0;
+      if (in[l] < 0) continue;
+      if (a->ignorezero && mode == ADD_VALUES && val == 0.0 && im[k] != in[l]) continue; /* as AIJ: adding zero changes nothing */
+      s->i[s->n] = im[k];
+      s->j[s->n] = in[l];
+      s->v[s->n] = val;
+      s->n++;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the stash to the device (only its entries travel) and into the matrix, in chunks that fit the device memory */
+static PetscErrorCode DCSRCUDAFlushStash_Private(Mat A)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  DCSRCUDAStash   *s  = &cu->stash;
+  cudaStream_t     stream;
+  size_t           fre = 0, tot = 0;
+  PetscCount       chunk, off = 0;
+  const size_t     per = 2 * sizeof(PetscInt) + sizeof(PetscScalar);
+  PetscInt        *di = NULL, *dj = NULL;
+  PetscScalar     *dv = NULL;
+  PetscErrorCode   ierr = PETSC_SUCCESS;
+
+  PetscFunctionBegin;
+  if (!s->n) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Insert, A, 0, 0, 0));
+  PetscCall(DCSRCUDACopyToGPU_Private(A));
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCallCUDA(cudaMemGetInfo(&fre, &tot));
+  chunk = PetscMin(s->n, PetscMax((PetscCount)(fre / 4 / per), (PetscCount)4096));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&di, (size_t)chunk * sizeof(PetscInt), "the uploaded entries"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&dj, (size_t)chunk * sizeof(PetscInt), "the uploaded entries"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&dv, (size_t)chunk * sizeof(PetscScalar), "the uploaded entries"));
+  while (off < s->n) {
+    const PetscCount nc = PetscMin(chunk, s->n - off);
+    PetscCallCUDA(cudaMemcpyAsync(di, s->i + off, (size_t)nc * sizeof(PetscInt), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaMemcpyAsync(dj, s->j + off, (size_t)nc * sizeof(PetscInt), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaMemcpyAsync(dv, s->v + off, (size_t)nc * sizeof(PetscScalar), cudaMemcpyHostToDevice, stream));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)nc * per));
+    ierr = DCSRCUDABatch_Private(A, nc, di, dj, dv, 0, 0, s->mode, PETSC_FALSE); /* indices checked by MatSetValues() */
+    if (ierr) break;
+    off += nc;
+  }
+  PetscCallCUDA(cudaFree(di));
+  PetscCallCUDA(cudaFree(dj));
+  PetscCallCUDA(cudaFree(dv));
+  if (ierr) { /* the stash is dropped: the error says what went in */
+    s->n = 0;
+    PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Insert, A, 0, 0, 0));
+    PetscCall(ierr);
+  }
+  cu->nuploaded += s->n;
+  s->n = 0;
+  PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Insert, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatAssemblyEnd_SeqDCSRCUDA(Mat A, MatAssemblyType type)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  a->assembling = PETSC_FALSE;
+  PetscCall(DCSRCUDAFlushStash_Private(A));
+  if (type == MAT_FLUSH_ASSEMBLY) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscLogEventBegin(MAT_DCSR_Assembly, A, 0, 0, 0));
+  PetscCall(DCSRCUDAFinishInsertion_Private(A));
+  PetscCall(PetscLogEventEnd(MAT_DCSR_Assembly, A, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   MatDCSRSetValuesCOODevice(), MatDCSRDefragment(), MatDCSRGetInfo() on the device
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode DCSRCUDACheckDevicePointer_Private(const void *p, const char *name)
+{
+  cudaPointerAttributes at;
+  cudaError_t           err;
+
+  PetscFunctionBegin;
+  err = cudaPointerGetAttributes(&at, p);
+  if (err != cudaSuccess) { /* not a pointer CUDA knows */
+    (void)cudaGetLastError();
+    at.type = cudaMemoryTypeUnregistered;
+  }
+  PetscCheck(at.type == cudaMemoryTypeDevice || at.type == cudaMemoryTypeManaged, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "MatDCSRSetValuesCOODevice(): %s is not device memory (a host pointer?); pass arrays from cudaMalloc(), or use MatSetValues() for host arrays", name);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDCSRSetValuesCOODevice_SeqDCSRCUDA(Mat A, PetscCount n, const PetscInt i[], const PetscInt j[], const PetscScalar v[], InsertMode mode)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  PetscErrorCode   ierr;
+
+  PetscFunctionBegin;
+  PetscCheck(!a->assembling, PETSC_COMM_SELF, PETSC_ERR_ORDER, "MatDCSRSetValuesCOODevice() was called between MatAssemblyBegin() and MatAssemblyEnd(); call MatAssemblyEnd() first");
+  PetscCheck(!cu->stash.n, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "MatDCSRSetValuesCOODevice(): %" PetscCount_FMT " entries set with MatSetValues() wait for MatAssemblyEnd(); assemble the matrix first", cu->stash.n);
+  if (n) {
+    PetscCall(DCSRCUDACheckDevicePointer_Private(i, "i"));
+    PetscCall(DCSRCUDACheckDevicePointer_Private(j, "j"));
+    if (v) PetscCall(DCSRCUDACheckDevicePointer_Private(v, "v"));
+    PetscCallCUDA(cudaDeviceSynchronize()); /* the arrays may have been written on any stream (PETSc's is non-blocking) */
+  }
+  PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Insert, A, 0, 0, 0));
+  ierr = DCSRCUDABatch_Private(A, n, i, j, v, A->rmap->rstart, A->cmap->rstart, mode, PETSC_TRUE);
+  PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Insert, A, 0, 0, 0)); /* balanced also when the batch was refused */
+  PetscCall(ierr);
+  PetscCall(DCSRCUDAFinishInsertion_Private(A));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  A->assembled = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDCSRDefragment_SeqDCSRCUDA(Mat A)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  if (!a->preallocated) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DCSRCUDACopyToGPU_Private(A));
+  PetscCall(DCSRCUDADefrag_Private(A, NULL));
+  PetscCall(GpukitTwinDeviceWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDCSRGetInfo_SeqDCSRCUDA(Mat A, PetscInt *K, PetscInt *maxseg, PetscCount *used, PetscCount *cap)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+
+  PetscFunctionBegin;
+  if (K) *K = a->K;
+  if (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) { /* from the device: no copy of the matrix */
+    int          mx = 0;
+    long long    nmulti, live;
+    cudaStream_t stream;
+    if (maxseg) {
+      PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+      PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, &mx, &nmulti, &live, stream));
+      *maxseg = mx;
+    }
+    if (used) *used = cu->d.used;
+    if (cap) *cap = cu->d.cap;
+  } else {
+    if (maxseg) {
+      *maxseg = 0;
+      if (a->preallocated)
+        for (PetscInt r = 0; r < a->m; r++) *maxseg = PetscMax(*maxseg, a->nseg[r]);
+    }
+    if (used) *used = a->used;
+    if (cap) *cap = a->cap;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Products
+   ------------------------------------------------------------------------------------------------------ */
+
+/* are all the given vectors (NULL ones skipped) CUDA vectors; if not, say once that the host code runs */
+static PetscErrorCode DCSRCUDAVecsOnDevice_Private(Mat A, const char op[], PetscInt n, const Vec vecs[], PetscBool *ok)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+
+  PetscFunctionBegin;
+  *ok = PETSC_TRUE;
+  for (PetscInt i = 0; i < n && *ok; i++) {
+    PetscBool iscuda;
+    if (!vecs[i]) continue;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)vecs[i], &iscuda, VECSEQCUDA, VECMPICUDA, ""));
+    if (!iscuda) {
+      *ok = PETSC_FALSE;
+      if (!cu->told_vec) {
+        PetscCall(PetscInfo(A, "%s with a vector of type %s: running the host code; use VECCUDA vectors (MatCreateVecs()) to stay on the GPU\n", op, ((PetscObject)vecs[i])->type_name));
+        cu->told_vec = PETSC_TRUE;
+      }
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the rows binned by length for the current structure (rebuilt only when the structure changed) */
+static PetscErrorCode DCSRCUDABins_Private(Mat A, cudaStream_t stream)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+
+  PetscFunctionBegin;
+  if (cu->perm && cu->binver == cu->structver && cu->permm == cu->d.m) PetscFunctionReturn(PETSC_SUCCESS);
+  if (cu->permm != cu->d.m || !cu->perm) {
+    if (cu->perm) PetscCallCUDA(cudaFree(cu->perm));
+    cu->perm = NULL;
+    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->perm, (size_t)cu->d.m * sizeof(int), "the product's row bins"));
+    cu->permm = cu->d.m;
+  }
+  PetscCallCUDA(GpukitDCSRBinRows(&cu->d, cu->perm, cu->binstart, &cu->maxlen, &cu->nnz, stream));
+  PetscCall(PetscLogGpuToCpu((PetscLogDouble)sizeof(long long) * (GPUKIT_DCSR_NBINS + 2)));
+  cu->binver = cu->structver;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the product's tuner: knobs tpr0..tpr3 (threads per row of each bin), none with -mat_dcsr_autotune false */
+static PetscErrorCode DCSRCUDATunerSetUp_Private(Mat A)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  GpukitTuneKnob   knobs[GPUKIT_DCSR_NBINS];
+  static const char *names[GPUKIT_DCSR_NBINS] = {"tpr0", "tpr1", "tpr2", "tpr3"};
+  char             csr[128], shape[256];
+  const PetscInt   nv = (PetscInt)(sizeof(DCSRCUDATprValues) / sizeof(DCSRCUDATprValues[0]));
+
+  PetscFunctionBegin;
+  if (!cu->autotune) {
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (cu->tuner && cu->tune_m == cu->d.m) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpukitTunerDestroy(&cu->tuner));
+  PetscCall(PetscMemzero(knobs, sizeof(knobs)));
+  for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) {
+    knobs[b].name = names[b];
+    if (cu->fixtpr) {
+      knobs[b].n         = 1;
+      knobs[b].values[0] = cu->tpr[b];
+    } else {
+      knobs[b].n = nv;
+      for (PetscInt i = 0; i < nv; i++) knobs[b].values[i] = DCSRCUDATprValues[i];
+      knobs[b].start = DCSRCUDATprStart[b];
+    }
+  }
+  PetscCall(GpukitTuneShapeCSR((PetscInt)cu->d.m, (PetscCount)cu->nnz, (PetscInt)cu->maxlen, csr, sizeof(csr)));
+  PetscCall(PetscSNPrintf(shape, sizeof(shape), "K%d.%s", cu->d.K, csr));
+  PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_mult", GPUKIT_DCSR_NBINS, knobs, &cu->tuner));
+  PetscCall(GpukitTunerSetShape(cu->tuner, shape));
+  PetscCall(GpukitTunerSetDevice(cu->tuner, PETSC_TRUE));
+  cu->tune_m = cu->d.m;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the device arrays of an output z = y + ... (y NULL: z is only written; y == z: read and written) */
+static PetscErrorCode DCSRCUDAGetOutArrays_Private(Vec y, Vec z, const PetscScalar **ya, PetscScalar **za)
+{
+  PetscFunctionBegin;
+  *ya = NULL;
+  if (!y) PetscCall(VecCUDAGetArrayWrite(z, za));
+  else if (y == z) {
+    PetscCall(VecCUDAGetArray(z, za));
+    *ya = *za;
+  } else {
+    PetscCall(VecCUDAGetArrayRead(y, ya));
+    PetscCall(VecCUDAGetArrayWrite(z, za));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DCSRCUDARestoreOutArrays_Private(Vec y, Vec z, const PetscScalar **ya, PetscScalar **za)
+{
+  PetscFunctionBegin;
+  if (!y) PetscCall(VecCUDARestoreArrayWrite(z, za));
+  else if (y == z) PetscCall(VecCUDARestoreArray(z, za));
+  else {
+    PetscCall(VecCUDARestoreArrayRead(y, ya));
+    PetscCall(VecCUDARestoreArrayWrite(z, za));
+  }
+  *ya = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* z = A x, or z = y + A x when y is not NULL (y may be z) */
+static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
+{
+  Mat_SeqDCSRCUDA   *cu      = DCSRCUDAGet(A);
+  Vec                vecs[3] = {x, y, z};
+  PetscBool          ok;
+  const PetscScalar *xa, *ya = NULL;
+  PetscScalar       *za;
+  cudaStream_t       stream;
+  const PetscInt    *cfg;
+  PetscInt           nlaunch;
+  int                tpr[GPUKIT_DCSR_NBINS];
+
+  PetscFunctionBegin;
+  PetscCall(DCSRCUDAVecsOnDevice_Private(A, y ? "MatMultAdd" : "MatMult", 3, vecs, &ok));
+  if (!ok) {
+    if (y) PetscCall((*cu->twin.hostops.multadd)(A, x, y, z));
+    else PetscCall((*cu->twin.hostops.mult)(A, x, z));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(DCSRCUDACopyToGPU_Private(A));
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Mult, A, x, z, 0));
+  PetscCall(DCSRCUDABins_Private(A, stream));
+  PetscCall(VecCUDAGetArrayRead(x, &xa));
+  PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
+  PetscCall(DCSRCUDATunerSetUp_Private(A));
+  if (cu->tuner) { /* z = z + A x (y == z) must run once; any other product may be repeated while it is timed */
+    PetscCall(GpukitTunerSetRepeatable(cu->tuner, (PetscBool)!(y && y == z)));
+    PetscCall(GpukitTunerBegin(cu->tuner, A->nonzerostate, (void *)stream, &cfg, &nlaunch));
+  } else {
+    cfg     = cu->tpr;
+    nlaunch = 1;
+  }
+  for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) tpr[b] = (int)cfg[b];
+  PetscCall(PetscLogGpuTimeBegin());
+  for (PetscInt l = 0; l < nlaunch; l++) {
+    PetscCallCUDA(GpukitDCSRMultCUDA(&cu->d, cu->perm, cu->binstart, tpr, xa, ya, za, stream));
+    if (cu->tuner) PetscCall(GpukitTunerMark(cu->tuner));
+  }
+  PetscCall(PetscLogGpuTimeEnd());
+  if (cu->tuner) PetscCall(GpukitTunerEnd(cu->tuner));
+  PetscCall(DCSRCUDARestoreOutArrays_Private(y, z, &ya, &za));
+  PetscCall(VecCUDARestoreArrayRead(x, &xa));
+  PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)cu->nnz));
+  PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Mult, A, x, z, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMult_SeqDCSRCUDA(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultAdd_SeqDCSRCUDA_Private(A, x, NULL, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultAdd_SeqDCSRCUDA(Mat A, Vec x, Vec y, Vec z)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultAdd_SeqDCSRCUDA_Private(A, x, y, z));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* z = A^T x, or z = y + A^T x */
+static PetscErrorCode MatMultTransposeAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
+{
+  Mat_SeqDCSRCUDA   *cu      = DCSRCUDAGet(A);
+  Vec                vecs[3] = {x, y, z};
+  PetscBool          ok;
+  const PetscScalar *xa;
+  PetscScalar       *za;
+  cudaStream_t       stream;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRCUDAVecsOnDevice_Private(A, y ? "MatMultTransposeAdd" : "MatMultTranspose", 3, vecs, &ok));
+  if (!ok) {
+    if (y) PetscCall((*cu->twin.hostops.multtransposeadd)(A, x, y, z));
+    else PetscCall((*cu->twin.hostops.multtranspose)(A, x, z));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(DCSRCUDACopyToGPU_Private(A));
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Mult, A, x, z, 0));
+  if (!y) PetscCall(VecSet(z, 0.0));
+  else if (y != z) PetscCall(VecCopy(y, z));
+  PetscCall(VecCUDAGetArrayRead(x, &xa));
+  PetscCall(VecCUDAGetArray(z, &za));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitDCSRMultTransposeAddCUDA(&cu->d, xa, za, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(VecCUDARestoreArray(z, &za));
+  PetscCall(VecCUDARestoreArrayRead(x, &xa));
+  PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)((Mat_SeqDCSR *)A->data)->nz));
+  PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Mult, A, x, z, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTranspose_SeqDCSRCUDA(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultTransposeAdd_SeqDCSRCUDA_Private(A, x, NULL, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMultTransposeAdd_SeqDCSRCUDA(Mat A, Vec x, Vec y, Vec z)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultTransposeAdd_SeqDCSRCUDA_Private(A, x, y, z));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Diagonal, scaling, shift, zeroing
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode MatGetDiagonal_SeqDCSRCUDA(Mat A, Vec d)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  PetscBool        ok;
+  PetscScalar     *da;
+  cudaStream_t     stream;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRCUDAVecsOnDevice_Private(A, "MatGetDiagonal", 1, &d, &ok));
+  if (!ok) {
+    PetscCall((*cu->twin.hostops.getdiagonal)(A, d));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(DCSRCUDACopyToGPU_Private(A));
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCall(VecCUDAGetArrayWrite(d, &da));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitDCSRGetDiagonalCUDA(&cu->d, 0, da, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(VecCUDARestoreArrayWrite(d, &da));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatScale_SeqDCSRCUDA(Mat A, PetscScalar s)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  cudaStream_t     stream;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRCUDACopyToGPU_Private(A));
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCallCUDA(GpukitDCSRScaleCUDA(&cu->d, s, stream));
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(PetscLogGpuFlops((PetscLogDouble)cu->d.used));
+  PetscCall(GpukitTwinDeviceWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A + s I: the diagonal as a device batch of ADD_VALUES (a missing diagonal entry is inserted, as AIJ does) */
+static PetscErrorCode MatShift_SeqDCSRCUDA(Mat A, PetscScalar s)
+{
+  Mat_SeqDCSR  *a  = (Mat_SeqDCSR *)A->data;
+  const PetscInt nr = PetscMin(a->m, a->n);
+  PetscInt      *di = NULL, *dj = NULL;
+  PetscScalar   *dv = NULL;
+  cudaStream_t   stream;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRCUDACopyToGPU_Private(A));
+  if (!nr) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&di, (size_t)nr * sizeof(PetscInt), "the shift's diagonal batch"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&dj, (size_t)nr * sizeof(PetscInt), "the shift's diagonal batch"));
+  PetscCall(DCSRCUDAMalloc_Private((void **)&dv, (size_t)nr * sizeof(PetscScalar), "the shift's diagonal batch"));
+  PetscCallCUDA(GpukitDCSRFillDiagonalBatchCUDA(nr, 0, 0, s, di, dj, dv, stream));
+  PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Insert, A, 0, 0, 0));
+  PetscCall(DCSRCUDABatch_Private(A, nr, di, dj, dv, 0, 0, ADD_VALUES, PETSC_FALSE));
+  PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Insert, A, 0, 0, 0));
+  PetscCallCUDA(cudaFree(di));
+  PetscCallCUDA(cudaFree(dj));
+  PetscCallCUDA(cudaFree(dv));
+  PetscCall(DCSRCUDAFinishInsertion_Private(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroEntries_SeqDCSRCUDA(Mat A)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  cudaStream_t     stream;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRCUDACopyToGPU_Private(A));
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  if (cu->d.used) PetscCallCUDA(cudaMemsetAsync(cu->d.values, 0, (size_t)cu->d.used * sizeof(double), stream));
+  PetscCall(GpukitTwinDeviceWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Options, view, binding
+   ------------------------------------------------------------------------------------------------------ */
+
+/* THE list of the ops that run on the device; MatBindToCPU(A, PETSC_TRUE) puts the host type's back (gpukittwin.h) */
+static const GpukitTwinOp DCSRCUDAOps[] = {
+  GPUKIT_TWIN_OP(setvalues, MatSetValues_SeqDCSRCUDA),
+  GPUKIT_TWIN_OP(assemblyend, MatAssemblyEnd_SeqDCSRCUDA),
+  GPUKIT_TWIN_OP(mult, MatMult_SeqDCSRCUDA),
+  GPUKIT_TWIN_OP(multadd, MatMultAdd_SeqDCSRCUDA),
+  GPUKIT_TWIN_OP(multtranspose, MatMultTranspose_SeqDCSRCUDA),
+  GPUKIT_TWIN_OP(multtransposeadd, MatMultTransposeAdd_SeqDCSRCUDA),
+  GPUKIT_TWIN_OP(getdiagonal, MatGetDiagonal_SeqDCSRCUDA),
+  GPUKIT_TWIN_OP(scale, MatScale_SeqDCSRCUDA),
+  GPUKIT_TWIN_OP(shift, MatShift_SeqDCSRCUDA),
+  GPUKIT_TWIN_OP(zeroentries, MatZeroEntries_SeqDCSRCUDA),
+};
+
+/* the functions composed only while on the device (bound to the CPU: the host type's, or none) */
+static const GpukitTwinMethod DCSRCUDAMethods[] = {
+  GPUKIT_TWIN_METHOD("MatDCSRSetValuesCOODevice_C", MatDCSRSetValuesCOODevice_SeqDCSRCUDA),
+  GPUKIT_TWIN_METHOD("MatDCSRDefragment_C", MatDCSRDefragment_SeqDCSRCUDA),
+  GPUKIT_TWIN_METHOD("MatDCSRGetInfo_C", MatDCSRGetInfo_SeqDCSRCUDA),
+};
+
+static PetscErrorCode MatBindToCPU_SeqDCSRCUDA(Mat A, PetscBool flg)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  DCSRCUDAStash   *s  = &cu->stash;
+
+  PetscFunctionBegin;
+  if (flg && s->n) { /* entries set before the binding go to the host type's insertion */
+    PetscCall(PetscInfo(A, "gpukit: MatBindToCPU() with %" PetscCount_FMT " stashed entries: handed to the host insertion\n", s->n));
+    for (PetscCount e = 0; e < s->n; e++) PetscCall((*cu->twin.hostops.setvalues)(A, 1, &s->i[e], 1, &s->j[e], &s->v[e], s->mode));
+    s->n = 0;
+  }
+  PetscCall(GpukitTwinBind(A, &cu->twin, flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the options of the device side (of a MATSEQDCSRCUDA, or of the diagonal block of a MATMPIDCSRCUDA) */
+static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat A, GpukitOptionItems PetscOptionsObject)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  PetscInt         tpr[GPUKIT_DCSR_NBINS], n = GPUKIT_DCSR_NBINS;
+  PetscBool        set, tune = cu->autotune;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "MATDCSRCUDA options");
+  for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) tpr[b] = cu->tpr[b];
+  PetscCall(PetscOptionsIntArray("-mat_dcsr_cuda_threads_per_row", "Threads per row of the product for the rows of length <=4, 5..32, 33..256, >256 (1, 2, 4, 8, 16 or 32; one value for all); fixes them (otherwise tuned)", "MATDCSRCUDA", tpr, &n, &set));
+  if (set) {
+    PetscCheck(n >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "-mat_dcsr_cuda_threads_per_row needs 1 or %d values", GPUKIT_DCSR_NBINS);
+    if (n == 1)
+      for (PetscInt b = 1; b < GPUKIT_DCSR_NBINS; b++) tpr[b] = tpr[0];
+    else PetscCheck(n == GPUKIT_DCSR_NBINS, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "-mat_dcsr_cuda_threads_per_row takes 1 or %d values, got %" PetscInt_FMT, GPUKIT_DCSR_NBINS, n);
+    for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) {
+      PetscCheck(tpr[b] == 1 || tpr[b] == 2 || tpr[b] == 4 || tpr[b] == 8 || tpr[b] == 16 || tpr[b] == 32, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_dcsr_cuda_threads_per_row: %" PetscInt_FMT " is not one of 1, 2, 4, 8, 16, 32", tpr[b]);
+      cu->tpr[b] = tpr[b];
+    }
+    cu->fixtpr = PETSC_TRUE;
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+  }
+  PetscCall(PetscOptionsBool("-mat_dcsr_autotune", "Tune the product's threads per row with gpukit's tuner (-gpukit_tune); false: the starting values 2, 8, 32, 32", "MATDCSRCUDA", tune, &tune, &set));
+  if (set) {
+    cu->autotune = tune;
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+  }
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetFromOptions_SeqDCSRCUDA(Mat A, GpukitOptionItems PetscOptionsObject)
+{
+  PetscFunctionBegin;
+  PetscCall((*DCSRCUDAGet(A)->twin.hostops.setfromoptions)(A, PetscOptionsObject));
+  PetscCall(DCSRCUDASetFromOptions_Private(A, PetscOptionsObject));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Mat_SeqDCSR's viewinfo hook: the device lines of MatView() ::ascii_info */
+static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  device: %lld of %lld slots used, %" PetscInt_FMT " batches (%" PetscCount_FMT " MatSetValues entries uploaded), %" PetscInt_FMT " device defragmentations (%" PetscInt_FMT " grew the buffer)\n", cu->d.used, cu->d.cap, cu->nbatch, cu->nuploaded, cu->ndevdefrag, cu->ndevgrow));
+  if (cu->perm) PetscCall(PetscViewerASCIIPrintf(viewer, "  product bins (rows of length <=4, <=32, <=256, more): %lld, %lld, %lld, %lld rows\n", cu->binstart[1] - cu->binstart[0], cu->binstart[2] - cu->binstart[1], cu->binstart[3] - cu->binstart[2], cu->binstart[4] - cu->binstart[3]));
+  if (cu->tuner) {
+    PetscCall(PetscViewerASCIIPushTab(viewer));
+    PetscCall(GpukitTunerView(cu->tuner, viewer));
+    PetscCall(PetscViewerASCIIPopTab(viewer));
+  } else PetscCall(PetscViewerASCIIPrintf(viewer, "  threads per row by bin: %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT "%s\n", cu->tpr[0], cu->tpr[1], cu->tpr[2], cu->tpr[3], cu->autotune ? " (tuned at the first product)" : " (not tuned: -mat_dcsr_autotune false)"));
+  PetscCall(GpukitTwinView(A, viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Conversion, destroy, create
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode MatConvert_SeqDCSR_SeqDCSRCUDA(Mat, MatType, MatReuse, Mat *);
+static PetscErrorCode MatConvert_SeqDCSRCUDA_SeqDCSR(Mat, MatType, MatReuse, Mat *);
+
+static PetscErrorCode DCSRCUDAComposeFunctions_Private(Mat A, PetscBool set)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsr_seqdcsrcuda_C", set ? MatConvert_SeqDCSR_SeqDCSRCUDA : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsrcuda_seqdcsr_C", set ? MatConvert_SeqDCSRCUDA_SeqDCSR : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsrcuda_seqaij_C", set ? MatConvert_SeqDCSR_SeqAIJ : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsrcuda_aij_C", set ? MatConvert_SeqDCSR_SeqAIJ : NULL));
+  if (!set) { /* and the twin's device-only functions */
+    const GpukitTwin *tw = &DCSRCUDAGet(A)->twin;
+    for (PetscInt i = 0; i < tw->nmethods; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, tw->methods[i].name, NULL));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DCSRCUDAFree_Private(Mat_SeqDCSRCUDA **cu)
+{
+  PetscFunctionBegin;
+  if (!*cu) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DCSRCUDAFreeDev_Private(&(*cu)->d));
+  if ((*cu)->perm) PetscCallCUDA(cudaFree((*cu)->perm));
+  PetscCall(PetscFree3((*cu)->stash.i, (*cu)->stash.j, (*cu)->stash.v));
+  PetscCall(GpukitTunerDestroy(&(*cu)->tuner));
+  PetscCall(PetscFree(*cu));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDestroy_SeqDCSRCUDA(Mat A)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  PetscErrorCode (*hostdestroy)(Mat) = cu->twin.hostops.destroy;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRCUDAComposeFunctions_Private(A, PETSC_FALSE));
+  PetscCall(DCSRCUDAFree_Private(&cu));
+  a->spdev      = NULL;
+  a->hostaccess = NULL;
+  a->viewinfo   = NULL;
+  PetscCall((*hostdestroy)(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MATSEQDCSR -> MATSEQDCSRCUDA, in place; nothing to do for a CUDA matrix */
+static PetscErrorCode DCSRConvertToCUDA_Private(Mat A)
+{
+  Mat_SeqDCSR     *a = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu;
+
+  PetscFunctionBegin;
+  if (a->spdev) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscNew(&cu));
+  for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) cu->tpr[b] = DCSRCUDATprValues[DCSRCUDATprStart[b]];
+  cu->autotune      = PETSC_TRUE;
+  cu->binver        = -1;
+  cu->twin.copyup   = DCSRCUDACopyUp_Private;
+  cu->twin.copydown = DCSRCUDACopyDown_Private;
+  cu->twin.evup     = MAT_DCSRCUDA_Copy;
+  cu->twin.evdown   = MAT_DCSRCUDA_Copy;
+  cu->twin.ops      = DCSRCUDAOps;
+  cu->twin.nops     = (PetscInt)(sizeof(DCSRCUDAOps) / sizeof(DCSRCUDAOps[0]));
+  cu->twin.methods  = DCSRCUDAMethods;
+  cu->twin.nmethods = (PetscInt)(sizeof(DCSRCUDAMethods) / sizeof(DCSRCUDAMethods[0]));
+  cu->twin.ondevice = "insertion (MatSetValues entries uploaded at assembly, MatDCSRSetValuesCOODevice), defragmentation, products, diagonal, scaling, shift and zeroing run on the GPU; other operations run the host code on the host copy (docs/dcsr.md)";
+  a->spdev          = cu;
+  a->hostaccess     = DCSRCUDAHostAccess;
+  a->viewinfo       = DCSRCUDAViewInfo;
+  PetscCall(GpukitTwinAttach(A, &cu->twin)); /* saves the host ops (and the host's functions of the same names), installs the device ones */
+  A->ops->bindtocpu      = MatBindToCPU_SeqDCSRCUDA;
+  A->ops->setfromoptions = MatSetFromOptions_SeqDCSRCUDA;
+  A->ops->destroy        = MatDestroy_SeqDCSRCUDA;
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQDCSRCUDA));
+  PetscCall(DCSRCUDAComposeFunctions_Private(A, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MATSEQDCSRCUDA -> MATSEQDCSR, in place: the structure down, the host ops back, the device data freed */
+static PetscErrorCode DCSRConvertToHost_Private(Mat A)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+
+  PetscFunctionBegin;
+  if (!cu) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(!cu->stash.n, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "MATSEQDCSRCUDA with %" PetscCount_FMT " entries waiting for MatAssemblyEnd(): assemble before converting", cu->stash.n);
+  PetscCall(DCSRCUDAComposeFunctions_Private(A, PETSC_FALSE));
+  PetscCall(GpukitTwinDetach(A, &cu->twin)); /* structure down; host ops and functions back */
+  a->hostaccess = NULL;
+  a->viewinfo   = NULL;
+  PetscCall(DCSRCUDAFree_Private(&cu));
+  a->spdev = NULL;
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQDCSR));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DCSRCUDAConvertTarget_Private(Mat A, MatReuse reuse, Mat *newmat, Mat *target)
+{
+  PetscFunctionBegin;
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
+  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, *newmat, DIFFERENT_NONZERO_PATTERN));
+  *target = reuse == MAT_INPLACE_MATRIX ? A : *newmat;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatConvert_SeqDCSR_SeqDCSRCUDA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat B;
+
+  PetscFunctionBegin;
+  (void)type;
+  PetscCall(DCSRCUDAConvertTarget_Private(A, reuse, newmat, &B));
+  PetscCall(DCSRConvertToCUDA_Private(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatConvert_SeqDCSRCUDA_SeqDCSR(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat B;
+
+  PetscFunctionBegin;
+  (void)type;
+  PetscCall(DCSRCUDAConvertTarget_Private(A, reuse, newmat, &B));
+  PetscCall(DCSRConvertToHost_Private(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+   MATSEQDCSRCUDA - "seqdcsrcuda" - `MATSEQDCSR` with its segmented structure on an NVIDIA GPU: entries at new
+   locations are inserted on the device in place, products and the other common operations run there.
+
+   Options Database Keys:
++  -mat_type seqdcsrcuda - the type (or -mat_type dcsrcuda, -dm_mat_type dcsrcuda)
+.  -mat_dcsr_cuda_threads_per_row <a[,b,c,d]> - threads per row of the product for rows of length <= 4, 5..32,
+     33..256 and more (1, 2, 4, 8, 16 or 32; one value for all bins); fixes them, otherwise they are tuned
+-  -mat_dcsr_autotune <true> - tune the threads per row with gpukit's tuner (kernel dcsr_mult; -gpukit_tune,
+     -gpukit_tune_cache); false: the starting values 2, 8, 32, 32
+
+   and every option of `MATSEQDCSR` (K, slack, defragmentation policy).
+
+   Level: intermediate
+
+   Notes:
+   The device copy of the structure is authoritative after device insertions. `MatSetValues()` stashes its entries on
+   the host and `MatAssemblyEnd()` uploads only them, then inserts them on the device as one batch: sorted by (row,
+   column) on the device, duplicates resolved as AIJ resolves them (`INSERT_VALUES`: the last wins; `ADD_VALUES`:
+   summed), entries already stored overwritten or added, the others placed by an allocation kernel (one atomic per
+   row per batch on the bump pointer) and an insertion kernel. A row that would exceed K segments or a full buffer
+   makes the device defragment (growing the buffer if needed) before the insertion; nothing overflows. Entries
+   already in device memory go in with `MatDCSRSetValuesCOODevice()` without any host copy.
+
+   Host code (`MatGetRow()`, norms, conversions, the operations through the AIJ copy) copies the structure down once
+   after device changes (event DCSRCUDACopy); `MatBindToCPU()` runs everything on the host. Use `VECCUDA` vectors
+   (`MatCreateVecs()`); with host vectors the products run on the host.
+
+.seealso: `MATDCSRCUDA`, `MATMPIDCSRCUDA`, `MATSEQDCSR`, `MatDCSRSetValuesCOODevice()`, `MatDCSRDefragment()`
+M*/
+static PetscErrorCode MatCreate_SeqDCSRCUDA(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCreate_SeqDCSR(A));
+  PetscCall(DCSRConvertToCUDA_Private(A));
+  PetscCall(PetscInfo(A, "gpukit: created a %s matrix\n", MATSEQDCSRCUDA));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   MATMPIDCSRCUDA: MATMPIDCSR (mpidcsr.c, H3's) with MATSEQDCSRCUDA blocks and a CUDA ghost vector
+   ------------------------------------------------------------------------------------------------------ */
+
+/* the device batch of an MPI matrix: the entries go to the host and through MatSetValues() (the off-diagonal
+   block's ghost map is the host's), then the matrix is assembled; rows must be this rank's */
+static PetscErrorCode MatDCSRSetValuesCOODevice_MPIDCSRCUDA(Mat A, PetscCount n, const PetscInt i[], const PetscInt j[], const PetscScalar v[], InsertMode mode)
+{
+  PetscInt    *hi = NULL, *hj = NULL;
+  PetscScalar *hv = NULL;
+  PetscInt     rstart, rend;
+
+  PetscFunctionBegin;
+  if (n) {
+    PetscCall(DCSRCUDACheckDevicePointer_Private(i, "i"));
+    PetscCall(DCSRCUDACheckDevicePointer_Private(j, "j"));
+    if (v) PetscCall(DCSRCUDACheckDevicePointer_Private(v, "v"));
+  }
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCall(PetscMalloc3(n, &hi, n, &hj, n, &hv));
+  if (n) {
+    PetscCallCUDA(cudaDeviceSynchronize()); /* the arrays may have been written on any stream (PETSc's is non-blocking) */
+    PetscCallCUDA(cudaMemcpy(hi, i, (size_t)n * sizeof(PetscInt), cudaMemcpyDeviceToHost));
+    PetscCallCUDA(cudaMemcpy(hj, j, (size_t)n * sizeof(PetscInt), cudaMemcpyDeviceToHost));
+    if (v) PetscCallCUDA(cudaMemcpy(hv, v, (size_t)n * sizeof(PetscScalar), cudaMemcpyDeviceToHost));
+    else PetscCall(PetscArrayzero(hv, n));
+    PetscCall(PetscLogGpuToCpu((PetscLogDouble)n * (2 * sizeof(PetscInt) + sizeof(PetscScalar))));
+  }
+  for (PetscCount e = 0; e < n; e++) { /* every index first: a bad one leaves the matrix unchanged */
+    if (hi[e] < 0 || hj[e] < 0) continue;
+    PetscCheck(hi[e] >= rstart && hi[e] < rend && hj[e] < A->cmap->N, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Entry %" PetscCount_FMT " of the device batch, (%" PetscInt_FMT ", %" PetscInt_FMT "), is out of range: this process owns rows %" PetscInt_FMT "..%" PetscInt_FMT " of the %" PetscInt_FMT " x %" PetscInt_FMT " matrix; the matrix is unchanged", e, hi[e], hj[e], rstart, rend - 1, A->rmap->N, A->cmap->N);
+  }
+  for (PetscCount e = 0; e < n; e++) PetscCall(MatSetValues(A, 1, &hi[e], 1, &hj[e], &hv[e], mode));
+  PetscCall(PetscFree3(hi, hj, hv));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MATMPIDCSR's setfromoptions (the same function for every matrix), saved by MatCreate_MPIDCSRCUDA() */
+static PetscErrorCode (*DCSRCUDAMPIHostSetFromOptions)(Mat, GpukitOptionItems) = NULL;
+
+/* the host options (both blocks), then the device ones of the diagonal block, copied to the off-diagonal block */
+static PetscErrorCode MatSetFromOptions_MPIDCSRCUDA(Mat A, GpukitOptionItems PetscOptionsObject)
+{
+  Mat_MPIDCSR     *d = (Mat_MPIDCSR *)A->data;
+  Mat_SeqDCSRCUDA *ca, *cb;
+
+  PetscFunctionBegin;
+  PetscCall((*DCSRCUDAMPIHostSetFromOptions)(A, PetscOptionsObject));
+  if (!d->A && d->deferopts) PetscFunctionReturn(PETSC_SUCCESS); /* before the sizes: again when the blocks are made */
+  PetscCheck(d->A && d->B, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATMPIDCSRCUDA: no blocks after MATMPIDCSR's MatSetFromOptions()");
+  PetscCall(DCSRCUDASetFromOptions_Private(d->A, PetscOptionsObject));
+  ca = DCSRCUDAGet(d->A);
+  cb = DCSRCUDAGet(d->B);
+  for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) cb->tpr[b] = ca->tpr[b];
+  cb->fixtpr   = ca->fixtpr;
+  cb->autotune = ca->autotune;
+  PetscCall(GpukitTunerDestroy(&cb->tuner));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the blocks and the ghost vector follow (blocks made later, at set-up, are not bound) */
+static PetscErrorCode MatBindToCPU_MPIDCSRCUDA(Mat A, PetscBool flg)
+{
+  Mat_MPIDCSR *d = (Mat_MPIDCSR *)A->data;
+
+  PetscFunctionBegin;
+  if (d->A) PetscCall(MatBindToCPU(d->A, flg));
+  if (d->B) PetscCall(MatBindToCPU(d->B, flg));
+  if (d->lvec) PetscCall(VecBindToCPU(d->lvec, flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+   MATMPIDCSRCUDA - "mpidcsrcuda" - `MATMPIDCSR` whose diagonal and off-diagonal blocks are `MATSEQDCSRCUDA`, with a
+   `VECCUDA` ghost vector: the product's local parts run on the device, new entries of the blocks are inserted there.
+
+   Level: intermediate
+
+   Note:
+   `MatDCSRSetValuesCOODevice()` on more than one process stages the batch through the host (`MatSetValues()`), since
+   the ghost map of the off-diagonal block is kept on the host.
+
+.seealso: `MATDCSRCUDA`, `MATSEQDCSRCUDA`, `MATMPIDCSR`
+M*/
+static PetscErrorCode MatCreate_MPIDCSRCUDA(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCreate_MPIDCSR_Private(A, MATSEQDCSRCUDA));
+  PetscCall(MatSetVecType(A, VECCUDA)); /* the ghost vector lvec and MatCreateVecs() */
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIDCSRCUDA));
+  A->ops->bindtocpu = MatBindToCPU_MPIDCSRCUDA;
+  DCSRCUDAMPIHostSetFromOptions = A->ops->setfromoptions;
+  A->ops->setfromoptions        = MatSetFromOptions_MPIDCSRCUDA;
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRSetValuesCOODevice_C", MatDCSRSetValuesCOODevice_MPIDCSRCUDA));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpidcsrcuda_mpiaij_C", MatConvert_MPIDCSR_MPIAIJ));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpidcsrcuda_aij_C", MatConvert_MPIDCSR_MPIAIJ));
+  PetscCall(PetscInfo(A, "gpukit: created a %s matrix\n", MATMPIDCSRCUDA));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+   MATDCSRCUDA - "dcsrcuda" - `MATSEQDCSRCUDA` on one process, `MATMPIDCSRCUDA` on several
+
+   Options Database Key:
+.  -mat_type dcsrcuda - selects it with `MatSetFromOptions()`
+
+   Level: intermediate
+
+.seealso: `MATDCSR`, `MATSEQDCSRCUDA`, `MATMPIDCSRCUDA`, `MatDCSRSetValuesCOODevice()`
+M*/
+static PetscErrorCode MatCreate_DCSRCUDA(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(GpukitMatSetTypeBySize_Private(A, MATSEQDCSRCUDA, MATMPIDCSRCUDA));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatRegister_DCSRCUDA_Private(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventRegister("DCSRCUDAInsert", MAT_CLASSID, &MAT_DCSRCUDA_Insert));
+  PetscCall(PetscLogEventRegister("DCSRCUDADefrag", MAT_CLASSID, &MAT_DCSRCUDA_Defrag));
+  PetscCall(PetscLogEventRegister("DCSRCUDAMult", MAT_CLASSID, &MAT_DCSRCUDA_Mult));
+  PetscCall(PetscLogEventRegister("DCSRCUDACopy", MAT_CLASSID, &MAT_DCSRCUDA_Copy));
+  PetscCall(MatRegisterRootName(MATDCSRCUDA, MATSEQDCSRCUDA, MATMPIDCSRCUDA));
+  PetscCall(MatRegister(MATDCSRCUDA, MatCreate_DCSRCUDA));
+  PetscCall(MatRegister(MATSEQDCSRCUDA, MatCreate_SeqDCSRCUDA));
+  PetscCall(MatRegister(MATMPIDCSRCUDA, MatCreate_MPIDCSRCUDA));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#endif /* GPUKIT_DCSRCUDA_AVAILABLE */

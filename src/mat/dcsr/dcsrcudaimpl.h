@@ -1,0 +1,73 @@
+/*
+   Private declarations of MATDCSRCUDA (MATSEQDCSRCUDA, MATMPIDCSRCUDA), shared by its glue (dcsrcuda.cu) and its
+   registration stubs (dcsrcudareg.c). The type is MATSEQDCSR (dcsrimpl.h, H3's) plus a device mirror of its arrays,
+   hung on Mat_SeqDCSR's spdev; the kernels are dcsrkernels.{h,cu}.
+
+   What lives where:
+   - the segmented structure (segment table, columns, values, bump pointer) on the device, authoritative after device
+     insertions (A->offloadmask GPU); the host arrays are brought back by the twin (gpukittwin.h) when host code asks
+     for them through Mat_SeqDCSR's hostaccess hook, and uploaded whole only when host code changed them;
+   - entries given with MatSetValues() are stashed on the host (local i, j, v) and ONLY they travel at
+     MatAssemblyEnd(), into a device batch insertion (dcsrkernels.h);
+   - the product: rows binned by length, threads per row per bin on the tuner (kernel "dcsr_mult").
+*/
+#pragma once
+
+#include "dcsrimpl.h"
+
+/* the kernels are written for real double scalars and 32-bit PetscInt (plain copies of Mat_SeqDCSR's arrays) */
+#if defined(GPUKIT_HAVE_CUDA) && defined(PETSC_USE_REAL_DOUBLE) && !defined(PETSC_USE_COMPLEX) && !defined(PETSC_USE_64BIT_INDICES)
+  #define GPUKIT_DCSRCUDA_AVAILABLE 1
+#endif
+
+#if defined(GPUKIT_DCSRCUDA_AVAILABLE) && defined(__CUDACC__)
+  #include <petscdevice_cuda.h>
+  #include "gpukitcuda.h"
+  #include "gpukittune.h"
+  #include "gpukittwin.h"
+  #include "dcsrkernels.h"
+
+  #define DCSRCUDA_WHO "MATDCSRCUDA launches its kernels" /* for GpukitCUDAGetStream() errors */
+
+/* MatSetValues() entries waiting for MatAssemblyEnd() (local indices, one InsertMode per assembly) */
+typedef struct {
+  PetscCount   n, nalloc;
+  PetscInt    *i, *j;
+  PetscScalar *v;
+  InsertMode   mode;
+} DCSRCUDAStash;
+
+typedef struct {
+  GpukitDCSRDev d;       /* the device mirror; d.segstart == NULL: nothing allocated yet */
+  PetscInt      structver; /* changes with every change of the device structure (upload, insertion, defragmentation) */
+
+  DCSRCUDAStash stash;
+
+  /* the product's bins (GpukitDCSRBinRows()), built for structure version binver */
+  int      *perm;
+  PetscInt  permm;
+  long long binstart[GPUKIT_DCSR_NBINS + 1], nnz, maxlen;
+  PetscInt  binver;
+
+  /* threads per row of each bin: the tuner's ("dcsr_mult", knobs tpr0..tpr3), or fixed by
+     -mat_dcsr_cuda_threads_per_row, or the starting values with -mat_dcsr_autotune false */
+  PetscInt    tpr[GPUKIT_DCSR_NBINS];
+  PetscBool   fixtpr, autotune;
+  GpukitTuner tuner;
+  PetscInt    tune_m;
+
+  /* statistics of the device side (MatView ::ascii_info) */
+  PetscInt  ndevdefrag, ndevgrow, nbatch;
+  PetscCount nuploaded; /* stashed entries uploaded so far */
+
+  PetscBool  told_vec;
+  GpukitTwin twin; /* offload mask, logged copies, the host ops for MatBindToCPU() and the way back */
+} Mat_SeqDCSRCUDA;
+
+static inline Mat_SeqDCSRCUDA *DCSRCUDAGet(Mat A)
+{
+  return (Mat_SeqDCSRCUDA *)((Mat_SeqDCSR *)A->data)->spdev;
+}
+
+PETSC_INTERN PetscLogEvent MAT_DCSRCUDA_Insert, MAT_DCSRCUDA_Defrag, MAT_DCSRCUDA_Mult, MAT_DCSRCUDA_Copy;
+#endif

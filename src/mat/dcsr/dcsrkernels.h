@@ -1,0 +1,117 @@
+/*
+   Device kernels of MATDCSRCUDA: pure CUDA (thrust for sorts and scans) with a C interface, no PETSc. The glue
+   (dcsrcuda.cu) mirrors Mat_SeqDCSR's arrays (dcsrimpl.h) on the device by plain copies, so the layout and the
+   invariants I1..I7 of dcsrimpl.h are the ones here:
+     row r = its nseg[r] segments s; segment s of row r holds colidx/values[segstart[r*K+s] .. + seglen[r*K+s])
+     with segcap[r*K+s] >= seglen slots reserved; every segment sorted by strictly increasing column; no column twice
+     in a row; segments disjoint and below used <= cap; rowlen[r] = sum of the row's seglen.
+   Types: PetscInt arrays are int (MATDCSRCUDA needs 32-bit PetscInt), PetscCount arrays long long, values double.
+
+   The host functions they must agree with (dcsrinsert.c / dcsr.c, H3): DCSRFindEntry_Private() (a hit),
+   DCSRInsertRow_Private() (INSERT overwrites, ADD adds; a new entry goes to the row's last segment when it has room,
+   else to a new bump-allocated segment of capacity max(needed, ceil(slack*rowlen), minseg)), DCSRDefragment_Private()
+   (one sorted segment per row, rows in row order, capacity len + ceil(slack*len)), MatMult_SeqDCSR().
+
+   A batch of entries (i, j, v) goes in four steps, each all-or-nothing for the matrix:
+     GpukitDCSRBatchValidate  every index in range (negative ones are ignored, as MatSetValues does); nothing written
+     GpukitDCSRBatchCreate    sort by (row, column) on the device (stable: duplicates keep their order), reduce the
+                              duplicates (INSERT: the last one wins; ADD: their sum, in order), find the hits (entries
+                              already stored) and group the rest by row; nothing written in the matrix
+     GpukitDCSRBatchPlan      the allocation kernel: per row that gets new entries, either room in its last segment,
+                              or ONE atomicAdd on the bump pointer for a new segment; a row that would exceed K
+                              segments, or a segment beyond cap, raises a flag instead of writing anything (the caller
+                              then defragments or grows, GpukitDCSRDefragment with the batch's rows as extra room, and
+                              plans again); the bump pointer is put back by the caller when a flag is raised
+     GpukitDCSRBatchApply     the hits (INSERT/ADD), then the insertion kernel: per row, a sorted merge into the last
+                              segment or the new segment written sorted, and the segment table
+   Every function returns a CUDA error code (cudaErrorMemoryAllocation when the device has no room for the work space,
+   with the matrix unchanged); the ones that return host results synchronise the stream.
+*/
+#pragma once
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* the device mirror of one Mat_SeqDCSR */
+typedef struct {
+  int        m, n, K;
+  long long *segstart;         /* [m*K] */
+  int       *seglen, *segcap;  /* [m*K] */
+  int       *nseg, *rowlen;    /* [m] */
+  int       *colidx;           /* [cap] */
+  double    *values;           /* [cap] */
+  long long  used, cap;        /* host copies of the bump pointer and the capacity */
+  unsigned long long *dused;   /* [1] the bump pointer on the device (the allocation kernel's atomic) */
+} GpukitDCSRDev;
+
+/* the first index out of range of a batch: entry (-1: none) and its indices as given */
+typedef struct {
+  long long entry;
+  long long row, col;
+} GpukitDCSRBad;
+
+/* what a batch holds and what its plan found (host copies) */
+typedef struct {
+  long long nvalid;   /* entries with non-negative indices */
+  long long nunique;  /* distinct (row, column) among them */
+  long long nnew;     /* of which not stored yet */
+  long long nrows;    /* rows touched */
+  long long nrowsnew; /* rows that get new entries */
+  /* from GpukitDCSRBatchPlan */
+  long long segfull;  /* rows that would need more than K segments */
+  long long capfull;  /* rows whose new segment would end beyond cap */
+  long long need;     /* slots the new segments asked for */
+  long long newmulti; /* rows going from one to two segments */
+  int       maxnseg;  /* the largest segment count after the batch */
+} GpukitDCSRBatchInfo;
+
+typedef struct _p_GpukitDCSRBatch *GpukitDCSRBatch;
+
+/* bytes of device work space per batch entry that GpukitDCSRBatchCreate() needs (an upper bound) */
+long long GpukitDCSRBatchBytesPerEntry(void);
+
+/* rows must lie in [rstart, rstart + m) and columns in [cstart, cstart + n) (negative ones are skipped) */
+cudaError_t GpukitDCSRBatchValidate(const GpukitDCSRDev *A, long long nent, const int *i, const int *j, long long rstart, long long cstart, GpukitDCSRBad *bad, cudaStream_t stream);
+/* add = 1: ADD_VALUES, 0: INSERT_VALUES; v may be NULL (zeros); dropzero = 1: a new entry whose (reduced) value is 0
+   off the diagonal is dropped (MAT_IGNORE_ZERO_ENTRIES) */
+cudaError_t GpukitDCSRBatchCreate(const GpukitDCSRDev *A, long long nent, const int *i, const int *j, const double *v, long long rstart, long long cstart, int add, int dropzero, GpukitDCSRBatch *b, GpukitDCSRBatchInfo *info, cudaStream_t stream);
+/* insertnew = 0: new entries are dropped (MAT_NEW_NONZERO_LOCATIONS false), only the hits are applied */
+cudaError_t GpukitDCSRBatchPlan(GpukitDCSRDev *A, GpukitDCSRBatch b, int insertnew, double slack, int minseg, GpukitDCSRBatchInfo *info, cudaStream_t stream);
+/* extra[r] = new entries of row r in the batch (extra must hold m ints), for GpukitDCSRDefragment() */
+cudaError_t GpukitDCSRBatchRowExtra(const GpukitDCSRDev *A, GpukitDCSRBatch b, int *extra, cudaStream_t stream);
+/* after a defragmentation the slots of the hits moved: find them again (hits stay hits, new entries stay new) */
+cudaError_t GpukitDCSRBatchRelocate(const GpukitDCSRDev *A, GpukitDCSRBatch b, cudaStream_t stream);
+cudaError_t GpukitDCSRBatchApply(GpukitDCSRDev *A, GpukitDCSRBatch b, int insertnew, cudaStream_t stream);
+cudaError_t GpukitDCSRBatchDestroy(GpukitDCSRBatch *b);
+
+/* Every row to one sorted segment, in row order, with capacity rowlen + max(ceil(slack*rowlen), extra[r]) (extra may be
+   NULL), into new buffers of capacity max(total, mincap) (total: the sum of the row capacities; *grew says whether
+   that exceeds the old cap); the old buffers are freed. On a failed allocation A is unchanged. */
+cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, int *grew, cudaStream_t stream);
+
+/* row lengths -> bins of the product: bin b holds the rows with length <= GPUKIT_DCSR_BIN_MAX[b] (and above the bin
+   before); perm[] (m ints) lists the rows bin by bin, in row order inside a bin; binstart[GPUKIT_DCSR_NBINS + 1]
+   (host) where each bin starts; maxlen (host) the longest row; nnz (host) the stored entries */
+#define GPUKIT_DCSR_NBINS 4
+extern const int GPUKIT_DCSR_BIN_MAX[GPUKIT_DCSR_NBINS];
+cudaError_t GpukitDCSRBinRows(const GpukitDCSRDev *A, int *perm, long long binstart[], long long *maxlen, long long *nnz, cudaStream_t stream);
+
+/* z = A x (y NULL) or z = y + A x (y may be z): the rows of bin b by groups of tpr[b] threads (1, 2, 4, 8, 16, 32) */
+cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const long long binstart[], const int tpr[], const double *x, const double *y, double *z, cudaStream_t stream);
+/* z += A^T x (z holds y, or zeros, on entry; atomics: the order of the sums is not fixed) */
+cudaError_t GpukitDCSRMultTransposeAddCUDA(const GpukitDCSRDev *A, const double *x, double *z, cudaStream_t stream);
+/* d[r] = A(r, r + coff) for the m rows (0 where not stored) */
+cudaError_t GpukitDCSRGetDiagonalCUDA(const GpukitDCSRDev *A, long long coff, double *d, cudaStream_t stream);
+/* values[0 .. used) *= a */
+cudaError_t GpukitDCSRScaleCUDA(GpukitDCSRDev *A, double a, cudaStream_t stream);
+/* i[r] = r + rstart, j[r] = r + cstart for r < nrows (a device batch of the diagonal) */
+cudaError_t GpukitDCSRFillDiagonalBatchCUDA(long long nrows, long long rstart, long long cstart, double a, int *i, int *j, double *v, cudaStream_t stream);
+/* the largest nseg, the number of rows with more than one segment and the slots the segments reserve (sum of segcap) */
+cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
