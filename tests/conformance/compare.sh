@@ -18,9 +18,16 @@
 # %g's 6). A larger ATOL suits runs whose last norms are round-off noise (see conformance.list).
 # It fails (exit 1, printing both runs' compared lines and the first mismatch) if either run fails or prints
 # "PETSC ERROR", if the numbers of compared words differ, if a number is NaN, or if no number was compared at all.
-# When OPTS_NEW names "sgdia", the new run also gets -info <tmpfile>:mat and must report "SGDIA from DMDA" (the
-# PetscInfo line gpukit prints when it creates a MATSGDIA matrix from a DMDA), i.e. it really used the gpukit type;
-# the info goes to per-rank files so that it cannot interleave with the tutorial's own output.
+# When OPTS_NEW selects a gpukit matrix type, the new run also gets -info <tmpfile>:mat and must report that it
+# really created that type (the info goes to per-rank files so that it cannot interleave with the tutorial's own
+# output):
+#   - OPTS_NEW names "sgdia" anywhere (sgdia, sgdiacuda, ...): "SGDIA from DMDA" (gpukit's PetscInfo line when it
+#     creates a MATSGDIA matrix from a DMDA);
+#   - the last -mat_type or -dm_mat_type of OPTS_NEW is amb, ambcuda, dcsr or dcsrcuda (or a seq/mpi name of one,
+#     e.g. seqaijamb, mpidcsrcuda): a line "gpukit: created a <name> matrix" whose name ends in that family
+#     (amb: seqaijamb/mpiaijamb, not ...ambcuda; ambcuda: seqaijambcuda/mpiaijambcuda; same for dcsr, dcsrcuda);
+#   - $COMPARE_EXPECT_INFO, when set, replaces these: an extended regular expression the new run's -info :mat
+#     output must match (e.g. to check the mechanism itself with a stock type).
 # Environment: $MPIEXEC (default mpiexec), $TUT (default build/tutorials), $LIB (default lib/libpetscgpukit.so).
 set -u
 if [ $# -lt 4 ] || [ $# -gt 6 ]; then
@@ -42,8 +49,28 @@ read -r -a onew <<<"$optsnew"
 [ ${#targs[@]} -gt 0 ] || { echo "compare: no tutorial given" >&2; exit 2; }
 exe=$TUT/${targs[0]}
 [ -x "$exe" ] || { echo "compare: no executable $exe (run tests/conformance/build.sh)" >&2; exit 1; }
+# the gpukit type the new run must create, and the -info line that proves it
+newtype=
+for ((i = 0; i + 1 < ${#onew[@]}; i++)); do
+  case "${onew[i]}" in -mat_type | -dm_mat_type) newtype=${onew[i + 1]} ;; esac
+done
+fam=${newtype#seq}; fam=${fam#mpi}; fam=${fam#aij}
+expect= expectwhat=
+if [ -n "${COMPARE_EXPECT_INFO:-}" ]; then
+  expect=$COMPARE_EXPECT_INFO expectwhat="line matching '$COMPARE_EXPECT_INFO' (\$COMPARE_EXPECT_INFO)"
+else
+  case "$optsnew" in
+    *sgdia*) expect='SGDIA from DMDA' expectwhat="'SGDIA from DMDA' line: it did not create a MATSGDIA matrix" ;;
+    *)
+      case "$fam" in
+        amb | ambcuda | dcsr | dcsrcuda)
+          expect="gpukit: created a [a-z]*$fam matrix"
+          expectwhat="'gpukit: created a ...$fam matrix' line: it did not create a gpukit $fam matrix (-mat_type/-dm_mat_type $newtype)" ;;
+      esac ;;
+  esac
+fi
 checktype=0
-case "$optsnew" in *sgdia*) checktype=1 onew+=(-info "$tmp/info:mat") ;; esac
+[ -n "$expect" ] && { checktype=1; onew+=(-info "$tmp/info:mat"); }
 
 fail() {
   echo "compare: FAILED: $*"
@@ -67,8 +94,8 @@ for r in ref new; do
 done
 if [ $checktype = 1 ]; then
   cat "$tmp"/info* >"$tmp/new.info" 2>/dev/null
-  grep -q 'SGDIA from DMDA' "$tmp/new.info" || fail "the new run did not create a MATSGDIA matrix (no 'SGDIA from DMDA' in its -info :mat output)"
-  grep -m1 'SGDIA from DMDA' "$tmp/new.info"
+  grep -qE "$expect" "$tmp/new.info" || fail "the new run's -info :mat output has no $expectwhat"
+  echo "compare: the new run's -info :mat says: $(grep -m1 -E "$expect" "$tmp/new.info")"
 fi
 
 # one record per word: kind (I integer, F float, T text), the word, the line number in the .sel file

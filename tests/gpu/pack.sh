@@ -35,8 +35,9 @@ done
 cp -a "$src/lib/petsc/conf" "$dst/petsc-cuda/lib/petsc/"
 cp -a "$src/lib/pkgconfig" "$dst/petsc-cuda/lib/"
 cp -a "$src/include" "$dst/petsc-cuda/"
-# stock tutorials the GPU benchmarks compile against this PETSc (bench/cavity.sh: snes ex19; bench/ex45_cacg.sh: ksp ex45)
-for ex in snes/tutorials/ex19.c ksp/ksp/tutorials/ex45.c; do
+# stock tutorials compiled on the GPU machine against this PETSc (bench/cavity.sh: snes ex19; bench/ex45_cacg.sh: ksp ex45;
+# tests/gpu/formats.list: ksp ex10)
+for ex in snes/tutorials/ex19.c ksp/ksp/tutorials/ex45.c ksp/ksp/tutorials/ex10.c; do
   mkdir -p "$dst/petsc-cuda/share/petsc/examples/src/$(dirname "$ex")"
   cp "$src/share/petsc/examples/src/$ex" "$dst/petsc-cuda/share/petsc/examples/src/$ex"
 done
