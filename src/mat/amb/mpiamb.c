@@ -302,7 +302,14 @@ PetscErrorCode MatConvert_MPIAIJ_MPIAMB_Private(Mat A, MatType blocktype, MatTyp
   B->ops->duplicate      = MatDuplicate_MPIAMB;
   B->ops->destroy        = MatDestroy_MPIAMB;
   PetscCall(MatMPIAMBCompose_Private(B, newtype, PETSC_TRUE));
-  if (iscuda) PetscCall(MatSetVecType(B, "cuda")); /* VECCUDA: the lvec and MatCreateVecs() on the device */
+  if (iscuda) {
+    PetscCall(MatSetVecType(B, "cuda")); /* VECCUDA: the lvec and MatCreateVecs() on the device */
+    /* MatCreate() leaves a matrix bound to the CPU in a device build, and MPIAIJ's assembly then binds its blocks to
+       the CPU (their host ops): a device MPI type is not bound */
+#if PetscDefined(HAVE_DEVICE)
+    B->boundtocpu = PETSC_FALSE;
+#endif
+  }
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, newtype));
   if (B->preallocated) PetscCall(MatMPIAMBRetypeBlocks_Private(B));
   *newmat = B;
