@@ -497,7 +497,15 @@ static PetscErrorCode TestMemory(Ctx *c, PetscInt n2, PetscInt nb, PetscInt leav
     v[e] = w;
   }
   PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, n2, n2, 0, NULL, &Aa2));
-  PetscCall(MatSetPreallocationCOO(Aa2, nb, i, j)); /* COO sums duplicates: ADD_VALUES into an empty matrix */
+  { /* MatSetPreallocationCOO() may reorder the index arrays it is given (PETSc's COO path sorts them in place): give it
+       copies, so that i, j still pair with v for the device batch */
+    PetscInt *ic, *jc;
+    PetscCall(PetscMalloc2(nb, &ic, nb, &jc));
+    PetscCall(PetscArraycpy(ic, i, nb));
+    PetscCall(PetscArraycpy(jc, j, nb));
+    PetscCall(MatSetPreallocationCOO(Aa2, nb, ic, jc)); /* COO sums duplicates: ADD_VALUES into an empty matrix */
+    PetscCall(PetscFree2(ic, jc));
+  }
   PetscCall(MatSetValuesCOO(Aa2, v, INSERT_VALUES));
   PetscCall(MatCreate(PETSC_COMM_SELF, &Ad2));
   PetscCall(MatSetSizes(Ad2, n2, n2, n2, n2));
@@ -530,6 +538,32 @@ static PetscErrorCode TestMemory(Ctx *c, PetscInt n2, PetscInt nb, PetscInt leav
     PetscCall(MatMult(Aa2, xa, ya));
     PetscCall(GKRelDiff(y, ya, NORM_INFINITY, &rel));
     PetscCall(PetscSNPrintf(buf, sizeof(buf), "the batch larger than the free memory: MatMult differs from AIJ (COO) by %g", (double)rel));
+    if (rel > c->tol) { /* say where: the stored entries (copied down) against AIJ's, and the device product against them */
+      Mat       C;
+      PetscInt  shown = 0;
+      PetscReal rc;
+      PetscCall(MatConvert(Ad2, MATSEQAIJ, MAT_INITIAL_MATRIX, &C));
+      PetscCall(MatMult(C, xa, ya));
+      PetscCall(GKRelDiff(y, ya, NORM_INFINITY, &rc));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "  device product against its own AIJ conversion: %g\n", (double)rc));
+      for (PetscInt r = 0; r < n2 && shown < 3; r++) {
+        PetscInt           na, nc;
+        const PetscInt    *ca, *cc;
+        const PetscScalar *va, *vc;
+        PetscBool          same;
+        PetscCall(MatGetRow(Aa2, r, &na, &ca, &va));
+        PetscCall(MatGetRow(C, r, &nc, &cc, &vc));
+        same = (PetscBool)(na == nc);
+        for (PetscInt t = 0; t < na && same; t++) same = (PetscBool)(ca[t] == cc[t] && PetscAbsScalar(va[t] - vc[t]) <= 1e-12 * (1 + PetscAbsScalar(va[t])));
+        if (!same) {
+          PetscCall(PetscPrintf(PETSC_COMM_SELF, "  row %" PetscInt_FMT ": AIJ %" PetscInt_FMT " entries (first col %" PetscInt_FMT " %g), DCSR %" PetscInt_FMT " entries (first col %" PetscInt_FMT " %g)\n", r, na, na ? ca[0] : -1, na ? (double)PetscRealPart(va[0]) : 0.0, nc, nc ? cc[0] : -1, nc ? (double)PetscRealPart(vc[0]) : 0.0));
+          shown++;
+        }
+        PetscCall(MatRestoreRow(C, r, &nc, &cc, &vc));
+        PetscCall(MatRestoreRow(Aa2, r, &na, &ca, &va));
+      }
+      PetscCall(MatDestroy(&C));
+    }
     PetscCall(GKCheck((PetscBool)(rel <= c->tol), buf));
     PetscCall(GKCheckMatClose(Ad2, Aa2, c->tol, "the batch larger than the free memory"));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok: the batch larger than the free memory went in and equals AIJ\n"));
