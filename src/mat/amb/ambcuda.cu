@@ -433,6 +433,42 @@ static PetscErrorCode AMBCUDAGetConfig_Private(Mat A, PetscInt *b, PetscInt *blo
    Products
    ------------------------------------------------------------------------------------------------------------------ */
 
+/* the CSR fallback: y = A x (za NULL) or y = z + A x through cuSPARSE's CSR SpMV (ALG_DEFAULT, as MATAIJCUSPARSE), so
+   that a matrix the model keeps on CSR runs exactly as fast as with aijcusparse; the descriptor follows the device
+   CSR arrays (made again when they were reallocated) */
+static PetscErrorCode AMBCUDACusparseMult_Private(Mat A, const double *xa, const double *za, double *ya, cudaStream_t stream)
+{
+  Mat_SeqAMBCUDA      *cu  = AMBCUDAGet(A);
+  const double         one = 1.0, zero = 0.0;
+  cusparseDnVecDescr_t vx, vy;
+  size_t               need = 0;
+
+  PetscFunctionBegin;
+  if (!cu->sphandle) PetscCallCUSPARSE(cusparseCreate(&cu->sphandle));
+  PetscCallCUSPARSE(cusparseSetStream(cu->sphandle, stream));
+  if (!cu->spmat || cu->sprow != cu->rowptr || cu->spcol != cu->colidx || cu->spval != cu->val || cu->spnnz != cu->nnz) {
+    if (cu->spmat) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spmat));
+    PetscCallCUSPARSE(cusparseCreateCsr(&cu->spmat, cu->m, cu->n, cu->nnz, cu->rowptr, cu->colidx, cu->val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    cu->sprow = cu->rowptr;
+    cu->spcol = cu->colidx;
+    cu->spval = cu->val;
+    cu->spnnz = cu->nnz;
+  }
+  PetscCallCUSPARSE(cusparseCreateDnVec(&vx, cu->n, (void *)xa, CUDA_R_64F));
+  PetscCallCUSPARSE(cusparseCreateDnVec(&vy, cu->m, (void *)ya, CUDA_R_64F));
+  if (za && za != ya) PetscCallCUDA(cudaMemcpyAsync(ya, za, (size_t)cu->m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+  PetscCallCUSPARSE(cusparseSpMV_bufferSize(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, vx, za ? &one : &zero, vy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &need));
+  if (need > cu->spbufsize) {
+    if (cu->spbuf) PetscCallCUDA(cudaFree(cu->spbuf));
+    PetscCallCUDA(cudaMalloc(&cu->spbuf, need));
+    cu->spbufsize = need;
+  }
+  PetscCallCUSPARSE(cusparseSpMV(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, vx, za ? &one : &zero, vy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, cu->spbuf));
+  PetscCallCUSPARSE(cusparseDestroyDnVec(vx));
+  PetscCallCUSPARSE(cusparseDestroyDnVec(vy));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* y = A x, or y = z + A x when z is not NULL (z may be y) */
 static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
 {
@@ -459,7 +495,8 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
     PetscCall(VecCUDAGetArrayRead(x, &xa));
     PetscCall(AMBCUDAGetOutArrays_Private(z, y, &za, &ya));
     PetscCall(PetscLogGpuTimeBegin());
-    PetscCallCUDA(GpukitAMBCSRMultCUDA(&csr, cu->val, xa, za, ya, 0, stream));
+    if (cu->nnz > 0 && cu->m > 0 && cu->n > 0) PetscCall(AMBCUDACusparseMult_Private(A, xa, za, ya, stream));
+    else PetscCallCUDA(GpukitAMBCSRMultCUDA(&csr, cu->val, xa, za, ya, 0, stream));
     PetscCall(PetscLogGpuTimeEnd());
   } else {
     const PetscInt *cfg;
@@ -951,6 +988,9 @@ static PetscErrorCode AMBCUDAFree_Private(Mat_SeqAMBCUDA **pcu)
   PetscCall(AMBCUDAFreeTranspose_Private(cu));
   PetscCall(GpukitCOODestroy(&cu->coo));
   PetscCall(GpukitTunerDestroy(&cu->tuner));
+  if (cu->spmat) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spmat));
+  if (cu->spbuf) PetscCallCUDA(cudaFree(cu->spbuf));
+  if (cu->sphandle) PetscCallCUSPARSE(cusparseDestroy(cu->sphandle));
   PetscCall(PetscFree(*pcu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

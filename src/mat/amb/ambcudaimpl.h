@@ -55,6 +55,13 @@ typedef struct {
   PetscInt       bmax, bmodel;     /* largest usable b on the device, the model's b */
   long long      blk[GPUKIT_AMB_CUDA_MAX_B], npairs;
   PetscBool      fallback;         /* the CSR kernel runs instead of AMB */
+  /* the CSR fallback through cuSPARSE (the kernel MATAIJCUSPARSE runs): descriptor of the device CSR, work buffer */
+  cusparseHandle_t     sphandle;
+  cusparseSpMatDescr_t spmat;
+  const void          *sprow, *spcol, *spval; /* the arrays spmat was made for */
+  PetscInt             spnnz;
+  void                *spbuf;
+  size_t               spbufsize;
   char           why[160];
   PetscLogDouble bytes, bytescsr;  /* model of the kernel in use (AMB with the layout's b), CSR */
 
