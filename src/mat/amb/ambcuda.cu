@@ -438,34 +438,39 @@ static PetscErrorCode AMBCUDAGetConfig_Private(Mat A, PetscInt *b, PetscInt *blo
    CSR arrays (made again when they were reallocated) */
 static PetscErrorCode AMBCUDACusparseMult_Private(Mat A, const double *xa, const double *za, double *ya, cudaStream_t stream)
 {
-  Mat_SeqAMBCUDA      *cu  = AMBCUDAGet(A);
-  const double         one = 1.0, zero = 0.0;
-  cusparseDnVecDescr_t vx, vy;
-  size_t               need = 0;
+  Mat_SeqAMBCUDA *cu  = AMBCUDAGet(A);
+  const double    one = 1.0, zero = 0.0;
 
   PetscFunctionBegin;
   if (!cu->sphandle) PetscCallCUSPARSE(cusparseCreate(&cu->sphandle));
   PetscCallCUSPARSE(cusparseSetStream(cu->sphandle, stream));
   if (!cu->spmat || cu->sprow != cu->rowptr || cu->spcol != cu->colidx || cu->spval != cu->val || cu->spnnz != cu->nnz) {
     if (cu->spmat) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spmat));
+    if (cu->spx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spx));
+    if (cu->spy) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spy));
     PetscCallCUSPARSE(cusparseCreateCsr(&cu->spmat, cu->m, cu->n, cu->nnz, cu->rowptr, cu->colidx, cu->val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-    cu->sprow = cu->rowptr;
-    cu->spcol = cu->colidx;
-    cu->spval = cu->val;
-    cu->spnnz = cu->nnz;
+    PetscCallCUSPARSE(cusparseCreateDnVec(&cu->spx, cu->n, (void *)xa, CUDA_R_64F));
+    PetscCallCUSPARSE(cusparseCreateDnVec(&cu->spy, cu->m, (void *)ya, CUDA_R_64F));
+    cu->sprow   = cu->rowptr;
+    cu->spcol   = cu->colidx;
+    cu->spval   = cu->val;
+    cu->spnnz   = cu->nnz;
+    cu->spbufok = PETSC_FALSE;
   }
-  PetscCallCUSPARSE(cusparseCreateDnVec(&vx, cu->n, (void *)xa, CUDA_R_64F));
-  PetscCallCUSPARSE(cusparseCreateDnVec(&vy, cu->m, (void *)ya, CUDA_R_64F));
+  PetscCallCUSPARSE(cusparseDnVecSetValues(cu->spx, (void *)xa));
+  PetscCallCUSPARSE(cusparseDnVecSetValues(cu->spy, (void *)ya));
   if (za && za != ya) PetscCallCUDA(cudaMemcpyAsync(ya, za, (size_t)cu->m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-  PetscCallCUSPARSE(cusparseSpMV_bufferSize(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, vx, za ? &one : &zero, vy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &need));
-  if (need > cu->spbufsize) {
-    if (cu->spbuf) PetscCallCUDA(cudaFree(cu->spbuf));
-    PetscCallCUDA(cudaMalloc(&cu->spbuf, need));
-    cu->spbufsize = need;
+  if (!cu->spbufok) { /* the same size for beta 0 and 1 */
+    size_t need = 0;
+    PetscCallCUSPARSE(cusparseSpMV_bufferSize(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, &one, cu->spy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &need));
+    if (need > cu->spbufsize) {
+      if (cu->spbuf) PetscCallCUDA(cudaFree(cu->spbuf));
+      PetscCallCUDA(cudaMalloc(&cu->spbuf, need));
+      cu->spbufsize = need;
+    }
+    cu->spbufok = PETSC_TRUE;
   }
-  PetscCallCUSPARSE(cusparseSpMV(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, vx, za ? &one : &zero, vy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, cu->spbuf));
-  PetscCallCUSPARSE(cusparseDestroyDnVec(vx));
-  PetscCallCUSPARSE(cusparseDestroyDnVec(vy));
+  PetscCallCUSPARSE(cusparseSpMV(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, za ? &one : &zero, cu->spy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, cu->spbuf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -989,6 +994,8 @@ static PetscErrorCode AMBCUDAFree_Private(Mat_SeqAMBCUDA **pcu)
   PetscCall(GpukitCOODestroy(&cu->coo));
   PetscCall(GpukitTunerDestroy(&cu->tuner));
   if (cu->spmat) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spmat));
+  if (cu->spx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spx));
+  if (cu->spy) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spy));
   if (cu->spbuf) PetscCallCUDA(cudaFree(cu->spbuf));
   if (cu->sphandle) PetscCallCUSPARSE(cusparseDestroy(cu->sphandle));
   PetscCall(PetscFree(*pcu));

@@ -58,6 +58,8 @@ typedef struct {
   /* the CSR fallback through cuSPARSE (the kernel MATAIJCUSPARSE runs): descriptor of the device CSR, work buffer */
   cusparseHandle_t     sphandle;
   cusparseSpMatDescr_t spmat;
+  cusparseDnVecDescr_t spx, spy;                 /* made once; their arrays are set at every product */
+  PetscBool            spbufok;                  /* the work buffer was sized for spmat */
   const void          *sprow, *spcol, *spval; /* the arrays spmat was made for */
   PetscInt             spnnz;
   void                *spbuf;
