@@ -8,6 +8,7 @@
    the finite-difference colouring in sgdiafd.c.
 */
 #include "sgdiaimpl.h"
+#include "../utils/gpukitdmda.h"
 
 /* ------------------------------------------------------------------------------------------------------
    Grid <-> index helpers
@@ -181,6 +182,7 @@ PetscErrorCode SGDIASetUpFromDM_Private(Mat A, DM da)
   }
   (void)l;
   A->preallocated = PETSC_TRUE;
+  PetscCall(GpukitDMDAUseDeviceInterpolation(da, A)); /* PCMG on this DMDA interpolates on the device for sgdiacuda */
   PetscCall(PetscInfo(A, "SGDIA from DMDA: dim %" PetscInt_FMT ", dof %" PetscInt_FMT ", %s stencil width %" PetscInt_FMT " (%" PetscInt_FMT " points), %" PetscInt_FMT " local rows, %" PetscCount_FMT " stored values\n", dim, dof, st == DMDA_STENCIL_STAR ? "star" : "box", sw, sg->k, sg->m, sg->nv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
