@@ -829,7 +829,12 @@ typedef struct {
   PetscErrorCode (*iccsym)(Mat, Mat, IS, const MatFactorInfo *);
   PetscErrorCode (*lunum)(Mat, Mat, const MatFactorInfo *);
   PetscErrorCode (*cholnum)(Mat, Mat, const MatFactorInfo *);
+  PetscBool        device;   /* the factor is a device package's (cuSPARSE): it is handed a MATSEQAIJCUSPARSE copy */
+  PetscObjectState devstate; /* the state of the AIJ copy that the device copy was made from */
+  Mat              devfrom;  /* that AIJ copy (not referenced) */
 } FwdFactor;
+
+#define FWD_FACTOR_DEVCOPY "GpukitMatAIJFwdDeviceCopy"
 
 static PetscErrorCode FwdFactorGet(Mat F, FwdFactor **f)
 {
@@ -842,6 +847,30 @@ static PetscErrorCode FwdFactorGet(Mat F, FwdFactor **f)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* what the package's stage is handed: the AIJ copy, or for a device package a MATSEQAIJCUSPARSE copy of it (kept on
+   the factor, remade only when the AIJ copy changed) */
+static PetscErrorCode FwdFactorSource(Mat F, FwdFactor *f, Mat A, Mat *src)
+{
+  PetscObjectState st;
+  Mat              dev = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(FwdSource(A, src));
+  if (!f->device) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectStateGet((PetscObject)*src, &st));
+  PetscCall(PetscObjectQuery((PetscObject)F, FWD_FACTOR_DEVCOPY, (PetscObject *)&dev));
+  if (!dev || st != f->devstate || *src != f->devfrom) {
+    PetscCall(MatConvert(*src, MATSEQAIJCUSPARSE, MAT_INITIAL_MATRIX, &dev));
+    PetscCall(PetscObjectCompose((PetscObject)F, FWD_FACTOR_DEVCOPY, (PetscObject)dev));
+    PetscCall(MatDestroy(&dev)); /* F holds it */
+    PetscCall(PetscObjectQuery((PetscObject)F, FWD_FACTOR_DEVCOPY, (PetscObject *)&dev));
+    f->devstate = st;
+    f->devfrom  = *src;
+  }
+  *src = dev;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode FwdLUNumeric(Mat F, Mat A, const MatFactorInfo *info)
 {
   FwdFactor *f;
@@ -849,7 +878,7 @@ static PetscErrorCode FwdLUNumeric(Mat F, Mat A, const MatFactorInfo *info)
 
   PetscFunctionBegin;
   PetscCall(FwdFactorGet(F, &f));
-  PetscCall(FwdSource(A, &src));
+  PetscCall(FwdFactorSource(F, f, A, &src));
   PetscCall((*f->lunum)(F, src, info));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -861,7 +890,7 @@ static PetscErrorCode FwdCholNumeric(Mat F, Mat A, const MatFactorInfo *info)
 
   PetscFunctionBegin;
   PetscCall(FwdFactorGet(F, &f));
-  PetscCall(FwdSource(A, &src));
+  PetscCall(FwdFactorSource(F, f, A, &src));
   PetscCall((*f->cholnum)(F, src, info));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -886,7 +915,7 @@ static PetscErrorCode FwdLUSymbolic(Mat F, Mat A, IS r, IS c, const MatFactorInf
 
   PetscFunctionBegin;
   PetscCall(FwdFactorGet(F, &f));
-  PetscCall(FwdSource(A, &src));
+  PetscCall(FwdFactorSource(F, f, A, &src));
   PetscCall((*f->lusym)(F, src, r, c, info));
   FwdWrapNumeric(F, f);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -899,7 +928,7 @@ static PetscErrorCode FwdILUSymbolic(Mat F, Mat A, IS r, IS c, const MatFactorIn
 
   PetscFunctionBegin;
   PetscCall(FwdFactorGet(F, &f));
-  PetscCall(FwdSource(A, &src));
+  PetscCall(FwdFactorSource(F, f, A, &src));
   PetscCall((*f->ilusym)(F, src, r, c, info));
   FwdWrapNumeric(F, f);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -912,7 +941,7 @@ static PetscErrorCode FwdCholSymbolic(Mat F, Mat A, IS p, const MatFactorInfo *i
 
   PetscFunctionBegin;
   PetscCall(FwdFactorGet(F, &f));
-  PetscCall(FwdSource(A, &src));
+  PetscCall(FwdFactorSource(F, f, A, &src));
   PetscCall((*f->cholsym)(F, src, p, info));
   FwdWrapNumeric(F, f);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -925,7 +954,7 @@ static PetscErrorCode FwdICCSymbolic(Mat F, Mat A, IS p, const MatFactorInfo *in
 
   PetscFunctionBegin;
   PetscCall(FwdFactorGet(F, &f));
-  PetscCall(FwdSource(A, &src));
+  PetscCall(FwdFactorSource(F, f, A, &src));
   PetscCall((*f->iccsym)(F, src, p, info));
   FwdWrapNumeric(F, f);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -933,16 +962,31 @@ static PetscErrorCode FwdICCSymbolic(Mat F, Mat A, IS p, const MatFactorInfo *in
 
 static PetscErrorCode FwdGetFactor_Package(Mat A, MatSolverType pkg, MatFactorType ftype, Mat *F)
 {
-  Mat            aij;
+  Mat            aij, dev = NULL;
   FwdFactor     *f;
   PetscContainer c;
+  PetscBool      device;
 
   PetscFunctionBegin;
   PetscCall(FwdGetAIJ(A, &aij));
-  PetscCall(PetscInfo(A, "%s factorization (%s) of a %s matrix: through its AIJ copy\n", MatFactorTypes[ftype], pkg, ((PetscObject)A)->type_name));
-  PetscCall(MatGetFactor(aij, pkg, ftype, F));
-  if (!*F) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscStrcmp(pkg, MATSOLVERCUSPARSE, &device));
+  PetscCall(PetscInfo(A, "%s factorization (%s) of a %s matrix: through its %s copy\n", MatFactorTypes[ftype], pkg, ((PetscObject)A)->type_name, device ? "MATSEQAIJCUSPARSE" : "AIJ"));
+  if (device) {
+    PetscCall(MatConvert(aij, MATSEQAIJCUSPARSE, MAT_INITIAL_MATRIX, &dev));
+    PetscCall(MatGetFactor(dev, pkg, ftype, F));
+  } else PetscCall(MatGetFactor(aij, pkg, ftype, F));
+  if (!*F) {
+    PetscCall(MatDestroy(&dev));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscNew(&f));
+  f->device = device;
+  if (dev) {
+    PetscCall(PetscObjectStateGet((PetscObject)aij, &f->devstate));
+    f->devfrom = aij;
+    PetscCall(PetscObjectCompose((PetscObject)*F, FWD_FACTOR_DEVCOPY, (PetscObject)dev));
+    PetscCall(MatDestroy(&dev));
+  }
   f->lusym   = (*F)->ops->lufactorsymbolic;
   f->ilusym  = (*F)->ops->ilufactorsymbolic;
   f->cholsym = (*F)->ops->choleskyfactorsymbolic;
@@ -972,6 +1016,15 @@ static PetscErrorCode FwdGetFactor_MUMPS(Mat A, MatFactorType ftype, Mat *F)
 {
   PetscFunctionBegin;
   PetscCall(FwdGetFactor_Package(A, MATSOLVERMUMPS, ftype, F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
+#if defined(PETSC_HAVE_CUDA)
+static PetscErrorCode FwdGetFactor_CUSPARSE(Mat A, MatFactorType ftype, Mat *F)
+{
+  PetscFunctionBegin;
+  PetscCall(FwdGetFactor_Package(A, MATSOLVERCUSPARSE, ftype, F));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
@@ -1021,6 +1074,41 @@ PetscErrorCode GpukitMatAIJForwardRegisterFactors(MatType type)
 #endif
 #if defined(PETSC_HAVE_SUPERLU_DIST)
   PetscCall(MatSolverTypeRegister(MATSOLVERSUPERLU_DIST, type, MAT_FACTOR_LU, FwdGetFactor_SuperLU_DIST));
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  GpukitMatAIJForwardRegisterDeviceFactors - Registers cuSPARSE factorizations (LU, ILU, Cholesky, ICC) of a one-rank
+  gpukit device matrix type through a MATSEQAIJCUSPARSE copy, so that its triangular solves run on the device
+
+  Not Collective
+
+  Input Parameter:
+. type - the type name of the one-rank kind (e.g. "seqsgdiacuda")
+
+  Notes:
+  Call it BEFORE any other registration for exactly this type name: `MatGetFactor()` without a solver type takes the
+  first package registered for the exact type name, so cuSPARSE becomes the default, as it is for
+  `MATSEQAIJCUSPARSE` (PCLU/PCILU on the coarse level of PCMG then solve on the device, with no copies in PCApply).
+  `-pc_factor_mat_solver_type petsc` still gets the host factorization registered for the type's host base name.
+  The factor is cuSPARSE's factor of a `MATSEQAIJCUSPARSE` copy made from the type's AIJ copy; each numeric
+  factorization after a change of values remakes the copy. Without CUDA it does nothing.
+
+  Level: developer
+
+.seealso: `GpukitMatAIJForwardRegisterFactors()`, `MatSolverTypeRegister()`
+@*/
+PetscErrorCode GpukitMatAIJForwardRegisterDeviceFactors(MatType type)
+{
+  PetscFunctionBegin;
+#if defined(PETSC_HAVE_CUDA)
+  PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, type, MAT_FACTOR_LU, FwdGetFactor_CUSPARSE));
+  PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, type, MAT_FACTOR_ILU, FwdGetFactor_CUSPARSE));
+  PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, type, MAT_FACTOR_CHOLESKY, FwdGetFactor_CUSPARSE));
+  PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, type, MAT_FACTOR_ICC, FwdGetFactor_CUSPARSE));
+#else
+  (void)type;
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -39,5 +39,6 @@ typedef PetscErrorCode (*GpukitMatGetAIJFn)(Mat, Mat *);
 
 PETSC_INTERN PetscErrorCode GpukitMatAIJForwardInstall(Mat A, PetscErrorCode (*getaij)(Mat A, Mat *aij));
 PETSC_INTERN PetscErrorCode GpukitMatAIJForwardRegisterFactors(MatType type);
+PETSC_INTERN PetscErrorCode GpukitMatAIJForwardRegisterDeviceFactors(MatType type);
 PETSC_INTERN PetscErrorCode GpukitMatAIJForwardUninstall(Mat A);
 PETSC_INTERN PetscErrorCode GpukitMatAIJForwardGetAIJ(Mat A, Mat *aij);
