@@ -71,13 +71,32 @@ __device__ __forceinline__ double SGDIARow(const GpukitSGDIAMultArgs &a, const d
   return sum;
 }
 
+/* the rows a product computes: all (on == 0), or those whose grid point lies in [lo, hi) (the interior half of an
+   overlapped MPI product) */
+struct SGDIARowBox {
+  int on;
+  int lo[3], hi[3];
+};
+
+/* is row i's grid point outside the box (so that the thread has nothing to do) */
+template <typename IT>
+__device__ __forceinline__ bool SGDIASkipRow(const GpukitSGDIAMultArgs &a, const SGDIARowBox &box, IT i, int dof)
+{
+  if (!box.on) return false;
+  const IT  p  = i / dof;
+  const IT  t  = p / a.xm[0];
+  const int l2 = (int)(t / a.xm[1]);
+  const int g0 = a.xs[0] + (int)(p - t * a.xm[0]), g1 = a.xs[1] + (int)(t - (IT)l2 * a.xm[1]), g2 = a.xs[2] + l2;
+  return g0 < box.lo[0] || g0 >= box.hi[0] || g1 < box.lo[1] || g1 >= box.hi[1] || g2 < box.lo[2] || g2 >= box.hi[2];
+}
+
 /* variant 0: one thread per row; consecutive threads take consecutive rows, so the reads of v are coalesced */
 template <typename IT, int DOF, bool ADD>
-__global__ void __launch_bounds__(1024) SGDIAMultKernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
+__global__ void __launch_bounds__(1024) SGDIAMultKernel(const GpukitSGDIAMultArgs a, const SGDIARowBox box, const double *__restrict__ x, const double *y0, double *y)
 {
   const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
 
-  if (i >= (IT)a.m) return;
+  if (i >= (IT)a.m || SGDIASkipRow<IT>(a, box, i, DOF > 0 ? DOF : a.dof)) return;
   const double sum = SGDIARow<IT, DOF>(a, x, i);
   y[i]             = ADD ? y0[i] + sum : sum;
 }
@@ -185,11 +204,11 @@ __device__ __forceinline__ double SGDIAStencilRow(const GpukitSGDIAMultArgs &a, 
 }
 
 template <typename IT, int DOF, int K, bool ADD>
-__global__ void __launch_bounds__(1024) SGDIAMultStencilKernel(const GpukitSGDIAMultArgs a, const double *__restrict__ x, const double *y0, double *y)
+__global__ void __launch_bounds__(1024) SGDIAMultStencilKernel(const GpukitSGDIAMultArgs a, const SGDIARowBox box, const double *__restrict__ x, const double *y0, double *y)
 {
   const IT i = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
 
-  if (i >= (IT)a.m) return;
+  if (i >= (IT)a.m || SGDIASkipRow<IT>(a, box, i, DOF)) return;
   const double sum = SGDIAStencilRow<IT, DOF, K>(a, x, i);
   y[i]             = ADD ? y0[i] + sum : sum;
 }
@@ -227,12 +246,12 @@ __global__ void __launch_bounds__(1024) SGDIADiagonalKernel(IT m, int dof, int c
 }
 
 template <typename IT, bool ADD>
-void SGDIAMultLaunch(const GpukitSGDIAMultArgs &a, const double *x, const double *y0, double *y, unsigned grid, int block, int variant, cudaStream_t stream)
+void SGDIAMultLaunch(const GpukitSGDIAMultArgs &a, const SGDIARowBox &box, const double *x, const double *y0, double *y, unsigned grid, int block, int variant, cudaStream_t stream)
 {
   if (variant == 2) {
 #define GPUKIT_SGDIA_STENCIL_LAUNCH(D, K) \
   if (a.dof == D && a.k == K) { \
-    SGDIAMultStencilKernel<IT, D, K, ADD><<<grid, block, 0, stream>>>(a, x, y0, y); \
+    SGDIAMultStencilKernel<IT, D, K, ADD><<<grid, block, 0, stream>>>(a, box, x, y0, y); \
     return; \
   }
     GPUKIT_SGDIA_STENCIL_CASES(GPUKIT_SGDIA_STENCIL_LAUNCH)
@@ -243,13 +262,13 @@ void SGDIAMultLaunch(const GpukitSGDIAMultArgs &a, const double *x, const double
 #define GPUKIT_SGDIA_MULT_CASE(D) \
   case D: \
     if (variant == 1) SGDIAMult2Kernel<IT, D, ADD><<<grid, block, 0, stream>>>(a, x, y0, y); \
-    else SGDIAMultKernel<IT, D, ADD><<<grid, block, 0, stream>>>(a, x, y0, y); \
+    else SGDIAMultKernel<IT, D, ADD><<<grid, block, 0, stream>>>(a, box, x, y0, y); \
     break;
     GPUKIT_SGDIA_CUDA_DOFS(GPUKIT_SGDIA_MULT_CASE)
 #undef GPUKIT_SGDIA_MULT_CASE
   default: /* any other dof */
     if (variant == 1) SGDIAMult2Kernel<IT, 0, ADD><<<grid, block, 0, stream>>>(a, x, y0, y);
-    else SGDIAMultKernel<IT, 0, ADD><<<grid, block, 0, stream>>>(a, x, y0, y);
+    else SGDIAMultKernel<IT, 0, ADD><<<grid, block, 0, stream>>>(a, box, x, y0, y);
   }
 }
 
@@ -298,6 +317,39 @@ void SGDIAPowersLaunch(const GpukitSGDIAMultArgs &a, const GpukitSGDIAPowersArgs
   }
 }
 
+/* the shell half of an overlapped MPI product: row rows[t]; a over the ghosted box (x: ghosts only), xo the owned
+   vector with the owned-box offsets ooff; the terms in the order of SGDIARow() */
+template <typename IT, bool ADD>
+__global__ void __launch_bounds__(1024) SGDIAMultShellKernel(const GpukitSGDIAMultArgs a, const long long *__restrict__ ooff, const double *__restrict__ xo, const long long *__restrict__ rows, IT nrows, const double *__restrict__ x, const double *y0, double *y)
+{
+  const IT t = (IT)blockIdx.x * (IT)blockDim.x + (IT)threadIdx.x;
+
+  if (t >= nrows) return;
+  const long long i      = __ldg(rows + t);
+  const int       dof    = a.dof;
+  const long long stride = (long long)dof * a.m;
+  const double   *vs     = a.v + i;
+  double          sum    = 0.0;
+  int             g[3];
+  long long       xb;
+  bool            inside;
+
+  SGDIAPoint<long long>(a, i / dof, g, &xb, &inside);
+  const long long xbo = (long long)(g[0] - a.xs[0]) + (long long)a.xm[0] * ((long long)(g[1] - a.xs[1]) + (long long)a.xm[1] * (long long)(g[2] - a.xs[2]));
+  for (int s = 0; s < a.k; s++, vs += stride) {
+    if (!inside && !SGDIANeighbourIn(a, g, s)) continue;
+    bool own = true;
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+      const int q = g[d] + __ldg(a.delta + 3 * s + d);
+      if (q < a.xs[d] || q >= a.xs[d] + a.xm[d]) own = false;
+    }
+    const double *xp = own ? xo + (xbo + __ldg(ooff + s)) * dof : x + (xb + __ldg(a.off + s)) * dof;
+    for (int c = 0; c < dof; c++) sum += __ldg(vs + c * a.m) * __ldg(xp + c);
+  }
+  y[i] = ADD ? y0[i] + sum : sum;
+}
+
 bool SGDIABlockValid(int block)
 {
   return block >= 32 && block <= 1024 && block % 32 == 0;
@@ -330,12 +382,60 @@ cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, c
     if (a->xm[d] < 1 || a->n[d] < 1 || a->M[d] < 1 || a->sw[d] < 0) return cudaErrorInvalidValue;
   grid = SGDIAGrid(variant == 1 ? a->m / 2 : a->m, block);
   if (!grid) return cudaErrorInvalidConfiguration;
+  const SGDIARowBox all = {0, {0, 0, 0}, {0, 0, 0}};
   if (SGDIASmallIndex(a->m, block)) {
-    if (y0) SGDIAMultLaunch<int, true>(*a, x, y0, y, grid, block, variant, stream);
-    else SGDIAMultLaunch<int, false>(*a, x, y0, y, grid, block, variant, stream);
+    if (y0) SGDIAMultLaunch<int, true>(*a, all, x, y0, y, grid, block, variant, stream);
+    else SGDIAMultLaunch<int, false>(*a, all, x, y0, y, grid, block, variant, stream);
   } else {
-    if (y0) SGDIAMultLaunch<long long, true>(*a, x, y0, y, grid, block, variant, stream);
-    else SGDIAMultLaunch<long long, false>(*a, x, y0, y, grid, block, variant, stream);
+    if (y0) SGDIAMultLaunch<long long, true>(*a, all, x, y0, y, grid, block, variant, stream);
+    else SGDIAMultLaunch<long long, false>(*a, all, x, y0, y, grid, block, variant, stream);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t GpukitSGDIAMultInteriorCUDA(const GpukitSGDIAMultArgs *a, const int ilo[3], const int ihi[3], const double *x, const double *y0, double *y, int block, int variant, cudaStream_t stream)
+{
+  unsigned    grid;
+  SGDIARowBox box;
+
+  if (!a || !ilo || !ihi || a->m < 0 || a->dof < 1 || !SGDIABlockValid(block) || variant < 0 || variant >= GPUKIT_SGDIA_CUDA_VARIANTS) return cudaErrorInvalidValue;
+  if (a->m == 0) return cudaSuccess;
+  if (a->k < 1 || a->m % a->dof || !a->v || !a->delta || !a->off || !x || !y) return cudaErrorInvalidValue;
+  for (int d = 0; d < 3; d++)
+    if (a->xm[d] < 1 || a->n[d] < 1 || a->M[d] < 1 || a->sw[d] < 0) return cudaErrorInvalidValue;
+  if (variant == 1 || !GpukitSGDIAMultVariantValid(a, variant)) variant = 0; /* variant 1 pairs rows that may fall on both sides */
+  box.on = 1;
+  for (int d = 0; d < 3; d++) {
+    box.lo[d] = ilo[d];
+    box.hi[d] = ihi[d];
+  }
+  grid = SGDIAGrid(a->m, block);
+  if (!grid) return cudaErrorInvalidConfiguration;
+  if (SGDIASmallIndex(a->m, block)) {
+    if (y0) SGDIAMultLaunch<int, true>(*a, box, x, y0, y, grid, block, variant, stream);
+    else SGDIAMultLaunch<int, false>(*a, box, x, y0, y, grid, block, variant, stream);
+  } else {
+    if (y0) SGDIAMultLaunch<long long, true>(*a, box, x, y0, y, grid, block, variant, stream);
+    else SGDIAMultLaunch<long long, false>(*a, box, x, y0, y, grid, block, variant, stream);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t GpukitSGDIAMultShellCUDA(const GpukitSGDIAMultArgs *a, const long long *ooff, const double *xo, const long long *rows, long long nrows, const double *x, const double *y0, double *y, int block, cudaStream_t stream)
+{
+  unsigned grid;
+
+  if (!a || nrows < 0 || a->dof < 1 || !SGDIABlockValid(block)) return cudaErrorInvalidValue;
+  if (nrows == 0 || a->m == 0) return cudaSuccess;
+  if (a->k < 1 || a->m % a->dof || !a->v || !a->delta || !a->off || !ooff || !xo || !rows || !x || !y) return cudaErrorInvalidValue;
+  grid = SGDIAGrid(nrows, block);
+  if (!grid) return cudaErrorInvalidConfiguration;
+  if (SGDIASmallIndex(nrows, block)) {
+    if (y0) SGDIAMultShellKernel<int, true><<<grid, block, 0, stream>>>(*a, ooff, xo, rows, (int)nrows, x, y0, y);
+    else SGDIAMultShellKernel<int, false><<<grid, block, 0, stream>>>(*a, ooff, xo, rows, (int)nrows, x, y0, y);
+  } else {
+    if (y0) SGDIAMultShellKernel<long long, true><<<grid, block, 0, stream>>>(*a, ooff, xo, rows, nrows, x, y0, y);
+    else SGDIAMultShellKernel<long long, false><<<grid, block, 0, stream>>>(*a, ooff, xo, rows, nrows, x, y0, y);
   }
   return cudaGetLastError();
 }

@@ -54,6 +54,17 @@ typedef struct {
    aligned for variant 1 (cudaMalloc'ed arrays are). */
 cudaError_t GpukitSGDIAMultCUDA(const GpukitSGDIAMultArgs *a, const double *x, const double *y0, double *y, int block, int variant, cudaStream_t stream);
 
+/* The two halves of an MPI product whose halo exchange overlaps the computation (sgdiahalocuda.cu):
+   GpukitSGDIAMultInteriorCUDA() computes only the rows whose grid point lies in the box [ilo, ihi) (global grid
+   indices; the rows whose whole stencil stays in the owned box), with x the OWNED vector (a->lo, a->n, a->off for the
+   owned box), while the ghosts are on their way; the other rows are left untouched. variant 1 runs as 0.
+   GpukitSGDIAMultShellCUDA() then computes the nrows rows listed in rows[] (device array, the other rows), with a
+   over the GHOSTED box: a neighbour inside the owned box is read from xo (the owned vector, offsets ooff[k] in the
+   owned box), any other from the ghosted array x, in which only the ghost points need values. Both sum the terms of
+   a row in the order of variant 0, so the two halves give variant 0's result. */
+cudaError_t GpukitSGDIAMultInteriorCUDA(const GpukitSGDIAMultArgs *a, const int ilo[3], const int ihi[3], const double *x, const double *y0, double *y, int block, int variant, cudaStream_t stream);
+cudaError_t GpukitSGDIAMultShellCUDA(const GpukitSGDIAMultArgs *a, const long long *ooff, const double *xo, const long long *rows, long long nrows, const double *x, const double *y0, double *y, int block, cudaStream_t stream);
+
 /* 1 when the variant can run on these arguments */
 int GpukitSGDIAMultVariantValid(const GpukitSGDIAMultArgs *a, int variant);
 
