@@ -3,12 +3,14 @@
 
    One implementation serves MATSEQSGDIA and MATMPISGDIA: every rank stores the rows of its own grid
    points, and the neighbours of a point are addressed through constant offsets into the DMDA's ghosted
-   local vector. The MPI-only pieces (stash exchange, rows sent to their owners) are in mpisgdia.c; the
-   operations done through an AIJ copy (factorizations, SOR, block Jacobi, sub-matrices) in sgdiaaij.c;
+   local vector. The MPI-only pieces (stash exchange, rows sent to their owners) are in mpisgdia.c; every
+   read-only operation not implemented here (SOR, factorizations, sub-matrices, overlap, products, graph, symmetry
+   tests, ...) runs on an AIJ copy through the AIJ forwarder (gpukitaijfwd.h), the copy made in sgdiaaij.c;
    the finite-difference colouring in sgdiafd.c.
 */
 #include "sgdiaimpl.h"
 #include "../utils/gpukitdmda.h"
+#include "../utils/gpukitaijfwd.h"
 
 /* ------------------------------------------------------------------------------------------------------
    Grid <-> index helpers
@@ -71,7 +73,6 @@ static PetscErrorCode SGDIAFreeStorage_Private(Mat_SGDIA *sg)
   PetscCall(VecDestroy(&sg->xl));
   PetscCall(VecDestroy(&sg->yl));
   PetscCall(MatDestroy(&sg->aij));
-  PetscCall(MatDestroy(&sg->aijnoinode));
   PetscCall(SGDIAMPKDestroy_Private(&sg->mpk));
   PetscCall(DMDestroy(&sg->da));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -187,13 +188,49 @@ PetscErrorCode SGDIASetUpFromDM_Private(Mat A, DM da)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSetUp_SGDIA(Mat A)
+/* the error for a matrix used before it got its DMDA (MatSetUp() without a DM; or, where MatSetValues() does not set
+   the matrix up, as in PETSc releases before 3.20 without debugging, the matrix DMCreateMatrix() builds for a
+   DMComposite or DMRedundant whose type is sgdia: it sets values before it gives the matrix its DM) */
+#define SGDIA_NO_DMDA_MSG \
+  "MATSGDIA takes its layout from a DMDA, and this matrix has none: create it with DMCreateMatrix() on a DMDA (-dm_mat_type sgdia), or call MatSetDM() before MatSetUp(). " \
+  "A DM that is not a DMDA (DMComposite, DMRedundant, DMShell, ...) cannot have sgdia matrices: use MATAIJ for it, e.g. give only the DMDA the type sgdia (DMSetMatType(), or -<prefix>dm_mat_type sgdia with the DMDA's options prefix)"
+
+/* A MATSGDIA matrix without a DMDA that is not square can be no stencil operator: PETSc code that makes a matrix of
+   the operator's type for another purpose (PCGAMG's prolongator: MatSetType(P, type of A), AIJ preallocation,
+   MatSetValues()) gets MATAIJ storage instead, with its default preallocation (new nonzeros allowed). A square one
+   keeps the clear error: it is a stencil operator that lacks its DMDA. The matrix is MATAIJ after *fell is true. */
+static PetscErrorCode SGDIAFallBackToAIJ_Private(Mat A, PetscBool *fell)
 {
-  DM da;
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+  DM         dm;
 
   PetscFunctionBegin;
+  *fell = PETSC_FALSE;
+  PetscCall(MatGetDM(A, &dm));
+  if (sg->da || dm) PetscFunctionReturn(PETSC_SUCCESS);
+  if (A->rmap->n < 0 && A->rmap->N < 0) PetscFunctionReturn(PETSC_SUCCESS);
+  if (A->cmap->n < 0 && A->cmap->N < 0) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscLayoutSetUp(A->rmap));
+  PetscCall(PetscLayoutSetUp(A->cmap));
+  if (A->rmap->N == A->cmap->N && A->rmap->n == A->cmap->n) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscInfo(A, "A %s matrix %" PetscInt_FMT " x %" PetscInt_FMT " without a DMDA is no stencil operator (as PCGAMG's prolongator, made with the operator's type): it becomes MATAIJ\n", ((PetscObject)A)->type_name, A->rmap->N, A->cmap->N));
+  PetscCall(MatSetType(A, MATAIJ));
+  PetscCall(MatSetUp(A));
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  *fell = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetUp_SGDIA(Mat A)
+{
+  DM        da;
+  PetscBool fell;
+
+  PetscFunctionBegin;
+  PetscCall(SGDIAFallBackToAIJ_Private(A, &fell));
+  if (fell) PetscFunctionReturn(PETSC_SUCCESS); /* A is MATAIJ now, set up */
   PetscCall(MatGetDM(A, &da));
-  PetscCheck(da, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "MATSGDIA takes its layout from a DMDA: create the matrix with DMCreateMatrix() on a DMDA (-dm_mat_type sgdia), or call MatSetDM() before MatSetUp(); for a matrix without a grid use MATAIJ");
+  PetscCheck(da, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, SGDIA_NO_DMDA_MSG);
   PetscCall(SGDIASetUpFromDM_Private(A, da));
   /* like DMCreateMatrix()'s AIJ: an assembled zero matrix whose structure is the whole stencil */
   PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
@@ -246,6 +283,15 @@ PetscErrorCode MatSetValues_SGDIA(Mat A, PetscInt nr, const PetscInt rows[], Pet
   const PetscInt *range = A->rmap->range, rstart = A->rmap->rstart, rend = A->rmap->rend, dof = sg->dof, m = sg->m;
 
   PetscFunctionBegin;
+  if (!sg->da) { /* never set up (PETSc releases before 3.20 without debugging do not set up in MatSetValues()) */
+    PetscBool fell;
+    PetscCall(SGDIAFallBackToAIJ_Private(A, &fell));
+    if (fell) { /* A is MATAIJ now */
+      PetscCall(MatSetValues(A, nr, rows, nc, cols, vals, mode));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  PetscCheck(sg->da, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, SGDIA_NO_DMDA_MSG);
   PetscCall(SGDIAHostAccess(A, PETSC_TRUE));
   for (PetscInt i = 0; i < nr; i++) {
     PetscInt row = rows[i], gr[3], gl, p, r;
@@ -312,9 +358,11 @@ static PetscErrorCode MatSetValues_SGDIA_Logged(Mat A, PetscInt nr, const PetscI
 
 static PetscErrorCode MatAssemblyBegin_SGDIA(Mat A, MatAssemblyType type)
 {
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
   PetscFunctionBegin;
   (void)type;
-  (void)A;
+  PetscCheck(sg->da, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, SGDIA_NO_DMDA_MSG);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -405,6 +453,27 @@ static inline void SGDIAMultPoint(const Mat_SGDIA *sg, const PetscScalar *x, con
   }
 }
 
+/* SGDIAMultLine() for a dof > 1 known at compile time (called with a constant): one pass over the line's y per
+   stencil point, each row of a point summing its dof components in a register, in ascending column order (stencil
+   point, then component: the order of AIJ's row) */
+static inline __attribute__((always_inline)) void SGDIAMultLineDof(const PetscScalar *v, PetscInt m, const PetscInt dof, const PetscScalar *x, PetscInt xb, const PetscInt *off, PetscInt ns, const PetscInt *sl, PetscInt p0, PetscInt len, PetscScalar *y)
+{
+  PetscScalar *yy = y + p0 * dof;
+
+  for (PetscInt q = 0; q < ns; q++) {
+    const PetscInt     s  = sl[q];
+    const PetscScalar *vv = v + s * dof * m + p0 * dof, *xx = x + (xb + off[s]) * dof;
+
+    for (PetscInt i = 0; i < len; i++) {
+      for (PetscInt r = 0; r < dof; r++) {
+        PetscScalar a = yy[i * dof + r];
+        for (PetscInt c = 0; c < dof; c++) a += vv[c * m + i * dof + r] * xx[i * dof + c];
+        yy[i * dof + r] = a;
+      }
+    }
+  }
+}
+
 /* y (+)= A x along len consecutive owned points from p0, through the ns stencil points sl[] (those whose
    neighbours lie in the domain for every point of the stretch; the others are zero there); xb is the position of
    point p0 in x. A few passes over y with unit-stride, vectorisable loops. */
@@ -418,18 +487,36 @@ static inline void SGDIAMultLine(const Mat_SGDIA *sg, const PetscScalar *x, Pets
   } else if (yin != y) {
     for (PetscInt i = 0; i < nl; i++) yy[i] = yin[p0 * dof + i];
   }
-  if (dof == 1) { /* four stored columns per pass over y */
+  if (dof == 1) { /* four stored columns per pass over y, added one after the other in stencil order: the order in
+                     which AIJ sums the row (ascending columns), so that one rank without periodic dimensions gives
+                     AIJ's product bit for bit */
     PetscInt q = 0;
     for (; q + 4 <= ns; q += 4) {
       const PetscScalar *v0 = sg->v + sl[q] * m + p0, *v1 = sg->v + sl[q + 1] * m + p0, *v2 = sg->v + sl[q + 2] * m + p0, *v3 = sg->v + sl[q + 3] * m + p0;
       const PetscScalar *x0 = x + xb + off[sl[q]], *x1 = x + xb + off[sl[q + 1]], *x2 = x + xb + off[sl[q + 2]], *x3 = x + xb + off[sl[q + 3]];
-      for (PetscInt i = 0; i < len; i++) yy[i] += v0[i] * x0[i] + v1[i] * x1[i] + v2[i] * x2[i] + v3[i] * x3[i];
+      for (PetscInt i = 0; i < len; i++) yy[i] = (((yy[i] + v0[i] * x0[i]) + v1[i] * x1[i]) + v2[i] * x2[i]) + v3[i] * x3[i];
     }
     for (; q < ns; q++) {
       const PetscScalar *vv = sg->v + sl[q] * m + p0, *xx = x + xb + off[sl[q]];
       for (PetscInt i = 0; i < len; i++) yy[i] += vv[i] * xx[i];
     }
     return;
+  }
+  switch (dof) { /* a constant dof: the compiler unrolls the row and component loops */
+  case 2:
+    SGDIAMultLineDof(sg->v, m, 2, x, xb, off, ns, sl, p0, len, y);
+    return;
+  case 3:
+    SGDIAMultLineDof(sg->v, m, 3, x, xb, off, ns, sl, p0, len, y);
+    return;
+  case 4:
+    SGDIAMultLineDof(sg->v, m, 4, x, xb, off, ns, sl, p0, len, y);
+    return;
+  case 5:
+    SGDIAMultLineDof(sg->v, m, 5, x, xb, off, ns, sl, p0, len, y);
+    return;
+  default:
+    break;
   }
   for (PetscInt q = 0; q < ns; q++) {
     const PetscInt s = sl[q];
@@ -1316,7 +1403,7 @@ static PetscErrorCode MatView_SGDIA(Mat A, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "SG-DIA storage: %" PetscInt_FMT "-d grid %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ", dof %" PetscInt_FMT ", %s stencil width %" PetscInt_FMT " (%" PetscInt_FMT " points)\n", sg->dim, sg->M[0], sg->M[1], sg->M[2], sg->dof, sg->stype == DMDA_STENCIL_STAR ? "star" : "box", sg->sw, sg->k));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  layout: %" PetscInt_FMT " columns (stencil point x component) of length (owned points x dof), column-major, no column indices\n", sg->k * sg->dof));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  boundaries: %s %s %s\n", DMBoundaryTypes[sg->bd[0]], DMBoundaryTypes[sg->bd[1]], DMBoundaryTypes[sg->bd[2]]));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  stored values: %" PetscInt_FMT " (%.3f MiB), AIJ copies held (for SOR/block Jacobi, for factorization): %s, %s\n", gv[1], (double)mib, sg->aij ? "yes" : "no", sg->aijnoinode ? "yes" : "no"));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  stored values: %" PetscInt_FMT " (%.3f MiB), AIJ copy held (for the operations run through AIJ): %s\n", gv[1], (double)mib, sg->aij ? "yes" : "no"));
     if (format == PETSC_VIEWER_ASCII_INFO_DETAIL) {
       PetscCall(PetscViewerASCIIPushSynchronized(viewer));
       PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] owned box [%" PetscInt_FMT ",%" PetscInt_FMT ")x[%" PetscInt_FMT ",%" PetscInt_FMT ")x[%" PetscInt_FMT ",%" PetscInt_FMT "), %" PetscInt_FMT " rows\n", PetscGlobalRank, sg->xs[0], sg->xs[0] + sg->xm[0], sg->xs[1], sg->xs[1] + sg->xm[1], sg->xs[2], sg->xs[2] + sg->xm[2], sg->m));
@@ -1387,6 +1474,7 @@ static PetscErrorCode MatDestroy_SGDIA(Mat A)
   PetscFunctionBegin;
   PetscCall(SGDIAFreeStorage_Private(sg));
   PetscCall(PetscFree(A->data));
+  PetscCall(GpukitMatAIJForwardUninstall(A));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIASetDropOutsideStencil_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetArray_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetStencil_C", NULL));
@@ -1395,12 +1483,6 @@ static PetscErrorCode MatDestroy_SGDIA(Mat A)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMatrixPowers_C", NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
-PETSC_INTERN PetscErrorCode MatGetRowIJ_SGDIA(Mat, PetscInt, PetscBool, PetscBool, PetscInt *, const PetscInt *[], const PetscInt *[], PetscBool *);
-PETSC_INTERN PetscErrorCode MatRestoreRowIJ_SGDIA(Mat, PetscInt, PetscBool, PetscBool, PetscInt *, const PetscInt *[], const PetscInt *[], PetscBool *);
-PETSC_INTERN PetscErrorCode MatSOR_SGDIA(Mat, Vec, PetscReal, MatSORType, PetscReal, PetscInt, PetscInt, Vec);
-PETSC_INTERN PetscErrorCode MatGetDiagonalBlock_SGDIA(Mat, Mat *);
-PETSC_INTERN PetscErrorCode MatCreateSubMatrix_SGDIA(Mat, IS, IS, MatReuse, Mat *);
 
 static PetscErrorCode MatCreate_SGDIA_Common(Mat A, MatType name)
 {
@@ -1438,10 +1520,6 @@ static PetscErrorCode MatCreate_SGDIA_Common(Mat A, MatType name)
   A->ops->convert            = MatConvert_SGDIA;
   A->ops->convertfrom        = MatConvertFrom_SGDIA;
   A->ops->invertblockdiagonal = MatInvertBlockDiagonal_SGDIA;
-  A->ops->sor                = MatSOR_SGDIA;
-  A->ops->getrowij           = MatGetRowIJ_SGDIA;
-  A->ops->restorerowij       = MatRestoreRowIJ_SGDIA;
-  A->ops->createsubmatrix    = MatCreateSubMatrix_SGDIA;
   A->ops->fdcoloringcreate   = MatSGDIAFDColoringCreate_Private;
   A->ops->fdcoloringsetup    = MatSGDIAFDColoringSetUp_Private;
   A->ops->fdcoloringapply    = MatSGDIAFDColoringApply_Private;
@@ -1453,21 +1531,51 @@ static PetscErrorCode MatCreate_SGDIA_Common(Mat A, MatType name)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSGDIAGetStencil_C", MatSGDIAGetStencil_SGDIA));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMatrixPowers_C", MatMatrixPowers_SGDIA)); /* KSPCACG's matrix powers kernel */
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, name));
+  /* every read-only op left NULL above that AIJ has (SOR, sub-matrices, overlap, diagonal block, products, graph,
+     symmetry tests, IJ structure, ...) runs on the AIJ copy; our view stays the one for every viewer (it keeps the
+     DMDA's natural-ordering view that DMCreateMatrix() installs on several ranks) */
+  PetscCall(GpukitMatAIJForwardInstall(A, SGDIAGetAIJ_Private));
+  A->ops->view = MatView_SGDIA;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Sizes already set that are not square (on some rank): no stencil operator. PETSc code that makes a matrix of the
+   operator's type for another purpose (PCGAMG's prolongator: MatSetSizes(), MatSetType(P, type of A), AIJ
+   preallocation) gets MATAIJ; *aij says so (the matrix is then set up as MATAIJ, nothing else to do) */
+static PetscErrorCode SGDIACreateRectangular_Private(Mat A, PetscBool *aij)
+{
+  PetscBool rect;
+
+  PetscFunctionBegin;
+  rect = (PetscBool)((A->rmap->n >= 0 && A->cmap->n >= 0 && A->rmap->n != A->cmap->n) || (A->rmap->N >= 0 && A->cmap->N >= 0 && A->rmap->N != A->cmap->N));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &rect, 1, GPUKIT_MPI_BOOL, MPI_LOR, PetscObjectComm((PetscObject)A)));
+  *aij = rect;
+  if (rect) {
+    PetscCall(PetscInfo(A, "A MATSGDIA matrix with non-square sizes is no stencil operator (PCGAMG makes its prolongator with the operator's type): it is made MATAIJ\n"));
+    PetscCall(MatSetType(A, MATAIJ));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode MatCreate_SeqSGDIA(Mat A)
 {
+  PetscBool aij;
+
   PetscFunctionBegin;
+  PetscCall(SGDIACreateRectangular_Private(A, &aij));
+  if (aij) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatCreate_SGDIA_Common(A, MATSEQSGDIA));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode MatCreate_MPISGDIA(Mat A)
 {
+  PetscBool aij;
+
   PetscFunctionBegin;
+  PetscCall(SGDIACreateRectangular_Private(A, &aij));
+  if (aij) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatCreate_SGDIA_Common(A, MATMPISGDIA));
-  A->ops->getdiagonalblock = MatGetDiagonalBlock_SGDIA;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1506,10 +1614,10 @@ PetscErrorCode MatRegister_SGDIA_Private(void)
   PetscCall(MatRegister(MATSGDIA, MatCreate_SGDIA));
   PetscCall(MatRegister(MATSEQSGDIA, MatCreate_SeqSGDIA));
   PetscCall(MatRegister(MATMPISGDIA, MatCreate_MPISGDIA));
-  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQSGDIA, MAT_FACTOR_LU, MatGetFactor_SGDIA_PETSc));
-  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQSGDIA, MAT_FACTOR_ILU, MatGetFactor_SGDIA_PETSc));
-  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQSGDIA, MAT_FACTOR_CHOLESKY, MatGetFactor_SGDIA_PETSc));
-  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQSGDIA, MAT_FACTOR_ICC, MatGetFactor_SGDIA_PETSc));
+  /* factorizations of the AIJ copy: PETSc's on one rank, MUMPS and SuperLU_dist on any number (the CUDA types,
+     whose names start with these, find them too) */
+  PetscCall(GpukitMatAIJForwardRegisterFactors(MATSEQSGDIA));
+  PetscCall(GpukitMatAIJForwardRegisterFactors(MATMPISGDIA));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -20,6 +20,8 @@
    (MatSetValuesCOO(), MatSGDIAGetArrayWriteCUDA()) never moves the matrix at all.
 */
 #include "sgdiacudaimpl.h"
+#include "sgdiahalocuda.h"
+#include "gpukitaijfwd.h"
 
 #if defined(GPUKIT_SGDIACUDA_AVAILABLE)
 
@@ -448,7 +450,19 @@ static PetscErrorCode MatMultAdd_SGDIACUDA_Private(Mat A, Vec x, Vec y, Vec z)
   PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_SGDIA_MultCUDA, A, x, z, 0));
   ghosted = SGDIACUDANeedsGhosts_Private(sg);
-  if (ghosted) { /* PETSc's scatter, on device buffers */
+  if (ghosted) { /* several ranks: the halo exchange overlapped with the interior rows (sgdiahalocuda.cu) */
+    PetscBool done;
+    PetscInt  hvariant, hblock;
+
+    PetscCall(SGDIACUDAGetProductConfig_Private(A, &hvariant, &hblock));
+    PetscCall(SGDIACUDAHaloMult_Private(A, &cu->halo, x, y, z, hvariant, hblock, &done));
+    if (done) {
+      PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)sg->nv));
+      PetscCall(PetscLogEventEnd(MAT_SGDIA_MultCUDA, A, x, z, 0));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  if (ghosted) { /* one rank with periodic dimensions, or -mat_sgdia_overlap 0: PETSc's scatter, on device buffers */
     PetscCall(SGDIACUDAGetLocalVecs_Private(A, &xin, NULL));
     PetscCall(DMGlobalToLocalBegin(sg->da, x, INSERT_VALUES, xin));
     PetscCall(DMGlobalToLocalEnd(sg->da, x, INSERT_VALUES, xin));
@@ -1180,6 +1194,10 @@ static PetscErrorCode MatSetFromOptions_SGDIACUDA(Mat A, GpukitOptionItems Petsc
     cu->fixvariant = PETSC_TRUE;
     PetscCall(SGDIACUDATunerReset_Private(A));
   }
+  {
+    PetscBool overlap = PETSC_TRUE;
+    PetscCall(PetscOptionsBool("-mat_sgdia_overlap", "On several ranks, overlap the halo exchange with the rows whose stencil stays in the owned box (only ghost points travel)", "MATSGDIACUDA", overlap, &overlap, NULL)); /* read by sgdiahalocuda.cu at the first product */
+  }
   PetscCall(PetscOptionsBool("-mat_sgdia_autotune", "Tune the product's variant and block size with gpukit's tuner (-gpukit_tune); false: no tuning for this matrix", "MATSGDIACUDA", tune, &tune, &set));
   if (set) {
     cu->autotune = tune;
@@ -1256,6 +1274,7 @@ static PetscErrorCode SGDIACUDAFree_Private(Mat_SGDIACUDA **cu)
   PetscCall(VecDestroy(&(*cu)->xl));
   PetscCall(VecDestroy(&(*cu)->yl));
   PetscCall(VecDestroy(&(*cu)->dl));
+  PetscCall(SGDIACUDAHaloDestroy_Private(&(*cu)->halo));
   PetscCall(PetscFree(*cu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1400,8 +1419,12 @@ static PetscErrorCode MatConvert_SGDIACUDA_SGDIA(Mat A, MatType type, MatReuse r
 M*/
 static PetscErrorCode MatCreate_SeqSGDIACUDA(Mat A)
 {
+  PetscBool isg;
+
   PetscFunctionBegin;
   PetscCall(MatCreate_SeqSGDIA(A));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQSGDIA, &isg));
+  if (!isg) PetscFunctionReturn(PETSC_SUCCESS); /* non-square sizes: made MATAIJ (host), see MatCreate_SeqSGDIA() */
   PetscCall(SGDIAConvertToCUDA_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1417,8 +1440,12 @@ static PetscErrorCode MatCreate_SeqSGDIACUDA(Mat A)
 M*/
 static PetscErrorCode MatCreate_MPISGDIACUDA(Mat A)
 {
+  PetscBool isg;
+
   PetscFunctionBegin;
   PetscCall(MatCreate_MPISGDIA(A));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPISGDIA, &isg));
+  if (!isg) PetscFunctionReturn(PETSC_SUCCESS); /* non-square sizes: made MATAIJ (host), see MatCreate_MPISGDIA() */
   PetscCall(SGDIAConvertToCUDA_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1440,6 +1467,9 @@ PetscErrorCode MatRegister_SGDIACUDA_Private(void)
   PetscCall(MatRegister(MATSGDIACUDA, MatCreate_SGDIACUDA));
   PetscCall(MatRegister(MATSEQSGDIACUDA, MatCreate_SeqSGDIACUDA));
   PetscCall(MatRegister(MATMPISGDIACUDA, MatCreate_MPISGDIACUDA));
+  /* LU/ILU/Cholesky/ICC default to cuSPARSE's (as for MATSEQAIJCUSPARSE), so that e.g. PCMG's coarse LU solves on the device;
+     -pc_factor_mat_solver_type petsc still gets the host factorization registered for seqsgdia */
+  PetscCall(GpukitMatAIJForwardRegisterDeviceFactors(MATSEQSGDIACUDA));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -55,6 +55,8 @@ typedef struct {
   PetscObjectState csr_state;
   PetscBool        csr_filled;
 
+  struct _n_SGDIAHaloCUDA *halo; /* the overlapped MPI product's scatter and shell rows (sgdiahalocuda.cu) */
+
   PetscBool  told_vec, told_dof;
   GpukitTwin twin; /* offload mask, logged copies, the host ops for MatBindToCPU() and the way back */
 } Mat_SGDIACUDA;

@@ -10,7 +10,7 @@
 
 #include <petscmat.h>
 
-typedef struct _n_SGDIAHaloCUDA *SGDIAHaloCUDA;
+typedef struct _n_SGDIAHaloCUDA *SGDIAHaloCUDA; /* also Mat_SGDIACUDA's halo */
 
 PETSC_INTERN PetscErrorCode SGDIACUDAHaloMult_Private(Mat, SGDIAHaloCUDA *, Vec, Vec, Vec, PetscInt, PetscInt, PetscBool *);
 PETSC_INTERN PetscErrorCode SGDIACUDAHaloDestroy_Private(SGDIAHaloCUDA *);

@@ -60,9 +60,9 @@ typedef struct {
   PetscBool        roworiented, drop_outside, ignore_offproc;
   PetscInt         ndropped;
 
-  /* an AIJ copy for operations done through AIJ (SOR, factorizations, block Jacobi), see SGDIAGetAIJ_Private */
-  Mat              aij, aijnoinode;
-  PetscObjectState aijstate, aijnoinodestate;
+  /* the AIJ copy the AIJ forwarder runs the operations MATSGDIA does not implement on, see SGDIAGetAIJ_Private() */
+  Mat              aij;
+  PetscObjectState aijstate;
 
   /* inverted diagonal blocks for PCPBJACOBI */
   PetscScalar     *ibdiag;
@@ -118,7 +118,7 @@ PETSC_INTERN PetscErrorCode MatCreate_SGDIA(Mat);
 
 /* shared by the host and CUDA code */
 PETSC_INTERN PetscErrorCode SGDIASetUpFromDM_Private(Mat, DM);
-PETSC_INTERN PetscErrorCode SGDIAGetAIJ_Private(Mat, PetscBool, Mat *);
+PETSC_INTERN PetscErrorCode SGDIAGetAIJ_Private(Mat, Mat *);
 PETSC_INTERN PetscErrorCode SGDIAStashExchange_Private(Mat);
 PETSC_INTERN PetscErrorCode SGDIASendToOwners_Private(Mat, PetscInt, const PetscInt[], PetscInt *, PetscInt **);
 PETSC_INTERN PetscErrorCode SGDIAEntrySlot_Private(Mat, PetscInt, PetscInt, PetscCount *);
@@ -127,7 +127,6 @@ PETSC_INTERN PetscErrorCode MatConvert_SGDIA_AIJ(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatSGDIAFDColoringCreate_Private(Mat, ISColoring, MatFDColoring);
 PETSC_INTERN PetscErrorCode MatSGDIAFDColoringSetUp_Private(Mat, ISColoring, MatFDColoring);
 PETSC_INTERN PetscErrorCode MatSGDIAFDColoringApply_Private(Mat, MatFDColoring, Vec, void *);
-PETSC_INTERN PetscErrorCode MatGetFactor_SGDIA_PETSc(Mat, MatFactorType, Mat *);
 /* the matrix powers hook "MatMatrixPowers_C" of the host types (sgdiampk.c; contract and reference GpukitMatMatrixPowersReference() in src/mat/utils/gpukitmat.h) */
 PETSC_INTERN PetscErrorCode MatMatrixPowers_SGDIA(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
 PETSC_INTERN PetscErrorCode SGDIAMPKDestroy_Private(SGDIAMPK *);

@@ -1020,6 +1020,38 @@ static PetscErrorCode FwdGetFactor_MUMPS(Mat A, MatFactorType ftype, Mat *F)
 }
 #endif
 
+#if defined(PETSC_HAVE_SUPERLU)
+static PetscErrorCode FwdGetFactor_SuperLU(Mat A, MatFactorType ftype, Mat *F)
+{
+  PetscFunctionBegin;
+  PetscCall(FwdGetFactor_Package(A, MATSOLVERSUPERLU, ftype, F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
+#if defined(PETSC_HAVE_SUITESPARSE)
+static PetscErrorCode FwdGetFactor_UMFPACK(Mat A, MatFactorType ftype, Mat *F)
+{
+  PetscFunctionBegin;
+  PetscCall(FwdGetFactor_Package(A, MATSOLVERUMFPACK, ftype, F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode FwdGetFactor_KLU(Mat A, MatFactorType ftype, Mat *F)
+{
+  PetscFunctionBegin;
+  PetscCall(FwdGetFactor_Package(A, MATSOLVERKLU, ftype, F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode FwdGetFactor_CHOLMOD(Mat A, MatFactorType ftype, Mat *F)
+{
+  PetscFunctionBegin;
+  PetscCall(FwdGetFactor_Package(A, MATSOLVERCHOLMOD, ftype, F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 #if defined(PETSC_HAVE_CUDA)
 static PetscErrorCode FwdGetFactor_CUSPARSE(Mat A, MatFactorType ftype, Mat *F)
 {
@@ -1047,7 +1079,8 @@ static PetscErrorCode FwdGetFactor_SuperLU_DIST(Mat A, MatFactorType ftype, Mat 
 . type - the type name of one kind (e.g. "seqdcsr" or "mpidcsr"; a name starting with "mpi" is a parallel type)
 
   Notes:
-  A type not starting with "mpi" gets PETSc's LU, ILU, Cholesky and ICC (`MATSOLVERPETSC`); every type gets
+  A type not starting with "mpi" gets PETSc's LU, ILU, Cholesky and ICC (`MATSOLVERPETSC`), and SuperLU (LU, ILU), UMFPACK
+  and KLU (LU) and CHOLMOD (Cholesky) when PETSc has them; every type gets
   `MATSOLVERMUMPS` (LU, Cholesky) and `MATSOLVERSUPERLU_DIST` (LU) when PETSc has them, so the default solver of each
   kind is the one AIJ gets. The factor is the package's factor of the AIJ copy; every numeric factorization
   refreshes the copy from the matrix's current values.
@@ -1067,6 +1100,15 @@ PetscErrorCode GpukitMatAIJForwardRegisterFactors(MatType type)
     PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, type, MAT_FACTOR_ILU, FwdGetFactor_PETSc));
     PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, type, MAT_FACTOR_CHOLESKY, FwdGetFactor_PETSc));
     PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, type, MAT_FACTOR_ICC, FwdGetFactor_PETSc));
+#if defined(PETSC_HAVE_SUPERLU)
+    PetscCall(MatSolverTypeRegister(MATSOLVERSUPERLU, type, MAT_FACTOR_LU, FwdGetFactor_SuperLU));
+    PetscCall(MatSolverTypeRegister(MATSOLVERSUPERLU, type, MAT_FACTOR_ILU, FwdGetFactor_SuperLU));
+#endif
+#if defined(PETSC_HAVE_SUITESPARSE)
+    PetscCall(MatSolverTypeRegister(MATSOLVERUMFPACK, type, MAT_FACTOR_LU, FwdGetFactor_UMFPACK));
+    PetscCall(MatSolverTypeRegister(MATSOLVERKLU, type, MAT_FACTOR_LU, FwdGetFactor_KLU));
+    PetscCall(MatSolverTypeRegister(MATSOLVERCHOLMOD, type, MAT_FACTOR_CHOLESKY, FwdGetFactor_CHOLMOD));
+#endif
   }
 #if defined(PETSC_HAVE_MUMPS)
   PetscCall(MatSolverTypeRegister(MATSOLVERMUMPS, type, MAT_FACTOR_LU, FwdGetFactor_MUMPS));
