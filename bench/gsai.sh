@@ -21,10 +21,53 @@
 # (these lists may be set empty: no such cases);
 # GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git (pass them from the dev machine).
 # CPU: about 2.5 minutes on the 2-core dev machine (142 s on 2026-11-22); GPU: meant for one call of at most ~150 s.
+#
+#   bash bench/gsai.sh ex10 [MATRIX...]   PCGSAI's defaults against Jacobi, ILU(0) and ParaSails's defaults with stock KSP
+#                                         ex10 (build/tutorials/ksp_ex10: tests/conformance/build.sh; the .petsc files:
+#                                         tests/conformance/matrices.sh), one rank: GMRES(30) at rtol 1e-8 and 1e-5, and
+#                                         CG for the SPD matrices; prints the markdown table of docs/gsai.md ("Defaults
+#                                         against the peers"). GPUKIT_EX10_MATDIR: the .petsc files (build/matrices);
+#                                         ILU(0) and the rtol 1e-5 column always with GMRES(30).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 source "$top/scripts/mpienv.sh"
+if [ "${1:-}" = ex10 ]; then
+  shift
+  objdir=${OBJDIR:-build}
+  lib=${LIBDIR:-$objdir/lib}/libpetscgpukit.so
+  ex10=${GPUKIT_EX10:-build/tutorials/ksp_ex10}
+  mdir=${GPUKIT_EX10_MATDIR:-build/matrices}
+  spd=" 1138_bus 494_bus 685_bus LF10 bcsstk03 bcsstk06 bcsstk08 bcsstk10 bcsstk21 bcsstm12 nos6 gr_30_30 "
+  [ $# -gt 0 ] || set -- $(ls "$mdir"/*.petsc | xargs -n1 basename | sed 's/\.petsc$//')
+  # one solve: "iterations setup_ms solve_ms" (iterations with * when not converged, "err" on an error)
+  one() {
+    local m=$1 ksp=$2 rtol=$3; shift 3
+    local out its su so
+    out=$(timeout 300 "$ex10" -f "$mdir/$m.petsc" -dll_append "$lib" -ksp_type "$ksp" -ksp_gmres_restart 30 -ksp_rtol "$rtol" \
+      -ksp_max_it 3000 -ksp_converged_reason -log_view "$@" 2>&1)
+    its=$(echo "$out" | sed -n 's/.*Number of iterations = *\([0-9]*\).*/\1/p' | head -1)
+    echo "$out" | grep -q "solve converged" || its="${its}*"
+    echo "$out" | grep -q "PETSC ERROR" && its=err
+    su=$(echo "$out" | awk '/^PCSetUp /{printf "%.1f", $4*1000; exit}')
+    so=$(echo "$out" | awk '/^KSPSolve /{printf "%.1f", $4*1000; exit}')
+    echo "$its ${su:--} ${so:--}"
+  }
+  echo "| matrix | Krylov | Jacobi | ILU(0) (GMRES) | ParaSails | GSAI default | GSAI set-up / solve ms | ParaSails set-up / solve ms | GMRES rtol 1e-5: Jacobi / GSAI |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  for m in "$@"; do
+    ksp=gmres; pssym=nonsymmetric
+    case "$spd" in *" $m "*) ksp=cg; pssym=SPD ;; esac
+    read -r jit _ _ <<<"$(one "$m" "$ksp" 1e-8 -pc_type jacobi)"
+    read -r iit _ _ <<<"$(one "$m" gmres 1e-8 -pc_type ilu)"
+    read -r pit psu pso <<<"$(one "$m" "$ksp" 1e-8 -pc_type hypre -pc_hypre_type parasails -pc_hypre_parasails_sym $pssym)"
+    read -r git gsu gso <<<"$(one "$m" "$ksp" 1e-8 -pc_type gsai)"
+    read -r j5 _ _ <<<"$(one "$m" gmres 1e-5 -pc_type jacobi)"
+    read -r g5 _ _ <<<"$(one "$m" gmres 1e-5 -pc_type gsai)"
+    echo "| $m | $ksp | $jit | $iit | $pit | $git | $gsu / $gso | $psu / $pso | $j5 / $g5 |"
+  done
+  exit 0
+fi
 gpu=${GPUKIT_GSAI_GPU:-0}
 batches=${GPUKIT_BENCH_BATCHES:-3}
 matrices=${GPUKIT_GSAI_MATRICES-sherman5 orsirr_1 hor_131 bcsstk08 bcsstm12 1138_bus}

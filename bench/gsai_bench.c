@@ -193,6 +193,12 @@ static PetscErrorCode CreatePC(Mat A, PetscInt kind, PCSide side, PetscBool side
   switch (kind) {
   case S_GSAI:
     PetscCall(PCSetType(*pc, PCGSAI));
+    /* the benchmark's baseline (ParaSails with the same pattern): the pattern of A, uncapped, general unless
+       -pc_gsai_type says otherwise; PCGSAI's own defaults (auto type, budgeted power pattern) are measured with
+       stock KSP ex10 (bench/gsai.sh ex10, docs/gsai.md) */
+    PetscCall(PCGSAISetType(*pc, PCGSAI_GENERAL));
+    PetscCall(PCGSAISetPattern(*pc, PCGSAI_PATTERN_A));
+    PetscCall(PCGSAISetMaxNnz(*pc, 0));
     PetscCall(PCSetFromOptions(*pc));
     if (sideset) PetscCall(PCGSAISetSide(*pc, side));
     break;

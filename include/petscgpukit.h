@@ -122,6 +122,7 @@ PETSC_EXTERN PetscErrorCode MatDCSRSetValuesCOODevice(Mat, PetscCount, const Pet
 
 $  `PCGSAI_GENERAL` - M minimises ||AM - I||_F column by column (right preconditioning) or ||MA - I||_F row by row (left)
 $  `PCGSAI_SPD`     - M = G^T G with G lower triangular (factorised sparse approximate inverse, FSAI), SPD when A is; for `KSPCG`
+$  `PCGSAI_AUTO`    - (default) `PCGSAI_SPD` when A is marked SPD (`MAT_SPD`) or is symmetric with a positive diagonal, else `PCGSAI_GENERAL`
 
    Level: intermediate
 
@@ -129,7 +130,8 @@ $  `PCGSAI_SPD`     - M = G^T G with G lower triangular (factorised sparse appro
 E*/
 typedef enum {
   PCGSAI_GENERAL,
-  PCGSAI_SPD
+  PCGSAI_SPD,
+  PCGSAI_AUTO
 } PCGSAIType;
 PETSC_EXTERN const char *const PCGSAITypes[];
 
@@ -139,6 +141,7 @@ PETSC_EXTERN const char *const PCGSAITypes[];
 $  `PCGSAI_PATTERN_A`         - the stored pattern of A, plus the diagonal
 $  `PCGSAI_PATTERN_THRESHOLD` - the entries of A with |a| > (1 - tau) max |a| over the same row (left) or column (right), plus the diagonal
 $  `PCGSAI_PATTERN_POWER`     - the pattern of the k-th power of the thresholded matrix
+$  `PCGSAI_PATTERN_AUTO`      - (default) a budgeted power pattern: power 2 of A, at most about budget x nnz(A)/n entries per row
 
    Level: intermediate
 
@@ -147,7 +150,8 @@ E*/
 typedef enum {
   PCGSAI_PATTERN_A,
   PCGSAI_PATTERN_THRESHOLD,
-  PCGSAI_PATTERN_POWER
+  PCGSAI_PATTERN_POWER,
+  PCGSAI_PATTERN_AUTO
 } PCGSAIPatternType;
 PETSC_EXTERN const char *const PCGSAIPatternTypes[];
 
@@ -169,6 +173,8 @@ PETSC_EXTERN PetscErrorCode PCGSAISetDeviceWorkspace(PC, PetscInt);
 PETSC_EXTERN PetscErrorCode PCGSAIGetMatrix(PC, Mat *);
 PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpInfo(PC, PetscInt *, PetscInt *, PetscBool *);
 PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpTimes(PC, PetscReal *, PetscReal *, PetscReal *, PetscReal *, PetscReal *);
+PETSC_EXTERN PetscErrorCode PCGSAISetBudget(PC, PetscReal);
+PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpChoices(PC, PCGSAIType *, PCGSAIPatternType *, PetscReal *, PetscInt *, PetscInt *);
 
 /* KSPCACG (issue 7): public functions here */
 /*E

@@ -165,7 +165,7 @@ static PetscErrorCode GKDMDAOperator(MPI_Comm comm, PetscInt dim, PetscInt n, Pe
    A random n x n MATAIJ matrix, the same on any number of ranks: in each row the diagonal (uniform in [1, 2),
    or stored zero when zerodiag) and nper random off-diagonal columns with values in [-1, 1).
 */
-static PetscErrorCode GKRandomMatrix(MPI_Comm comm, PetscInt n, PetscInt nper, PetscBool zerodiag, Mat *A)
+static inline PetscErrorCode GKRandomMatrix(MPI_Comm comm, PetscInt n, PetscInt nper, PetscBool zerodiag, Mat *A)
 {
   PetscRandom r;
   PetscInt    rs, re;

@@ -69,3 +69,11 @@ static inline PetscScalar NearlySingularSPD(PetscInt n, PetscInt i, PetscInt j, 
   *s = (i == j) ? PETSC_TRUE : PETSC_FALSE;
   return 2.0;
 }
+
+/* tridiagonal with column 5 empty (row 5 is not): structurally singular, though every row has a nonzero */
+static inline PetscScalar EmptyCol5(PetscInt n, PetscInt i, PetscInt j, PetscBool *s)
+{
+  (void)n;
+  *s = (PetscAbsInt(i - j) <= 1 && j != 5) ? PETSC_TRUE : PETSC_FALSE;
+  return i == j ? 4.0 : -1.0;
+}

@@ -8,8 +8,8 @@
 #include <petsctime.h>
 #include "gsaiimpl.h"
 
-const char *const PCGSAITypes[]        = {"general", "spd", "PCGSAIType", "PCGSAI_", NULL};
-const char *const PCGSAIPatternTypes[] = {"a", "threshold", "power", "PCGSAIPatternType", "PCGSAI_PATTERN_", NULL};
+const char *const PCGSAITypes[]        = {"general", "spd", "auto", "PCGSAIType", "PCGSAI_", NULL};
+const char *const PCGSAIPatternTypes[] = {"a", "threshold", "power", "auto", "PCGSAIPatternType", "PCGSAI_PATTERN_", NULL};
 const char *const GSAIStageNames[]     = {"rows", "pattern", "solve", "assemble"};
 
 PetscLogEvent PC_GSAI_SetUp, PC_GSAI_Rows, PC_GSAI_Pattern, PC_GSAI_Solve, PC_GSAI_Assemble, PC_GSAI_PatternCUDA, PC_GSAI_DimsCUDA, PC_GSAI_SolveCUDA, PC_GSAI_AssembleCUDA;
@@ -17,6 +17,295 @@ PetscLogEvent PC_GSAI_SetUp, PC_GSAI_Rows, PC_GSAI_Pattern, PC_GSAI_Solve, PC_GS
 /* ------------------------------------------------------------------------------------------------------
    Set-up: the side, then the host (gsaihost.c) or the device (gsaicuda.cu) builds M
    ------------------------------------------------------------------------------------------------------ */
+
+/* the automatic pattern: the power pattern of this power and threshold (ParaSails' default pattern is that of the
+   thresholded A^2), capped by the budget */
+#define GSAI_AUTO_POWER 2
+#define GSAI_AUTO_TAU   1.0
+#define GSAI_AUTO_MAXCAP 48
+
+/* whether A's entries can be read on the host without a copy from the device: not a device matrix, or one whose host
+   copy is up to date (the GPU-only case is left alone, so that the device set-up never copies A to the host) */
+static PetscErrorCode GSAIHostReadable(Mat A, PetscBool *flg)
+{
+  GpukitMatCaps caps;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitMatGetCaps(A, &caps));
+#if defined(PETSC_HAVE_DEVICE)
+  *flg = (!caps.device || A->offloadmask != PETSC_OFFLOAD_GPU) ? PETSC_TRUE : PETSC_FALSE;
+#else
+  *flg = PETSC_TRUE;
+  (void)caps;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Collective: is A symmetric? The flags when set, else its values (an AIJ copy for a type or device matrix that
+   cannot say), |a_ij - a_ji| <= 1e-12 ||A||_inf. *how: "marked" or "checked" */
+static PetscErrorCode GSAIIsSymmetric(Mat A, PetscBool *sym, const char **how)
+{
+  PetscBool     set, flg, isaij, readable;
+  GpukitMatCaps caps;
+  Mat           C = A;
+  PetscReal     nrm;
+
+  PetscFunctionBegin;
+  PetscCall(MatIsSymmetricKnown(A, &set, &flg));
+  if (set) {
+    *sym = flg;
+    *how = "marked";
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(GSAIHostReadable(A, &readable));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &readable, 1, GPUKIT_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+  if (!readable) { /* values only on the device: not checked (set MAT_SYMMETRIC or MAT_SPD) */
+    *sym = PETSC_FALSE;
+    *how = "values on the device only, not checked: set MAT_SYMMETRIC or MAT_SPD";
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(GpukitMatGetCaps(A, &caps));
+  PetscCall(PetscObjectBaseTypeCompareAny((PetscObject)A, &isaij, MATSEQAIJ, MATMPIAIJ, ""));
+  /* an AIJ-based device matrix (host copy up to date) is read in place */
+  if (!isaij || !A->ops->issymmetric) PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &C));
+  PetscCall(MatNorm(C, NORM_INFINITY, &nrm));
+  PetscCall(MatIsSymmetric(C, 1e-12 * nrm, sym));
+  if (C != A) PetscCall(MatDestroy(&C));
+  *how = "checked";
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Collective: the type, pattern, threshold, power and cap of this set-up from the options (auto values), and the
+   zero or missing diagonal entries of A */
+static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
+{
+  PC_GSAI    *gs   = (PC_GSAI *)pc->data;
+  MPI_Comm    comm = PetscObjectComm((PetscObject)pc);
+  PetscInt    loc[2] = {0, 0}, glob[2], nloc, rstart;
+  PetscReal   nnzA = 0.0, avg;
+  const char *ign  = "";
+
+  PetscFunctionBegin;
+  /* the diagonal: zero (or missing) and nonpositive entries */
+  PetscCall(MatGetOwnershipRange(A, &rstart, NULL));
+  PetscCall(MatGetLocalSize(A, &nloc, NULL));
+  if (A->ops->getdiagonal) {
+    /* min(d) by a vector reduction, so that a device matrix's diagonal stays on the device in the common case (all
+       entries positive: no zero, no nonpositive entry); otherwise the diagonal is read on the host and counted */
+    Vec       d;
+    PetscReal dmin;
+    PetscCall(MatCreateVecs(A, NULL, &d));
+    PetscCall(MatGetDiagonal(A, d));
+    PetscCall(VecMin(d, NULL, &dmin));
+    if (!(dmin > 0.0)) {
+      const PetscScalar *a;
+      PetscCall(VecGetArrayRead(d, &a));
+      for (PetscInt i = 0; i < nloc; i++) {
+        if (a[i] == 0.0) loc[0]++;
+        if (!(PetscRealPart(a[i]) > 0.0)) loc[1]++;
+      }
+      PetscCall(VecRestoreArrayRead(d, &a));
+      PetscCallMPI(MPI_Allreduce(loc, glob, 2, MPIU_INT, MPI_SUM, comm));
+    } else glob[0] = glob[1] = 0;
+    PetscCall(VecDestroy(&d));
+  } else if (A->ops->getrow) {
+    for (PetscInt i = 0; i < nloc; i++) {
+      PetscInt           nc;
+      const PetscInt    *c;
+      const PetscScalar *v;
+      PetscScalar        dii = 0.0;
+      PetscCall(MatGetRow(A, rstart + i, &nc, &c, &v));
+      for (PetscInt e = 0; e < nc; e++)
+        if (c[e] == rstart + i) dii = v[e];
+      PetscCall(MatRestoreRow(A, rstart + i, &nc, &c, &v));
+      if (dii == 0.0) loc[0]++;
+      if (!(PetscRealPart(dii) > 0.0)) loc[1]++;
+    }
+  }
+  if (!A->ops->getdiagonal) PetscCallMPI(MPI_Allreduce(loc, glob, 2, MPIU_INT, MPI_SUM, comm));
+  gs->nzerodiag = glob[0];
+
+  /* the type */
+  gs->typewhy[0] = 0;
+  if (gs->typeopt == GSAI_TYPE_AUTO) {
+    PetscBool   set, flg, sym = PETSC_FALSE;
+    const char *how = "";
+    PetscCall(MatIsSPDKnown(A, &set, &flg));
+    if (set && flg) {
+      gs->type = PCGSAI_SPD;
+      PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is marked SPD (MAT_SPD)"));
+    } else {
+      PetscCall(GSAIIsSymmetric(A, &sym, &how));
+      if (sym && !glob[1]) {
+        gs->type = PCGSAI_SPD;
+        PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is symmetric (%s) with a positive diagonal", how));
+      } else {
+        gs->type = PCGSAI_GENERAL;
+        if (sym) PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is symmetric (%s) but %" PetscInt_FMT " diagonal entries are not positive", how, glob[1]));
+        else PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is not symmetric (%s)", how));
+      }
+    }
+    PetscCall(PetscInfo(pc, "-pc_gsai_type auto picked %s: %s\n", PCGSAITypes[gs->type], gs->typewhy));
+  } else gs->type = gs->typeopt;
+
+  /* the pattern */
+  gs->patternwhy[0] = 0;
+  gs->tau           = gs->tauopt;
+  gs->power         = gs->poweropt;
+  if (gs->patternopt == GSAI_PATTERN_AUTO) {
+    gs->pattern = PCGSAI_PATTERN_POWER;
+    if (!gs->tauset) gs->tau = GSAI_AUTO_TAU;
+    if (!gs->powerset) gs->power = GSAI_AUTO_POWER;
+  } else gs->pattern = gs->patternopt;
+  if (gs->pattern == PCGSAI_PATTERN_A && (gs->tauset || gs->powerset)) ign = gs->tauset && gs->powerset ? "-pc_gsai_threshold and -pc_gsai_power have no effect with -pc_gsai_pattern a" : (gs->tauset ? "-pc_gsai_threshold has no effect with -pc_gsai_pattern a" : "-pc_gsai_power has no effect with -pc_gsai_pattern a");
+  else if (gs->pattern == PCGSAI_PATTERN_THRESHOLD && gs->powerset) ign = "-pc_gsai_power has no effect with -pc_gsai_pattern threshold";
+  if (ign[0]) {
+    PetscCall(PetscSNPrintf(gs->patternwhy, sizeof(gs->patternwhy), "%s", ign));
+    PetscCall(PetscInfo(pc, "%s (use -pc_gsai_pattern power or auto)\n", ign));
+  }
+
+  /* the cap */
+  if (gs->maxnnzopt == GSAI_MAXNNZ_AUTO) {
+    if (A->ops->getinfo) {
+      MatInfo info;
+      PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
+      nnzA = info.nz_used;
+    } else {
+      PetscInt c = 0, nc, g;
+      for (PetscInt i = 0; i < nloc; i++) {
+        PetscCall(MatGetRow(A, rstart + i, &nc, NULL, NULL));
+        c += nc;
+        PetscCall(MatRestoreRow(A, rstart + i, &nc, NULL, NULL));
+      }
+      PetscCallMPI(MPI_Allreduce(&c, &g, 1, MPIU_INT, MPI_SUM, comm));
+      nnzA = (PetscReal)g;
+    }
+    avg = A->rmap->N ? nnzA / (PetscReal)A->rmap->N : 1.0;
+    if (gs->type == PCGSAI_SPD) avg = 0.75 * (avg + 1.0); /* G holds about half of a row; 1.5 x the budget on it */
+    /* budget x the average row, but at most max(48, the average row + 1): the local problems of a nearly dense A
+       (n1 ~ n, n2 = the cap) cost n1 n2^2 each */
+    gs->maxnnz = PetscMax(2, PetscMin((PetscInt)PetscCeilReal(gs->budget * avg), PetscMax(GSAI_AUTO_MAXCAP, (PetscInt)PetscCeilReal(avg) + 1)));
+  } else gs->maxnnz = gs->maxnnzopt;
+  if (gs->pattern == PCGSAI_PATTERN_A && gs->maxnnzopt == GSAI_MAXNNZ_AUTO) gs->maxnnz = 0; /* pattern a: the work is that of A already */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Collective: the dense rows of B (A, or A^T for the right type): more than max(64, 10 x the average) nonzeros,
+   handled apart by the pattern (GSAIIsDense(), gsaiimpl.h) */
+static PetscErrorCode GSAIFindDense(PC pc, Mat A)
+{
+  PC_GSAI      *gs    = (PC_GSAI *)pc->data;
+  MPI_Comm      comm  = PetscObjectComm((PetscObject)pc);
+  PetscBool     right = (gs->type == PCGSAI_GENERAL && gs->sideused == PC_RIGHT) ? PETSC_TRUE : PETSC_FALSE, isaij;
+  Mat           C     = A;
+  PetscInt      N = A->rmap->N, rstart, rend, *cnt, tot = 0, gtot, nd = 0, *ld, gnd;
+  PetscMPIInt   size, *recv, *displ, nd32;
+  GpukitMatCaps caps;
+
+  PetscBool     readable;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFree(gs->dense));
+  gs->ndense = 0;
+  PetscCall(GSAIHostReadable(A, &readable));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &readable, 1, GPUKIT_MPI_BOOL, MPI_LAND, comm));
+  if (!readable) {
+    PetscCall(PetscInfo(pc, "A's values are on the device only: dense rows are not looked for\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(GpukitMatGetCaps(A, &caps));
+  PetscCall(PetscObjectBaseTypeCompareAny((PetscObject)A, &isaij, MATSEQAIJ, MATMPIAIJ, ""));
+  if ((caps.device && !isaij) || !A->ops->getrow || (!isaij && right)) PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &C));
+  PetscCall(MatGetOwnershipRange(C, &rstart, &rend));
+  PetscCall(PetscCalloc1(right ? N : rend - rstart, &cnt));
+  for (PetscInt i = rstart; i < rend; i++) {
+    PetscInt        nc;
+    const PetscInt *c;
+    PetscCall(MatGetRow(C, i, &nc, &c, NULL));
+    if (right)
+      for (PetscInt e = 0; e < nc; e++) cnt[c[e]]++;
+    else cnt[i - rstart] = nc;
+    tot += nc;
+    PetscCall(MatRestoreRow(C, i, &nc, &c, NULL));
+  }
+  if (C != A) PetscCall(MatDestroy(&C));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  if (right && size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, cnt, (PetscMPIInt)N, MPIU_INT, MPI_SUM, comm));
+  PetscCallMPI(MPI_Allreduce(&tot, &gtot, 1, MPIU_INT, MPI_SUM, comm));
+  gs->denselimit = PetscMax(64, (PetscInt)PetscCeilReal(10.0 * (N ? (PetscReal)gtot / (PetscReal)N : 1.0)));
+  PetscCall(PetscMalloc1(rend - rstart + 1, &ld));
+  for (PetscInt i = rstart; i < rend; i++)
+    if (cnt[right ? i : i - rstart] > gs->denselimit) ld[nd++] = i;
+  PetscCall(PetscFree(cnt));
+  PetscCall(PetscMPIIntCast(nd, &nd32));
+  PetscCall(PetscMalloc2(size, &recv, size + 1, &displ));
+  PetscCallMPI(MPI_Allgather(&nd32, 1, MPI_INT, recv, 1, MPI_INT, comm));
+  displ[0] = 0;
+  for (PetscMPIInt r = 0; r < size; r++) displ[r + 1] = displ[r] + recv[r];
+  gnd = displ[size];
+  if (gnd) {
+    PetscCall(PetscMalloc1(gnd, &gs->dense));
+    PetscCallMPI(MPI_Allgatherv(ld, nd32, MPIU_INT, gs->dense, recv, displ, MPIU_INT, comm));
+    gs->ndense = gnd;
+    PetscCall(PetscInfo(pc, "%" PetscInt_FMT " dense %ss of A (more than %" PetscInt_FMT " nonzeros) are kept out of the other %ss' patterns\n", gnd, right ? "column" : "row", gs->denselimit, right ? "column" : "row"));
+  }
+  PetscCall(PetscFree2(recv, displ));
+  PetscCall(PetscFree(ld));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Collective: spd type, A not symmetric: the rows of A with only a diagonal entry (Dirichlet rows, whose columns still
+   couple to other rows: A is then not symmetric, as in stock KSP ex45/ex66), to be solved exactly and eliminated by
+   PCApply_GSAI() */
+static PetscErrorCode GSAIFindDirichlet(PC pc, Mat A)
+{
+  PC_GSAI      *gs = (PC_GSAI *)pc->data;
+  Mat           C  = A;
+  GpukitMatCaps caps;
+  PetscInt      rs, re, nd = 0;
+  PetscScalar  *d;
+  PetscBool     readable;
+
+  PetscFunctionBegin;
+  PetscCall(GSAIHostReadable(A, &readable));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &readable, 1, GPUKIT_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)pc)));
+  if (!readable) {
+    PetscCall(PetscInfo(pc, "PCGSAI type spd: A is not symmetric and its values are on the device only: rows with only a diagonal entry are not eliminated\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(GpukitMatGetCaps(A, &caps));
+  if (caps.device || !A->ops->getrow) PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &C));
+  PetscCall(MatCreateVecs(A, &gs->dirichlet, NULL));
+  PetscCall(MatGetOwnershipRange(C, &rs, &re));
+  PetscCall(VecGetArray(gs->dirichlet, &d));
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt           nc, off = 0;
+    const PetscInt    *c;
+    const PetscScalar *v;
+    PetscScalar        dii = 0.0;
+    PetscCall(MatGetRow(C, i, &nc, &c, &v));
+    for (PetscInt e = 0; e < nc; e++) {
+      if (c[e] == i) dii = v[e];
+      else if (v[e] != 0.0) off++;
+    }
+    PetscCall(MatRestoreRow(C, i, &nc, &c, &v));
+    d[i - rs] = (!off && PetscRealPart(dii) > 0.0) ? 1.0 / dii : 0.0;
+    if (!off && PetscRealPart(dii) > 0.0) nd++;
+  }
+  PetscCall(VecRestoreArray(gs->dirichlet, &d));
+  if (C != A) PetscCall(MatDestroy(&C));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nd, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)pc)));
+  gs->ndirichlet = nd;
+  if (!nd) {
+    PetscCall(VecDestroy(&gs->dirichlet));
+    PetscCall(PetscInfo(pc, "PCGSAI type spd: A is not symmetric; G is built from the symmetric matrix that A dominates, CG may not converge\n"));
+  } else {
+    PetscCall(VecDuplicate(gs->dirichlet, &gs->dwork));
+    PetscCall(VecDuplicate(gs->dirichlet, &gs->dwork2));
+    PetscCall(PetscInfo(pc, "PCGSAI type spd: A is not symmetric; its %" PetscInt_FMT " rows with only a diagonal entry are solved exactly and eliminated in PCApply()\n", nd));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* the side the KSP asked for: PCGSAISetSide(), else -ksp_pc_side in the options of the PC's prefix, else left */
 static PetscErrorCode GSAIResolveSide(PC pc)
@@ -69,25 +358,53 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
              A->rmap->N, A->cmap->N, A->rmap->n, A->cmap->n);
   PetscCall(PetscLogEventBegin(PC_GSAI_SetUp, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
+  PetscCall(GSAIResolveOptions(pc, A));
   PetscCall(GSAIResolveSide(pc));
+  if (gs->pattern == PCGSAI_PATTERN_A) { /* M has A's pattern: a dense row of A costs only its own row of M, so nothing is set apart */
+    PetscCall(PetscFree(gs->dense));
+    gs->ndense = 0;
+  } else if (!(pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && gs->havepattern)) PetscCall(GSAIFindDense(pc, A));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
   /* what A can do, not its type name: a device matrix (M is one too) on one rank is set up on the device */
   PetscCall(GpukitMatGetCaps(A, &caps));
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
   if (A->boundtocpu && caps.devicecsr) PetscCall(PetscInfo(pc, "A (%s) is bound to the CPU: building M on the host\n", ((PetscObject)A)->type_name));
   if (gs->usedevice && size == 1 && caps.device) device = PETSC_TRUE;
+  gs->devicefallback = PETSC_FALSE;
+  if (device && ((gs->nzerodiag && gs->type == PCGSAI_GENERAL) || gs->ndense)) {
+    /* the forced entries of rows with a zero diagonal (gsaihost.c) and the dense rows are handled on the host only */
+    device             = PETSC_FALSE;
+    gs->devicefallback = PETSC_TRUE;
+    PetscCall(PetscInfo(pc, "A has %" PetscInt_FMT " zero or missing diagonal entries and %" PetscInt_FMT " dense rows: building M on the host\n", gs->nzerodiag, gs->ndense));
+  }
 #endif
-  if (caps.device && !device)
+  if (caps.device && !device && !gs->devicefallback)
     PetscCall(PetscInfo(pc, "Building M on the host for a %s matrix (%s)\n", ((PetscObject)A)->type_name, !gs->usedevice ? "-pc_gsai_use_device false" : (size > 1 ? "the device set-up is for one rank" : "no device set-up for it in this build")));
   reuse = (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && gs->havepattern && gs->ptype == gs->type && gs->pside == gs->sideused && gs->ondevice == device) ? PETSC_TRUE : PETSC_FALSE;
   if (!reuse) PetscCall(PCReset_GSAI(pc));
   for (PetscInt s = 0; s < GSAI_NSTAGES; s++) gs->time[s] = 0;
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
-  if (device) PetscCall(PCSetUp_GSAI_CUDA(pc, A, reuse));
-  else
+  if (device) {
+    PetscCall(PCSetUp_GSAI_CUDA(pc, A, reuse));
+    if (!reuse) { /* the device does not count the cut patterns; it has no forced entries (zero diagonals go to the host) */
+      gs->ncapped   = -1;
+      gs->nforced   = 0;
+      gs->forcedcut = 0;
+    }
+  } else
 #endif
     PetscCall(PCSetUp_GSAI_Host(pc, A, reuse));
   gs->ondevice = device;
+  PetscCall(VecDestroy(&gs->dirichlet));
+  PetscCall(VecDestroy(&gs->dwork));
+  PetscCall(VecDestroy(&gs->dwork2));
+  gs->ndirichlet = 0;
+  if (gs->type == PCGSAI_SPD) {
+    PetscBool   sym;
+    const char *how;
+    PetscCall(GSAIIsSymmetric(A, &sym, &how));
+    if (!sym) PetscCall(GSAIFindDirichlet(pc, A));
+  }
   if (gs->type == PCGSAI_SPD) {
     PetscBool seqcusparse;
     if (!gs->work) PetscCall(MatCreateVecs(gs->M, NULL, &gs->work));
@@ -110,7 +427,16 @@ static PetscErrorCode PCApply_GSAI(PC pc, Vec x, Vec y)
   PC_GSAI *gs = (PC_GSAI *)pc->data;
 
   PetscFunctionBegin;
-  if (gs->type == PCGSAI_SPD) { /* y = G^T G x */
+  if (gs->type == PCGSAI_SPD && gs->dirichlet) {
+    /* the rows P of A with only a diagonal entry solved exactly, their couplings C = A(not P, P) eliminated:
+       d = D_P^{-1} x_P, y = G^T G (x - A d) + d, so that M A = I on P and G^T G A(not P, not P) elsewhere */
+    PetscCall(VecPointwiseMult(gs->dwork, gs->dirichlet, x));
+    PetscCall(MatMult(pc->pmat, gs->dwork, gs->dwork2));
+    PetscCall(VecAYPX(gs->dwork2, -1.0, x));
+    PetscCall(MatMult(gs->M, gs->dwork2, gs->work));
+    PetscCall(MatMultTranspose(gs->M, gs->work, y));
+    PetscCall(VecAXPY(y, 1.0, gs->dwork));
+  } else if (gs->type == PCGSAI_SPD) { /* y = G^T G x */
     PetscCall(MatMult(gs->M, x, gs->work));
     PetscCall(MatMultTranspose(gs->M, gs->work, y));
   } else PetscCall(MatMult(gs->M, x, y));
@@ -122,7 +448,14 @@ static PetscErrorCode PCApplyTranspose_GSAI(PC pc, Vec x, Vec y)
   PC_GSAI *gs = (PC_GSAI *)pc->data;
 
   PetscFunctionBegin;
-  if (gs->type == PCGSAI_SPD) PetscCall(PCApply_GSAI(pc, x, y)); /* G^T G is symmetric */
+  if (gs->type == PCGSAI_SPD && gs->dirichlet) { /* M^T = (I - D_P A^T) G^T G + D_P */
+    PetscCall(MatMult(gs->M, x, gs->work));
+    PetscCall(MatMultTranspose(gs->M, gs->work, y));
+    PetscCall(MatMultTranspose(pc->pmat, y, gs->dwork2));
+    PetscCall(VecAXPY(gs->dwork2, -1.0, x));
+    PetscCall(VecPointwiseMult(gs->dwork, gs->dirichlet, gs->dwork2));
+    PetscCall(VecAXPY(y, -1.0, gs->dwork));
+  } else if (gs->type == PCGSAI_SPD) PetscCall(PCApply_GSAI(pc, x, y)); /* G^T G is symmetric */
   else PetscCall(MatMultTranspose(gs->M, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -151,35 +484,55 @@ static PetscErrorCode PCApplySymmetricRight_GSAI(PC pc, Vec x, Vec y)
 static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
 {
   PC_GSAI    *gs = (PC_GSAI *)pc->data;
-  PetscBool   iascii;
+  PetscBool   iascii, setup = pc->setupcalled && gs->M ? PETSC_TRUE : PETSC_FALSE;
   char        line[512];
   size_t      len;
-  const char *what = gs->type == PCGSAI_SPD ? "row of G" : (pc->setupcalled && gs->sideused == PC_RIGHT ? "column" : "row");
+  PCGSAIType  type    = setup ? gs->type : gs->typeopt;
+  PCGSAIPatternType pattern = setup ? gs->pattern : gs->patternopt;
+  const char *what    = type == PCGSAI_SPD ? "row of G" : (setup && gs->sideused == PC_RIGHT ? "column" : "row");
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
   if (!iascii) PetscFunctionReturn(PETSC_SUCCESS);
-  if (gs->type == PCGSAI_SPD) PetscCall(PetscViewerASCIIPrintf(viewer, "type spd: M = G^T G, G lower triangular with diag(G A G^T) = 1 (FSAI)\n"));
-  else if (!pc->setupcalled) PetscCall(PetscViewerASCIIPrintf(viewer, "type general, side %s\n", gs->side == PC_SIDE_DEFAULT ? "from -ksp_pc_side (left if not given)" : (gs->side == PC_RIGHT ? "right" : "left")));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "type general, side %s: %s\n", gs->sideused == PC_RIGHT ? "right" : "left", gs->sideused == PC_RIGHT ? "M minimises ||AM - I||_F column by column" : "M minimises ||MA - I||_F row by row"));
-  PetscCall(PetscSNPrintf(line, sizeof(line), "pattern %s", PCGSAIPatternTypes[gs->pattern]));
-  if (gs->pattern != PCGSAI_PATTERN_A) {
-    PetscCall(PetscStrlen(line, &len));
-    PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, ", threshold tau %g (relative to the largest |a| of the %s of A)", (double)gs->tau, gs->type == PCGSAI_GENERAL && pc->setupcalled && gs->sideused == PC_RIGHT ? "column" : "row"));
+  if (!setup && type == GSAI_TYPE_AUTO) PetscCall(PetscViewerASCIIPrintf(viewer, "type auto: spd if A is marked SPD or symmetric with a positive diagonal, else general (decided at set-up)\n"));
+  else if (type == PCGSAI_SPD) PetscCall(PetscViewerASCIIPrintf(viewer, "type spd%s: M = G^T G, G lower triangular with diag(G A_s G^T) = 1 (FSAI of the symmetric part A_s of A)\n", gs->typeopt == GSAI_TYPE_AUTO ? " (picked by auto)" : ""));
+  else if (!setup) PetscCall(PetscViewerASCIIPrintf(viewer, "type general, side %s\n", gs->side == PC_SIDE_DEFAULT ? "from -ksp_pc_side (left if not given)" : (gs->side == PC_RIGHT ? "right" : "left")));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "type general%s, side %s: %s\n", gs->typeopt == GSAI_TYPE_AUTO ? " (picked by auto)" : "", gs->sideused == PC_RIGHT ? "right" : "left", gs->sideused == PC_RIGHT ? "M minimises ||AM - I||_F column by column" : "M minimises ||MA - I||_F row by row"));
+  if (setup && gs->typewhy[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "auto type: %s\n", gs->typewhy));
+  if (!setup && pattern == GSAI_PATTERN_AUTO) PetscCall(PetscSNPrintf(line, sizeof(line), "pattern auto (power %" PetscInt_FMT " of the thresholded A, threshold tau %g, capped by a budget of %g x the nonzeros per row of A)", gs->powerset ? gs->poweropt : (PetscInt)GSAI_AUTO_POWER, (double)(gs->tauset ? gs->tauopt : GSAI_AUTO_TAU), (double)gs->budget));
+  else {
+    const PetscReal tau   = setup ? gs->tau : gs->tauopt;
+    const PetscInt  power = setup ? gs->power : gs->poweropt;
+    PetscCall(PetscSNPrintf(line, sizeof(line), "pattern %s%s", PCGSAIPatternTypes[pattern], setup && gs->patternopt == GSAI_PATTERN_AUTO ? " (picked by auto)" : ""));
+    if (pattern != PCGSAI_PATTERN_A) {
+      PetscCall(PetscStrlen(line, &len));
+      PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, ", threshold tau %g (relative to the largest |a| of the %s of A)", (double)tau, type == PCGSAI_GENERAL && setup && gs->sideused == PC_RIGHT ? "column" : "row"));
+    }
+    if (pattern == PCGSAI_PATTERN_POWER) {
+      PetscCall(PetscStrlen(line, &len));
+      PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, ", power %" PetscInt_FMT, power));
+    }
   }
-  if (gs->pattern == PCGSAI_PATTERN_POWER) {
+  if (setup && gs->maxnnz > 0) {
     PetscCall(PetscStrlen(line, &len));
-    PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, ", power %" PetscInt_FMT, gs->power));
-  }
-  if (gs->maxnnz > 0) {
+    PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, ", at most %" PetscInt_FMT " nonzeros per %s%s", gs->maxnnz, what, gs->maxnnzopt == GSAI_MAXNNZ_AUTO ? " (budget)" : ""));
+  } else if (!setup && gs->maxnnzopt > 0) {
     PetscCall(PetscStrlen(line, &len));
-    PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, ", at most %" PetscInt_FMT " nonzeros per %s", gs->maxnnz, what));
+    PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, ", at most %" PetscInt_FMT " nonzeros per %s", gs->maxnnzopt, what));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line));
-  if (!pc->setupcalled || !gs->M) PetscFunctionReturn(PETSC_SUCCESS);
+  if (setup && gs->patternwhy[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "ignored: %s\n", gs->patternwhy));
+  if (!setup) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s: %" PetscInt_FMT " nonzeros (%.2f per row), %s, built on the %s\n", gs->type == PCGSAI_SPD ? "G" : "M", gs->nnz, gs->M->rmap->N ? (double)gs->nnz / (double)gs->M->rmap->N : 0.0, ((PetscObject)gs->M)->type_name, gs->ondevice ? "device" : "host"));
   if (gs->conversion[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "conversion: %s\n", gs->conversion));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "largest local problem %" PetscInt_FMT " x %" PetscInt_FMT "; fallbacks to the diagonal: %" PetscInt_FMT "\n", gs->maxn1, gs->maxn2, gs->nfallback));
+  if (gs->maxnnz > 0) {
+    if (gs->ncapped >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "capped: the cap cut the pattern of %" PetscInt_FMT " %ss\n", gs->ncapped, what));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "capped: not counted by the device set-up\n"));
+  }
+  if (gs->type == PCGSAI_SPD && gs->ndirichlet) PetscCall(PetscViewerASCIIPrintf(viewer, "A is not symmetric: its %" PetscInt_FMT " rows with only a diagonal entry are solved exactly and their couplings eliminated (one more product with A per application)\n", gs->ndirichlet));
+  if (gs->ndense) PetscCall(PetscViewerASCIIPrintf(viewer, "dense %ss (more than %" PetscInt_FMT " nonzeros, kept out of the other patterns): %" PetscInt_FMT "\n", gs->type == PCGSAI_GENERAL && gs->sideused == PC_RIGHT ? "column" : "row", gs->denselimit, gs->ndense));
+  if (gs->nzerodiag) PetscCall(PetscViewerASCIIPrintf(viewer, "zero or missing diagonal entries of A: %" PetscInt_FMT "; %ss given the structure of A^T there: %" PetscInt_FMT " (cut by the cap: %" PetscInt_FMT ")%s\n", gs->nzerodiag, what, gs->nforced, gs->forcedcut, gs->devicefallback ? "; built on the host for them" : ""));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "largest local problem %" PetscInt_FMT " x %" PetscInt_FMT "; fallbacks to the diagonal (or to one entry where the diagonal is zero): %" PetscInt_FMT "\n", gs->maxn1, gs->maxn2, gs->nfallback));
   PetscCall(PetscSNPrintf(line, sizeof(line), "set-up time (s, rank 0): total %.3g;", gs->ttotal));
   for (PetscInt s = 0; s < GSAI_NSTAGES; s++) {
     PetscCall(PetscStrlen(line, &len));
@@ -203,16 +556,18 @@ static PetscErrorCode PCSetFromOptions_GSAI(PC pc, GpukitOptionItems PetscOption
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "GSAI (sparse approximate inverse) options");
-  PetscCall(PetscOptionsEnum("-pc_gsai_type", "general: min ||AM-I||_F (right) or ||MA-I||_F (left); spd: M = G^T G (FSAI)", "PCGSAISetType", PCGSAITypes, (PetscEnum)gs->type, (PetscEnum *)&type, &flg));
+  PetscCall(PetscOptionsEnum("-pc_gsai_type", "general: min ||AM-I||_F (right) or ||MA-I||_F (left); spd: M = G^T G (FSAI); auto: spd for a symmetric A", "PCGSAISetType", PCGSAITypes, (PetscEnum)gs->typeopt, (PetscEnum *)&type, &flg));
   if (flg) PetscCall(PCGSAISetType(pc, type));
-  PetscCall(PetscOptionsEnum("-pc_gsai_pattern", "Sparsity pattern of M: a, threshold or power", "PCGSAISetPattern", PCGSAIPatternTypes, (PetscEnum)gs->pattern, (PetscEnum *)&pattern, &flg));
+  PetscCall(PetscOptionsEnum("-pc_gsai_pattern", "Sparsity pattern of M: a, threshold, power or auto (power 2, capped by the budget)", "PCGSAISetPattern", PCGSAIPatternTypes, (PetscEnum)gs->patternopt, (PetscEnum *)&pattern, &flg));
   if (flg) PetscCall(PCGSAISetPattern(pc, pattern));
-  PetscCall(PetscOptionsReal("-pc_gsai_threshold", "Keep |a_ij| > (1 - tau) max |a| of the row (left) or column (right), 0 <= tau <= 1", "PCGSAISetThreshold", gs->tau, &tau, &flg));
+  PetscCall(PetscOptionsReal("-pc_gsai_threshold", "Keep |a_ij| > (1 - tau) max |a| of the row (left) or column (right), 0 <= tau <= 1", "PCGSAISetThreshold", gs->tauopt, &tau, &flg));
   if (flg) PetscCall(PCGSAISetThreshold(pc, tau));
-  PetscCall(PetscOptionsInt("-pc_gsai_power", "Power of the thresholded A whose pattern M takes (pattern power), 1 or more", "PCGSAISetPower", gs->power, &n, &flg));
+  PetscCall(PetscOptionsInt("-pc_gsai_power", "Power of the thresholded A whose pattern M takes (pattern power), 1 or more", "PCGSAISetPower", gs->poweropt, &n, &flg));
   if (flg) PetscCall(PCGSAISetPower(pc, n));
-  PetscCall(PetscOptionsInt("-pc_gsai_max_nnz", "Largest number of nonzeros per row/column of M, diagonal included (0: no cap)", "PCGSAISetMaxNnz", gs->maxnnz, &n, &flg));
+  PetscCall(PetscOptionsInt("-pc_gsai_max_nnz", "Largest number of nonzeros per row/column of M, diagonal included (0: no cap, -1: the budget)", "PCGSAISetMaxNnz", gs->maxnnzopt, &n, &flg));
   if (flg) PetscCall(PCGSAISetMaxNnz(pc, n));
+  PetscCall(PetscOptionsReal("-pc_gsai_budget", "The automatic cap (-pc_gsai_max_nnz -1): this many times the average nonzeros per row of A", "PCGSAISetBudget", gs->budget, &tau, &flg));
+  if (flg) PetscCall(PCGSAISetBudget(pc, tau));
   {
     const char *sides[] = {"default", "left", "right"};
     PetscInt    cur = gs->side == PC_LEFT ? 1 : (gs->side == PC_RIGHT ? 2 : 0), idx = cur;
@@ -234,6 +589,10 @@ static PetscErrorCode PCReset_GSAI(PC pc)
 
   PetscFunctionBegin;
   PetscCall(GSAIResetSetUp(gs));
+  PetscCall(VecDestroy(&gs->dirichlet));
+  PetscCall(VecDestroy(&gs->dwork));
+  PetscCall(VecDestroy(&gs->dwork2));
+  gs->ndirichlet = 0;
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
   PetscCall(PCReset_GSAI_CUDA(pc));
 #endif
@@ -241,12 +600,13 @@ static PetscErrorCode PCReset_GSAI(PC pc)
 }
 
 static const char *const GSAIComposed[] = {"PCGSAISetType_C",   "PCGSAIGetType_C", "PCGSAISetPattern_C", "PCGSAIGetPattern_C",   "PCGSAISetThreshold_C", "PCGSAIGetThreshold_C",       "PCGSAISetPower_C",  "PCGSAIGetPower_C",    "PCGSAISetMaxNnz_C",
-                                           "PCGSAIGetMaxNnz_C", "PCGSAISetSide_C", "PCGSAIGetSide_C",    "PCGSAISetUseDevice_C", "PCGSAIGetUseDevice_C", "PCGSAISetDeviceWorkspace_C", "PCGSAIGetMatrix_C", "PCGSAIGetSetUpInfo_C", "PCGSAIGetSetUpTimes_C"};
+                                           "PCGSAIGetMaxNnz_C", "PCGSAISetSide_C", "PCGSAIGetSide_C",    "PCGSAISetUseDevice_C", "PCGSAIGetUseDevice_C", "PCGSAISetDeviceWorkspace_C", "PCGSAIGetMatrix_C", "PCGSAIGetSetUpInfo_C", "PCGSAIGetSetUpTimes_C", "PCGSAISetBudget_C", "PCGSAIGetSetUpChoices_C"};
 
 static PetscErrorCode PCDestroy_GSAI(PC pc)
 {
   PetscFunctionBegin;
   PetscCall(PCReset_GSAI(pc));
+  PetscCall(PetscFree(((PC_GSAI *)pc->data)->dense));
   PetscCall(GpukitTunerDestroy(&((PC_GSAI *)pc->data)->tuner));
   for (size_t i = 0; i < sizeof(GSAIComposed) / sizeof(GSAIComposed[0]); i++) PetscCall(PetscObjectComposeFunction((PetscObject)pc, GSAIComposed[i], NULL));
   PetscCall(PetscFree(pc->data));
@@ -262,16 +622,16 @@ static PetscErrorCode PCGSAISetType_GSAI(PC pc, PCGSAIType type)
   PC_GSAI *gs = (PC_GSAI *)pc->data;
 
   PetscFunctionBegin;
-  PetscCheck(type == PCGSAI_GENERAL || type == PCGSAI_SPD, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Unknown PCGSAIType %d: use PCGSAI_GENERAL or PCGSAI_SPD", (int)type);
-  if (gs->type != type) pc->setupcalled = PETSC_FALSE;
-  gs->type = type;
+  PetscCheck(type == PCGSAI_GENERAL || type == PCGSAI_SPD || type == GSAI_TYPE_AUTO, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Unknown PCGSAIType %d: use PCGSAI_GENERAL, PCGSAI_SPD or PCGSAI_AUTO", (int)type);
+  if (gs->typeopt != type) pc->setupcalled = PETSC_FALSE;
+  gs->typeopt = type;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode PCGSAIGetType_GSAI(PC pc, PCGSAIType *type)
 {
   PetscFunctionBegin;
-  *type = ((PC_GSAI *)pc->data)->type;
+  *type = ((PC_GSAI *)pc->data)->typeopt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -280,16 +640,16 @@ static PetscErrorCode PCGSAISetPattern_GSAI(PC pc, PCGSAIPatternType pattern)
   PC_GSAI *gs = (PC_GSAI *)pc->data;
 
   PetscFunctionBegin;
-  PetscCheck(pattern >= PCGSAI_PATTERN_A && pattern <= PCGSAI_PATTERN_POWER, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Unknown PCGSAIPatternType %d: use a, threshold or power", (int)pattern);
-  if (gs->pattern != pattern) pc->setupcalled = PETSC_FALSE;
-  gs->pattern = pattern;
+  PetscCheck(pattern >= PCGSAI_PATTERN_A && pattern <= GSAI_PATTERN_AUTO, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Unknown PCGSAIPatternType %d: use a, threshold, power or auto", (int)pattern);
+  if (gs->patternopt != pattern) pc->setupcalled = PETSC_FALSE;
+  gs->patternopt = pattern;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode PCGSAIGetPattern_GSAI(PC pc, PCGSAIPatternType *pattern)
 {
   PetscFunctionBegin;
-  *pattern = ((PC_GSAI *)pc->data)->pattern;
+  *pattern = ((PC_GSAI *)pc->data)->patternopt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -299,15 +659,16 @@ static PetscErrorCode PCGSAISetThreshold_GSAI(PC pc, PetscReal tau)
 
   PetscFunctionBegin;
   PetscCheck(tau >= 0.0 && tau <= 1.0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCGSAI threshold tau must lie in [0, 1] (keep |a_ij| > (1 - tau) max |a|; 1 keeps every nonzero, 0 only the largest), got %g", (double)tau);
-  if (gs->tau != tau) pc->setupcalled = PETSC_FALSE;
-  gs->tau = tau;
+  if (gs->tauopt != tau) pc->setupcalled = PETSC_FALSE;
+  gs->tauopt = tau;
+  gs->tauset = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode PCGSAIGetThreshold_GSAI(PC pc, PetscReal *tau)
 {
   PetscFunctionBegin;
-  *tau = ((PC_GSAI *)pc->data)->tau;
+  *tau = ((PC_GSAI *)pc->data)->tauopt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -317,15 +678,16 @@ static PetscErrorCode PCGSAISetPower_GSAI(PC pc, PetscInt power)
 
   PetscFunctionBegin;
   PetscCheck(power >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCGSAI power must be 1 or more (1: the thresholded pattern of A, k: the pattern of its k-th power), got %" PetscInt_FMT, power);
-  if (gs->power != power) pc->setupcalled = PETSC_FALSE;
-  gs->power = power;
+  if (gs->poweropt != power) pc->setupcalled = PETSC_FALSE;
+  gs->poweropt = power;
+  gs->powerset = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode PCGSAIGetPower_GSAI(PC pc, PetscInt *power)
 {
   PetscFunctionBegin;
-  *power = ((PC_GSAI *)pc->data)->power;
+  *power = ((PC_GSAI *)pc->data)->poweropt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -334,16 +696,41 @@ static PetscErrorCode PCGSAISetMaxNnz_GSAI(PC pc, PetscInt maxnnz)
   PC_GSAI *gs = (PC_GSAI *)pc->data;
 
   PetscFunctionBegin;
-  PetscCheck(maxnnz >= 0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCGSAI max nnz must be 0 (no cap) or at least 1 (the diagonal), got %" PetscInt_FMT, maxnnz);
-  if (gs->maxnnz != maxnnz) pc->setupcalled = PETSC_FALSE;
-  gs->maxnnz = maxnnz;
+  PetscCheck(maxnnz >= GSAI_MAXNNZ_AUTO, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCGSAI max nnz must be -1 (PETSC_DETERMINE: the budget, PCGSAISetBudget()), 0 (no cap) or at least 1 (the diagonal), got %" PetscInt_FMT, maxnnz);
+  if (gs->maxnnzopt != maxnnz) pc->setupcalled = PETSC_FALSE;
+  gs->maxnnzopt = maxnnz;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode PCGSAIGetMaxNnz_GSAI(PC pc, PetscInt *maxnnz)
 {
   PetscFunctionBegin;
-  *maxnnz = ((PC_GSAI *)pc->data)->maxnnz;
+  *maxnnz = ((PC_GSAI *)pc->data)->maxnnzopt;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCGSAISetBudget_GSAI(PC pc, PetscReal budget)
+{
+  PC_GSAI *gs = (PC_GSAI *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCheck(budget > 0.0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCGSAI budget must be positive (the automatic cap is budget times the average nonzeros per row of A), got %g", (double)budget);
+  if (gs->budget != budget) pc->setupcalled = PETSC_FALSE;
+  gs->budget = budget;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCGSAIGetSetUpChoices_GSAI(PC pc, PCGSAIType *type, PCGSAIPatternType *pattern, PetscReal *tau, PetscInt *power, PetscInt *maxnnz)
+{
+  PC_GSAI *gs = (PC_GSAI *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCheck(gs->M, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
+  if (type) *type = gs->type;
+  if (pattern) *pattern = gs->pattern;
+  if (tau) *tau = gs->tau;
+  if (power) *power = gs->power;
+  if (maxnnz) *maxnnz = gs->maxnnz;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -435,11 +822,12 @@ static PetscErrorCode PCGSAIGetSetUpTimes_GSAI(PC pc, PetscReal *total, PetscRea
    chapter 5). `PCApply()` is one `MatMult()` with M.
 
    Options Database Keys:
-+  -pc_gsai_type <general,spd>           - general: M minimises ||AM - I||_F (right) or ||MA - I||_F (left); spd: M = G^T G (FSAI), SPD for `KSPCG`
-.  -pc_gsai_pattern <a,threshold,power>  - the pattern of M: that of A, thresholded A, or a power of thresholded A (always with the diagonal)
++  -pc_gsai_type <general,spd,auto>      - general: M minimises ||AM - I||_F (right) or ||MA - I||_F (left); spd: M = G^T G (FSAI), SPD for `KSPCG`; auto (default): spd for a symmetric A
+.  -pc_gsai_pattern <a,threshold,power,auto> - the pattern of M: that of A, thresholded A, a power of thresholded A, or auto (default: power 2, budget cap)
+.  -pc_gsai_budget <r>                   - the default cap: r times the average nonzeros per row of A (default 2)
 .  -pc_gsai_threshold <tau>              - 0 <= tau <= 1: keep |a_ij| > (1 - tau) max |a| of the row (left, spd) or column (right); default 0.9
 .  -pc_gsai_power <k>                    - k >= 1: pattern of the k-th power of the thresholded A; default 2
-.  -pc_gsai_max_nnz <n>                  - at most n nonzeros per row (left, spd) or column (right) of M: the diagonal and the largest others (0: no cap)
+.  -pc_gsai_max_nnz <n>                  - at most n nonzeros per row (left, spd) or column (right) of M: the diagonal and the largest others (0: no cap, -1: the budget, default)
 .  -pc_gsai_side <left,right>            - the side the general M is built for; default: `-ksp_pc_side`, else left
 .  -pc_gsai_use_device <bool>            - build M on the GPU when A is a device matrix on one rank (default true)
 -  -pc_gsai_device_workspace <KiB>       - limit of the device workspace of the local problems (0: half the free memory)
@@ -462,11 +850,17 @@ static PetscErrorCode PCCreate_GSAI(PC pc)
   PetscFunctionBegin;
   PetscCall(PetscNew(&gs));
   pc->data      = (void *)gs;
-  gs->type      = PCGSAI_GENERAL;
-  gs->pattern   = PCGSAI_PATTERN_A;
-  gs->tau       = 0.9;
-  gs->power     = 2;
-  gs->maxnnz    = 0;
+  gs->typeopt    = GSAI_TYPE_AUTO;
+  gs->patternopt = GSAI_PATTERN_AUTO;
+  gs->tauopt     = 0.9;
+  gs->poweropt   = 2;
+  gs->maxnnzopt  = GSAI_MAXNNZ_AUTO;
+  gs->budget     = GSAI_BUDGET_DEFAULT;
+  gs->type       = PCGSAI_GENERAL;
+  gs->pattern    = PCGSAI_PATTERN_A;
+  gs->tau        = 0.9;
+  gs->power      = 2;
+  gs->maxnnz     = 0;
   gs->side      = PC_SIDE_DEFAULT;
   gs->usedevice = PETSC_TRUE;
   gs->sideused  = PC_LEFT;
@@ -499,6 +893,8 @@ static PetscErrorCode PCCreate_GSAI(PC pc)
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetMatrix_C", PCGSAIGetMatrix_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetSetUpInfo_C", PCGSAIGetSetUpInfo_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetSetUpTimes_C", PCGSAIGetSetUpTimes_GSAI));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAISetBudget_C", PCGSAISetBudget_GSAI));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetSetUpChoices_C", PCGSAIGetSetUpChoices_GSAI));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -529,16 +925,20 @@ PetscErrorCode PCRegister_GSAI_Private(void)
 
   Input Parameters:
 + pc   - the `PCGSAI` preconditioner
-- type - `PCGSAI_GENERAL` (min ||AM - I||_F or ||MA - I||_F, see `PCGSAISetSide()`) or `PCGSAI_SPD` (M = G^T G, G lower triangular)
+- type - `PCGSAI_GENERAL` (min ||AM - I||_F or ||MA - I||_F, see `PCGSAISetSide()`), `PCGSAI_SPD` (M = G^T G, G lower
+         triangular) or `PCGSAI_AUTO` (the default: spd when A is marked `MAT_SPD` or is symmetric, flag or values, with a
+         positive diagonal; general otherwise)
 
   Options Database Key:
-. -pc_gsai_type <general,spd> - the type
+. -pc_gsai_type <general,spd,auto> - the type
 
   Level: intermediate
 
   Note:
-  Use `PCGSAI_SPD` with `KSPCG`: the general M is not symmetric. The spd type needs a symmetric positive
-  definite A and uses its lower triangle.
+  Use `PCGSAI_SPD` (or auto) with `KSPCG`: the general M is not symmetric. The spd type builds G from S, the symmetric
+  matrix that A dominates entrywise (A itself when A is symmetric); when A is not symmetric, its rows with only a
+  diagonal entry are solved exactly and eliminated in `PCApply()` (Dirichlet rows, as in stock KSP ex45). `PCView()`
+  says which type auto picked and why.
 
 .seealso: `PCGSAI`, `PCGSAIGetType()`, `PCGSAIType`
 @*/
@@ -582,16 +982,18 @@ PetscErrorCode PCGSAIGetType(PC pc, PCGSAIType *type)
 
   Input Parameters:
 + pc      - the `PCGSAI` preconditioner
-- pattern - `PCGSAI_PATTERN_A` (the stored pattern of A), `PCGSAI_PATTERN_THRESHOLD` (A thresholded with `PCGSAISetThreshold()`) or `PCGSAI_PATTERN_POWER` (the `PCGSAISetPower()`-th power of the thresholded A)
+- pattern - `PCGSAI_PATTERN_A` (the stored pattern of A), `PCGSAI_PATTERN_THRESHOLD` (A thresholded with `PCGSAISetThreshold()`), `PCGSAI_PATTERN_POWER` (the `PCGSAISetPower()`-th power of the thresholded A) or `PCGSAI_PATTERN_AUTO` (the default: the power pattern with power 2 and threshold 1 unless set, capped by `PCGSAISetBudget()`)
 
   Options Database Key:
-. -pc_gsai_pattern <a,threshold,power> - the pattern
+. -pc_gsai_pattern <a,threshold,power,auto> - the pattern
 
   Level: intermediate
 
   Note:
-  The diagonal is always in the pattern. The spd type keeps the lower triangular part. `PCGSAISetMaxNnz()`
-  caps any of them.
+  The diagonal is always in the pattern; where it is zero (general type) so are the rows j with a_jk != 0 (left; the
+  columns for the right type). The spd type keeps the lower triangular part. `PCGSAISetMaxNnz()` caps any of them
+  (by default with the budget, except the pattern a). Dense rows (more than max(64, 10 nnz(A)/n) entries) stay out
+  of the other rows' patterns. Options that do not apply to the pattern are reported by `-info` and `PCView()`.
 
 .seealso: `PCGSAI`, `PCGSAIGetPattern()`, `PCGSAISetThreshold()`, `PCGSAISetPower()`, `PCGSAISetMaxNnz()`
 @*/
@@ -741,7 +1143,8 @@ PetscErrorCode PCGSAIGetPower(PC pc, PetscInt *power)
 
   Input Parameters:
 + pc     - the `PCGSAI` preconditioner
-- maxnnz - 0 (no cap) or the largest number of nonzeros, diagonal included
+- maxnnz - `PETSC_DETERMINE` (-1, the default: the budget of `PCGSAISetBudget()`, for every pattern but a), 0 (no
+           cap) or the largest number of nonzeros, diagonal included
 
   Options Database Key:
 . -pc_gsai_max_nnz <n> - the cap
@@ -749,7 +1152,7 @@ PetscErrorCode PCGSAIGetPower(PC pc, PetscInt *power)
   Level: intermediate
 
   Note:
-  A capped row keeps its diagonal and the n - 1 other entries with the largest weight: |a| for the patterns
+  A capped row keeps its diagonal, then the entries that reach a zero diagonal, then the others with the largest weight: |a| for the patterns
   a and threshold, the entry of |thresholded A|^k for the power pattern (compared in single precision, ties
   to the smaller column).
 
@@ -1007,5 +1410,62 @@ PetscErrorCode PCGSAIGetSetUpTimes(PC pc, PetscReal *total, PetscReal *rows, Pet
   PetscFunctionBegin;
   PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
   PetscUseMethod(pc, "PCGSAIGetSetUpTimes_C", (PC, PetscReal *, PetscReal *, PetscReal *, PetscReal *, PetscReal *), (pc, total, rows, pattern, solve, assemble));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCGSAISetBudget - Sets the automatic cap of `PCGSAI`: at most ceil(budget * nnz(A) / n) nonzeros per row (or column) of
+  M (for the spd type, ceil(budget * (nnz(A) / n + 1) / 2) per row of G), so that nnz(M) is at most about budget * nnz(A)
+
+  Logically Collective
+
+  Input Parameters:
++ pc     - the `PCGSAI` preconditioner
+- budget - a positive factor (default 2)
+
+  Options Database Key:
+. -pc_gsai_budget <r> - the factor
+
+  Level: intermediate
+
+  Note:
+  Used when `PCGSAISetMaxNnz()` is -1 (`PETSC_DETERMINE`, the default) and the pattern is not a (the pattern of A is
+  not capped by default). The cap bounds the set-up work of the power patterns.
+
+.seealso: `PCGSAI`, `PCGSAISetMaxNnz()`, `PCGSAISetPattern()`
+@*/
+PetscErrorCode PCGSAISetBudget(PC pc, PetscReal budget)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscValidLogicalCollectiveReal(pc, budget, 2);
+  PetscTryMethod(pc, "PCGSAISetBudget_C", (PC, PetscReal), (pc, budget));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCGSAIGetSetUpChoices - Gets what the last set-up of `PCGSAI` used, the automatic choices resolved
+
+  Not Collective
+
+  Input Parameter:
+. pc - the `PCGSAI` preconditioner, set up
+
+  Output Parameters:
++ type    - `PCGSAI_GENERAL` or `PCGSAI_SPD` (or `NULL`)
+. pattern - `PCGSAI_PATTERN_A`, `PCGSAI_PATTERN_THRESHOLD` or `PCGSAI_PATTERN_POWER` (or `NULL`)
+. tau     - the threshold used (or `NULL`)
+. power   - the power used (or `NULL`)
+- maxnnz  - the cap used, 0 for none (or `NULL`)
+
+  Level: advanced
+
+.seealso: `PCGSAI`, `PCGSAISetType()`, `PCGSAISetPattern()`, `PCGSAISetMaxNnz()`, `PCGSAISetBudget()`
+@*/
+PetscErrorCode PCGSAIGetSetUpChoices(PC pc, PCGSAIType *type, PCGSAIPatternType *pattern, PetscReal *tau, PetscInt *power, PetscInt *maxnnz)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscUseMethod(pc, "PCGSAIGetSetUpChoices_C", (PC, PCGSAIType *, PCGSAIPatternType *, PetscReal *, PetscInt *, PetscInt *), (pc, type, pattern, tau, power, maxnnz));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

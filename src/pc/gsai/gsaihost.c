@@ -69,6 +69,66 @@ static PetscErrorCode GSAIGetB(PC pc, Mat A, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/*
+   The forced entries of the local rows of N whose b_kk is zero or not stored (general type): the rows j with
+   b_jk != 0 (stored), from the transpose of B, with |b_jk|. Without one of them in the pattern, index k is out of reach
+   of the local problem of row k (k would not be in I). Other rows get none. *nforced: the rows that have some.
+*/
+static PetscErrorCode GSAIForcedEntries(Mat B, PetscInt first, PetscInt nloc, PetscInt **fptr, PetscInt **fcol, PetscReal **fval, PetscInt *nforced)
+{
+  Mat                Baij = B, Bt;
+  PetscBool          isaij;
+  PetscInt           ncols, nf = 0, tot = 0, *zero;
+  const PetscInt    *cols;
+  const PetscScalar *vals;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(nloc, &zero));
+  for (PetscInt i = 0; i < nloc; i++) {
+    PetscScalar d = 0.0;
+    PetscCall(MatGetRow(B, first + i, &ncols, &cols, &vals));
+    for (PetscInt e = 0; e < ncols; e++)
+      if (cols[e] == first + i) d = vals[e];
+    PetscCall(MatRestoreRow(B, first + i, &ncols, &cols, &vals));
+    zero[i] = d == 0.0 ? 1 : 0;
+  }
+  PetscCall(PetscObjectBaseTypeCompareAny((PetscObject)B, &isaij, MATSEQAIJ, MATMPIAIJ, ""));
+  if (!isaij) PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &Baij));
+  PetscCall(MatTranspose(Baij, MAT_INITIAL_MATRIX, &Bt));
+  if (Baij != B) PetscCall(MatDestroy(&Baij));
+  PetscCall(PetscMalloc1(nloc + 1, fptr));
+  (*fptr)[0] = 0;
+  for (PetscInt i = 0; i < nloc; i++) {
+    PetscInt c = 0;
+    if (zero[i]) {
+      PetscCall(MatGetRow(Bt, first + i, &ncols, &cols, &vals));
+      for (PetscInt e = 0; e < ncols; e++)
+        if (vals[e] != 0.0 && cols[e] != first + i) c++;
+      PetscCall(MatRestoreRow(Bt, first + i, &ncols, &cols, &vals));
+      nf++;
+    }
+    tot += c;
+    (*fptr)[i + 1] = tot;
+  }
+  PetscCall(PetscMalloc1(tot + 1, fcol));
+  PetscCall(PetscMalloc1(tot + 1, fval));
+  for (PetscInt i = 0; i < nloc; i++) {
+    PetscInt c = (*fptr)[i];
+    if (!zero[i]) continue;
+    PetscCall(MatGetRow(Bt, first + i, &ncols, &cols, &vals));
+    for (PetscInt e = 0; e < ncols; e++)
+      if (vals[e] != 0.0 && cols[e] != first + i) {
+        (*fcol)[c]   = cols[e];
+        (*fval)[c++] = PetscAbsScalar(vals[e]);
+      }
+    PetscCall(MatRestoreRow(Bt, first + i, &ncols, &cols, &vals));
+  }
+  PetscCall(MatDestroy(&Bt));
+  PetscCall(PetscFree(zero));
+  *nforced = nf;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PCSetUp_GSAI_Host(PC pc, Mat A, PetscBool reuse)
 {
   PC_GSAI       *gs = (PC_GSAI *)pc->data;
@@ -81,6 +141,8 @@ PetscErrorCode PCSetUp_GSAI_Host(PC pc, Mat A, PetscBool reuse)
   PetscLogDouble t0;
   GpukitMatCaps  caps;
   GSAIFailure    fail;
+  PetscInt      *fptr = NULL, *fcol = NULL, nforced = 0, ncut = 0, nfcut = 0;
+  PetscReal     *fval = NULL;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
@@ -119,7 +181,7 @@ PetscErrorCode PCSetUp_GSAI_Host(PC pc, Mat A, PetscBool reuse)
         Mat     *sub;
 
         PetscCall(GSAIStageBegin(PC_GSAI_Pattern, &t0));
-        PetscCall(GSAIPatternRows(gs, &R, first, nloc, l, PETSC_FALSE, NULL, NULL, &nneed, &need));
+        PetscCall(GSAIPatternRows(gs, &R, first, nloc, l, PETSC_FALSE, NULL, NULL, NULL, NULL, NULL, &nneed, &need, NULL, NULL));
         PetscCall(GSAIStageEnd(gs, GSAI_STAGE_PATTERN, PC_GSAI_Pattern, t0));
         PetscCall(GSAIStageBegin(PC_GSAI_Rows, &t0));
         PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nneed, need, PETSC_OWN_POINTER, &is));
@@ -131,7 +193,11 @@ PetscErrorCode PCSetUp_GSAI_Host(PC pc, Mat A, PetscBool reuse)
       }
     }
     PetscCall(GSAIStageBegin(PC_GSAI_Pattern, &t0));
-    PetscCall(GSAIPatternRows(gs, &R, first, nloc, levels, PETSC_TRUE, &gs->Jptr, &gs->Jcol, NULL, NULL));
+    if (gs->type == PCGSAI_GENERAL && gs->nzerodiag > 0) PetscCall(GSAIForcedEntries(B, first, nloc, &fptr, &fcol, &fval, &nforced));
+    PetscCall(GSAIPatternRows(gs, &R, first, nloc, levels, PETSC_TRUE, fptr, fcol, fval, &gs->Jptr, &gs->Jcol, NULL, NULL, &ncut, &nfcut));
+    PetscCall(PetscFree(fptr));
+    PetscCall(PetscFree(fcol));
+    PetscCall(PetscFree(fval));
     gs->havepattern = PETSC_TRUE;
     gs->ptype       = gs->type;
     gs->pside       = gs->sideused;
@@ -216,14 +282,21 @@ PetscErrorCode PCSetUp_GSAI_Host(PC pc, Mat A, PetscBool reuse)
   PetscCall(GSAIStageEnd(gs, GSAI_STAGE_ASSEMBLE, PC_GSAI_Assemble, t0));
 
   {
-    PetscInt in[2] = {gs->Jptr[nloc], nf}, out[2], inm[2] = {m1, m2}, outm[2];
-    PetscCallMPI(MPI_Allreduce(in, out, 2, MPIU_INT, MPI_SUM, comm));
+    PetscInt in[5] = {gs->Jptr[nloc], nf, nforced, ncut, nfcut}, out[5], inm[2] = {m1, m2}, outm[2];
+    PetscCallMPI(MPI_Allreduce(in, out, 5, MPIU_INT, MPI_SUM, comm));
     PetscCallMPI(MPI_Allreduce(inm, outm, 2, MPIU_INT, MPI_MAX, comm));
     gs->nnz       = out[0];
     gs->nfallback = out[1];
-    gs->maxn1     = outm[0];
-    gs->maxn2     = outm[1];
+    if (!reuse) { /* the pattern's counts stay those of the set-up that made it */
+      gs->nforced   = out[2];
+      gs->ncapped   = out[3];
+      gs->forcedcut = out[4];
+    }
+    gs->maxn1 = outm[0];
+    gs->maxn2 = outm[1];
   }
-  if (gs->nfallback) PetscCall(PetscInfo(pc, "%" PetscInt_FMT " %ss of M fell back to the diagonal (singular or ill-conditioned local problem)\n", gs->nfallback, GSAIWhat(gs)));
+  if (gs->nfallback) PetscCall(PetscInfo(pc, "%" PetscInt_FMT " %ss of M fell back to the diagonal or to one entry (singular or ill-conditioned local problem)\n", gs->nfallback, GSAIWhat(gs)));
+  if (!reuse && gs->nforced) PetscCall(PetscInfo(pc, "%" PetscInt_FMT " %ss of A have a zero or missing diagonal entry: their patterns include the structure of the matching %s of A^T (%" PetscInt_FMT " of them cut by the cap)\n", gs->nforced, GSAIWhat(gs), GSAIWhat(gs), gs->forcedcut));
+  if (!reuse && gs->ncapped) PetscCall(PetscInfo(pc, "The cap of %" PetscInt_FMT " nonzeros per %s cut the pattern of %" PetscInt_FMT " %ss of M\n", gs->maxnnz, GSAIWhat(gs), gs->ncapped, GSAIWhat(gs)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -39,13 +39,38 @@ PETSC_INTERN const char *const GSAIStageNames[];
    to the diagonal (documented in docs/gsai.md) */
 #define GSAI_RCOND_TOL 1.0e-12
 
+#define GSAI_TYPE_AUTO    PCGSAI_AUTO
+#define GSAI_PATTERN_AUTO PCGSAI_PATTERN_AUTO
+/* -pc_gsai_max_nnz default: the budget, ceil(budget * nnz(A) / n) per row (spd: ceil(budget * 0.75 (nnz(A) / n + 1)) per
+   row of G), at most max(48, nnz(A) / n + 1) (gsai.c) */
+#define GSAI_MAXNNZ_AUTO (-1)
+#define GSAI_BUDGET_DEFAULT 2.0
+
 typedef struct {
-  /* options */
+  /* options as given (auto values allowed) */
+  PCGSAIType        typeopt;
+  PCGSAIPatternType patternopt;
+  PetscReal         tauopt;
+  PetscInt          poweropt;
+  PetscInt          maxnnzopt; /* GSAI_MAXNNZ_AUTO, 0 (no cap) or a cap */
+  PetscBool         tauset, powerset;
+  PetscReal         budget; /* the automatic cap per row: budget times the average nonzeros per row of A */
+
+  /* the options the set-up uses, resolved from the above by GSAIResolveOptions() (gsai.c) at every set-up */
   PCGSAIType        type;
-  PCGSAIPatternType pattern;
-  PetscReal         tau;       /* threshold, in [0,1] */
-  PetscInt          power;     /* >= 1 */
-  PetscInt          maxnnz;    /* per row/column of M (diagonal included); 0: no cap */
+  PCGSAIPatternType pattern; /* never auto */
+  PetscReal         tau;     /* threshold, in [0,1] */
+  PetscInt          power;   /* >= 1 */
+  PetscInt          maxnnz;  /* per row/column of M (diagonal included); 0: no cap */
+  char              typewhy[160];   /* why the type was picked (auto) */
+  char              patternwhy[160];/* how the pattern was picked (auto) and what was ignored */
+  PetscInt          nzerodiag;      /* zero or missing diagonal entries of A (global) */
+  PetscBool         devicefallback; /* the device set-up was skipped for the host's */
+  Vec               dirichlet;      /* spd, A not symmetric: 1/a_pp on the rows p of A with only a diagonal entry, else 0 */
+  Vec               dwork, dwork2;
+  PetscInt          ndirichlet;
+  PetscInt          ndense, *dense; /* the dense rows of B (global, sorted): more than denselimit nonzeros */
+  PetscInt          denselimit;
   PCSide            side;      /* PC_LEFT, PC_RIGHT, or PC_SIDE_DEFAULT: -ksp_pc_side, else left */
   PetscBool         usedevice; /* build on the GPU when A is a CUDA matrix */
   PetscInt          workspace; /* device workspace limit in KiB; 0: automatic */
@@ -56,7 +81,10 @@ typedef struct {
   Mat            M;            /* general: M; spd: G (M = G^T G) */
   Vec            work;         /* spd: G x */
   PetscInt       nnz;          /* global nonzeros of M (or G) */
-  PetscInt       nfallback;    /* global count of rows/columns that fell back to the diagonal */
+  PetscInt       nfallback;    /* global count of rows/columns that fell back to the diagonal (or one entry) */
+  PetscInt       nforced;      /* rows/columns whose pattern got the column structure of B (zero diagonal); -1: not counted */
+  PetscInt       ncapped;      /* rows/columns whose pattern the cap cut; -1: not counted (device) */
+  PetscInt       forcedcut;    /* rows/columns whose forced entries the cap cut (kept the largest |b_jk|) */
   PetscInt       maxn1, maxn2; /* largest local system (rows x columns), over all ranks */
   PetscLogDouble time[GSAI_NSTAGES], ttotal;
   char           conversion[256]; /* the conversion of A the set-up needed, if any ("" if none) */
@@ -82,7 +110,8 @@ typedef enum {
   GSAI_FAIL_EMPTY,      /* row k of B has no nonzero */
   GSAI_FAIL_STRUCTURAL, /* index k is out of reach of the pattern (k not in I) */
   GSAI_FAIL_SINGULAR,   /* singular local problem and b_kk = 0 */
-  GSAI_FAIL_NOTSPD      /* spd: a_kk <= 0 */
+  GSAI_FAIL_NOTSPD,     /* spd: a_kk <= 0 */
+  GSAI_FAIL_CAPPED      /* k out of reach because the cap (-pc_gsai_max_nnz) cut the entries that reach it */
 } GSAIFailureKind;
 
 typedef struct {
@@ -95,6 +124,16 @@ PETSC_INTERN PetscErrorCode GSAIAgreeFailure(PC, GSAIFailure *);
 PETSC_INTERN PetscErrorCode GSAIRaiseFailure(PC, const GSAIFailure *);
 /* the name of row k of B in messages: "row" or "column" */
 PETSC_INTERN const char *GSAIWhat(const PC_GSAI *);
+
+/* the spd type's entry (i,j) of S from a_ij and a_ji: sign(a_ij) min(|a_ij|, |a_ji|) when they have the same sign, else
+   0 (gsaisolve.c; the device's SolveSPD() in gsaikernels.cu does the same) */
+static inline PetscScalar GSAISymmetricEntry(PetscScalar aij, PetscScalar aji)
+{
+  const PetscReal x = PetscRealPart(aij), y = PetscRealPart(aji);
+  if (x > 0.0 && y > 0.0) return PetscMin(x, y);
+  if (x < 0.0 && y < 0.0) return PetscMax(x, y);
+  return 0.0;
+}
 
 /* ------------------------------------------------------------------------------------------------------
    The host set-up (gsaihost.c, gsaipattern.c, gsaisolve.c)
@@ -143,9 +182,25 @@ static inline PetscInt GSAIRowsCompact(const GSAIRows *R, PetscInt g)
   return (lo < R->nu && R->ucol[lo] == g) ? lo : -1;
 }
 
+/* dense rows of B (more than gs->denselimit nonzeros, found by GSAIResolveOptions()) are handled apart: they are
+   not expanded by the power pattern and do not enter the pattern of another row (but their own row is computed):
+   one of them in J_k would make the local problem of row k as tall as the dense row is long */
+static inline PetscBool GSAIIsDense(const PC_GSAI *gs, PetscInt g)
+{
+  PetscInt lo = 0, hi = gs->ndense;
+  while (lo < hi) {
+    PetscInt mid = (lo + hi) / 2;
+    if (gs->dense[mid] < g) lo = mid + 1;
+    else hi = mid;
+  }
+  return (lo < gs->ndense && gs->dense[lo] == g) ? PETSC_TRUE : PETSC_FALSE;
+}
+
 /* the pattern of local rows first .. first+nloc-1 of N from `levels` levels of the power: with final, to Jptr/Jcol;
    otherwise the rows the next level needs, to nneed/need (gsaipattern.c) */
-PETSC_INTERN PetscErrorCode GSAIPatternRows(const PC_GSAI *, const GSAIRows *, PetscInt, PetscInt, PetscInt, PetscBool, PetscInt **, PetscInt **, PetscInt *, PetscInt **);
+/* with final, fptr/fcol (or NULL): per local row the forced entries, global rows j with b_jk != 0 (zero diagonal), with
+   fval their |b_jk|; ncapped/nforcedcut: rows the cap cut, rows whose forced entries the cap cut */
+PETSC_INTERN PetscErrorCode GSAIPatternRows(const PC_GSAI *, const GSAIRows *, PetscInt, PetscInt, PetscInt, PetscBool, const PetscInt *, const PetscInt *, const PetscReal *, PetscInt **, PetscInt **, PetscInt *, PetscInt **, PetscInt *, PetscInt *);
 /* the values of the local rows of N on the pattern gs->Jptr/Jcol, the fallbacks, the largest problem and the first
    failure of this rank (gsaisolve.c) */
 PETSC_INTERN PetscErrorCode GSAISolveRows(PC, const GSAIRows *, PetscInt, PetscScalar *, PetscInt *, PetscInt *, PetscInt *, GSAIFailure *);

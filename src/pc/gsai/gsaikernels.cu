@@ -681,6 +681,16 @@ __device__ void SolveSPD(Group<NT> &g, double *red, const GpukitGSAIProblem &P, 
   const int *J = P.jcol + j0;
   double    *x = vals + j0;
 
+  /* S(c,t) = sign(a) min(|a|, |b|) for a = A(J[c],J[t]), b = A(J[t],J[c]) of the same sign, else 0, into the lower
+     triangle that CholeskyRow() reads (GSAISymmetricEntry(), GSAISolveRows()): A's lower triangle for a symmetric A */
+  for (long long idx = g.t; idx < (long long)n2 * n2; idx += NT) {
+    const int c = (int)(idx % n2), t = (int)(idx / n2);
+    if (c > t) {
+      const double a = S[c + (long long)t * n2], b = S[t + (long long)c * n2];
+      S[c + (long long)t * n2] = (a > 0.0 && b > 0.0) ? fmin(a, b) : ((a < 0.0 && b < 0.0) ? fmax(a, b) : 0.0);
+    }
+  }
+  g.Sync();
   if (!CholeskyRow<NT>(g, red, n2, S, x)) {
     if (g.t == 0) RowDone(info, status, k, 0);
     return;

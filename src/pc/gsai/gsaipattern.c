@@ -157,15 +157,18 @@ static void GSAIAddThresholdedRow(const PC_GSAI *gs, const GSAIRows *R, PetscInt
   else GSAIAccumAdd(a, GSAIRowsCompact(R, R->gid[r]), 0.0);
 }
 
-/* candidate order of the cap: larger (single precision) weight first, then smaller global column */
+/* candidate order of the cap: forced entries (zero diagonal: the rows j with b_jk != 0, without which k is out of
+   reach) first, then larger (single precision) weight, then smaller global column */
 typedef struct {
   float    w;
+  int      forced;
   PetscInt g;
 } GSAICand;
 
 static int GSAICandCompare(const void *x, const void *y)
 {
   const GSAICand *a = (const GSAICand *)x, *b = (const GSAICand *)y;
+  if (a->forced != b->forced) return a->forced > b->forced ? -1 : 1;
   if (a->w != b->w) return a->w > b->w ? -1 : 1;
   return a->g < b->g ? -1 : (a->g > b->g ? 1 : 0);
 }
@@ -175,11 +178,14 @@ static int GSAICandCompare(const void *x, const void *y)
    the first levels-1 levels reach must be in R). With final, the lower part (spd) and the cap are applied and
    the result goes to Jptr/Jcol (global columns, sorted); otherwise the union of the last level over all local
    rows goes to *need (sorted global numbers, the rows the next level needs).
+   The forced entries fptr/fcol/fval of a local row (its b_kk is zero or not stored: the rows j with b_jk != 0, sorted)
+   join its pattern ahead of every other candidate of the cap, the largest |b_jk| first, so that index k stays within
+   reach of its local problem (gsaiimpl.h).
 */
-PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt first, PetscInt nloc, PetscInt levels, PetscBool final, PetscInt **Jptr, PetscInt **Jcol, PetscInt *nneed, PetscInt **need)
+PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt first, PetscInt nloc, PetscInt levels, PetscBool final, const PetscInt *fptr, const PetscInt *fcol, const PetscReal *fval, PetscInt **Jptr, PetscInt **Jcol, PetscInt *nneed, PetscInt **need, PetscInt *ncapped, PetscInt *nforcedcut)
 {
   GSAIAccum a, b;
-  PetscInt  cap = final ? gs->maxnnz : 0, nJ = 0, nalloc = 0, *ptr = NULL, *col = NULL, *mark = NULL, nn = 0, *nl = NULL;
+  PetscInt  cap = final ? gs->maxnnz : 0, nJ = 0, nalloc = 0, *ptr = NULL, *col = NULL, *mark = NULL, nn = 0, *nl = NULL, ncut = 0, nfcut = 0, nfmax = 0;
   GSAICand *cand = NULL;
 
   PetscFunctionBegin;
@@ -189,7 +195,9 @@ PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt fi
     nalloc = 8 * nloc + 8;
     PetscCall(PetscMalloc1(nloc + 1, &ptr));
     PetscCall(PetscMalloc1(nalloc, &col));
-    PetscCall(PetscMalloc1(R->nu, &cand));
+    if (fptr)
+      for (PetscInt i = 0; i < nloc; i++) nfmax = PetscMax(nfmax, fptr[i + 1] - fptr[i]);
+    PetscCall(PetscMalloc1(R->nu + nfmax, &cand));
     ptr[0] = 0;
   } else {
     PetscCall(PetscCalloc1(R->nu, &mark));
@@ -207,6 +215,7 @@ PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt fi
       GSAIAccumClear(&b);
       for (PetscInt t = 0; t < a.n; t++) {
         const PetscInt rr = R->rowof[a.list[t]];
+        if (R->ucol[a.list[t]] != gk && GSAIIsDense(gs, R->ucol[a.list[t]])) continue; /* dense rows are not expanded (gsaiimpl.h) */
         PetscCheck(rr >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "row %" PetscInt_FMT " needed by the power pattern is not held", R->ucol[a.list[t]]);
         GSAIAddThresholdedRow(gs, R, rr, a.w[a.list[t]], &b);
       }
@@ -225,17 +234,38 @@ PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt fi
         }
       continue;
     }
-    /* lower part (spd), then the cap: the diagonal plus the cap-1 largest others */
-    for (PetscInt t = 0; t < a.n; t++) {
-      const PetscInt g = R->ucol[a.list[t]];
-      if (g == gk) hasdiag = PETSC_TRUE;
-      if (g == gk || (gs->type == PCGSAI_SPD && g > gk)) continue;
-      cand[ncand].w   = (float)a.w[a.list[t]];
-      cand[ncand++].g = g;
+    /* lower part (spd), the forced entries, then the cap: the diagonal plus the cap-1 first others */
+    {
+      const PetscInt  f0 = fptr ? fptr[i] : 0, nf = fptr ? fptr[i + 1] - f0 : 0;
+      const PetscInt *fc = nf ? fcol + f0 : NULL;
+      PetscInt        nforced = 0;
+
+      for (PetscInt t = 0; t < nf; t++) {
+        if (fc[t] == gk) continue;
+        cand[ncand].w        = (float)fval[f0 + t];
+        cand[ncand].forced   = 1;
+        cand[ncand++].g      = fc[t];
+        nforced++;
+      }
+      for (PetscInt t = 0; t < a.n; t++) {
+        const PetscInt g = R->ucol[a.list[t]];
+        PetscInt       loc = -1;
+        if (g == gk) hasdiag = PETSC_TRUE;
+        if (g == gk || (gs->type == PCGSAI_SPD && g > gk) || GSAIIsDense(gs, g)) continue;
+        if (nf) PetscCall(PetscFindInt(g, nf, fc, &loc));
+        if (loc >= 0) continue; /* already a forced candidate */
+        cand[ncand].w        = (float)a.w[a.list[t]];
+        cand[ncand].forced   = 0;
+        cand[ncand++].g      = g;
+      }
+      PetscCheck(hasdiag, PETSC_COMM_SELF, PETSC_ERR_PLIB, "diagonal missing from the pattern of row %" PetscInt_FMT, gk);
+      keep = (cap > 0 && ncand + 1 > cap) ? cap - 1 : ncand;
+      if (keep < ncand) {
+        qsort(cand, (size_t)ncand, sizeof(GSAICand), GSAICandCompare);
+        ncut++;
+        if (keep < nforced) nfcut++;
+      }
     }
-    PetscCheck(hasdiag, PETSC_COMM_SELF, PETSC_ERR_PLIB, "diagonal missing from the pattern of row %" PetscInt_FMT, gk);
-    keep = (cap > 0 && ncand + 1 > cap) ? cap - 1 : ncand;
-    if (keep < ncand) qsort(cand, (size_t)ncand, sizeof(GSAICand), GSAICandCompare);
     if (nJ + keep + 1 > nalloc) {
       PetscInt *ncol;
       nalloc = PetscMax(2 * nalloc, nJ + keep + 1);
@@ -253,6 +283,8 @@ PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt fi
   if (final) {
     *Jptr = ptr;
     *Jcol = col;
+    if (ncapped) *ncapped = ncut;
+    if (nforcedcut) *nforcedcut = nfcut;
     PetscCall(PetscFree(cand));
   } else {
     PetscCall(PetscMalloc1(nn, &nl));

@@ -159,11 +159,38 @@ PetscErrorCode GSAISolveRows(PC pc, const GSAIRows *R, PetscInt first, PetscScal
           s += PetscRealPart(R->val[e] * R->val[e]);
           if (R->col[e] == gk) bkk = R->val[e];
         }
+        if (s != 0.0 && p >= 0 && bkk == 0.0) {
+          /* zero diagonal: the best one-entry solution, x_j = b_jk / ||b_j||^2 for the row j of the pattern with b_jk != 0
+             and the largest b_jk^2 / ||b_j||^2 (the smallest residual 1 - b_jk^2 / ||b_j||^2) */
+          PetscReal best = 0.0, bestx = 0.0;
+          PetscInt  bestc = -1;
+          for (PetscInt c = 0; c < n2; c++) {
+            const PetscInt r = GSAIRowsFind(R, J[c]);
+            PetscReal      sj = 0.0;
+            PetscScalar    bjk = 0.0;
+            for (PetscInt e = R->ptr[r]; e < R->ptr[r + 1]; e++) {
+              sj += PetscRealPart(R->val[e] * R->val[e]);
+              if (R->col[e] == gk) bjk = R->val[e];
+            }
+            if (bjk != 0.0 && PetscRealPart(bjk * bjk) / sj > best) {
+              best  = PetscRealPart(bjk * bjk) / sj;
+              bestx = PetscRealPart(bjk) / sj;
+              bestc = c;
+            }
+          }
+          if (bestc >= 0) {
+            for (PetscInt c = 0; c < n2; c++) x[c] = (c == bestc) ? bestx : 0.0;
+            nf++;
+            m1 = PetscMax(m1, n1);
+            m2 = PetscMax(m2, n2);
+            continue;
+          }
+        }
         if (s == 0.0 || p < 0 || bkk == 0.0) { /* no fallback: an error, raised on every rank by GSAIRaiseFailure() */
           if (fail->row < 0) {
             fail->row   = gk;
-            fail->kind  = s == 0.0 ? GSAI_FAIL_EMPTY : (p < 0 ? GSAI_FAIL_STRUCTURAL : GSAI_FAIL_SINGULAR);
-            fail->value = 0.0;
+            fail->kind  = s == 0.0 ? GSAI_FAIL_EMPTY : (p < 0 ? (gs->maxnnz == 1 ? GSAI_FAIL_CAPPED : GSAI_FAIL_STRUCTURAL) : GSAI_FAIL_SINGULAR);
+            fail->value = (PetscReal)gs->maxnnz;
           }
           continue;
         }
@@ -188,6 +215,12 @@ PetscErrorCode GSAISolveRows(PC pc, const GSAIRows *R, PetscInt first, PetscScal
         }
       }
       for (PetscInt c = 0; c < n2; c++) mark[GSAIRowsCompact(R, J[c])] = -1;
+      /* S = the symmetric matrix that A dominates entrywise, on J x J: s_ij = sign(a_ij) min(|a_ij|, |a_ji|) where
+         a_ij and a_ji have the same sign, else 0. S = A when A is symmetric; when A is only nearly symmetric (Dirichlet
+         rows that keep only their diagonal, as stock KSP ex45/ex66) the one-sided couplings drop out, so that M = G^T G
+         does not mix the boundary and the interior and CG converges as with Jacobi (docs/gsai.md) */
+      for (PetscInt c = 0; c < n2; c++)
+        for (PetscInt t = 0; t < c; t++) C[c + t * n2] = GSAISymmetricEntry(C[c + t * n2], C[t + c * n2]);
       n1 = n2;
       ok = GSAICholeskyRow(n2, C, x);
       flops += n2 * n2 * n2 / 3.0 + 2.0 * n2 * n2;
@@ -255,7 +288,9 @@ PetscErrorCode GSAIRaiseFailure(PC pc, const GSAIFailure *fail)
   case GSAI_FAIL_EMPTY:
     SETERRQ(comm, PETSC_ERR_ARG_WRONG, "PCGSAI: %s %" PetscInt_FMT " of A has no nonzero entry, so A is singular and has no approximate inverse", what, grow);
   case GSAI_FAIL_STRUCTURAL:
-    SETERRQ(comm, PETSC_ERR_ARG_WRONG, "PCGSAI: %s %" PetscInt_FMT " of M cannot be computed: A(%" PetscInt_FMT ",%" PetscInt_FMT ") is not stored and no other %s of A in its pattern has an entry at index %" PetscInt_FMT ", so its local least-squares problem is structurally singular. The patterns of PCGSAI come from A, so A needs a zero-free diagonal here: permute A to put nonzeros on the diagonal, or use another preconditioner", what, grow, grow, grow, what, grow);
+    SETERRQ(comm, PETSC_ERR_ARG_WRONG, "PCGSAI: %s %" PetscInt_FMT " of M cannot be computed: A(%" PetscInt_FMT ",%" PetscInt_FMT ") is zero or not stored and no %s of A has a nonzero at index %" PetscInt_FMT ", so A is structurally singular and has no approximate inverse", what, grow, grow, grow, what, grow);
+  case GSAI_FAIL_CAPPED:
+    SETERRQ(comm, PETSC_ERR_ARG_WRONG, "PCGSAI: %s %" PetscInt_FMT " of M cannot be computed: A(%" PetscInt_FMT ",%" PetscInt_FMT ") is zero or not stored, and the cap -pc_gsai_max_nnz %g (PCGSAISetMaxNnz()) leaves no room in its pattern for the entries that reach index %" PetscInt_FMT "; raise the cap to 2 or more (or 0: none)", what, grow, grow, grow, (double)gvalue, grow);
   case GSAI_FAIL_SINGULAR:
     SETERRQ(comm, PETSC_ERR_ARG_WRONG, "PCGSAI: the local least-squares problem of %s %" PetscInt_FMT " of M is (numerically) singular and A(%" PetscInt_FMT ",%" PetscInt_FMT ") = 0, so the diagonal fallback does not exist either; A is singular or nearly so", what, grow, grow, grow);
   case GSAI_FAIL_NOTSPD:
