@@ -5,6 +5,8 @@
    public API. Operations not implemented here run on an AIJ copy through the AIJ forwarder (gpukitaijfwd.h).
 */
 #include "dcsrimpl.h"
+#include <petsc/private/dmimpl.h>
+#include <petsc/private/dmdaimpl.h>
 #if !defined(GPUKIT_WITHOUT_AIJFWD)
   #include "gpukitaijfwd.h"
 #endif
@@ -738,6 +740,130 @@ PetscErrorCode MatDCSRGetAIJ_Private(Mat A, Mat *aij)
 }
 
 /* ------------------------------------------------------------------------------------------------------
+   Jacobians by finite-difference colouring (MatFDColoring; SNES's default on a DMDA)
+
+   PETSc's own AIJ implementation runs on the AIJ copy (MatDCSRGetAIJ_Private()/MatMPIDCSRGetAIJ_Private()), so
+   the Jacobian is exactly AIJ's: create and set up compute the colour groups and the addresses of the copy's
+   values; apply differences F into the copy and then copies its values into the DCSR storage (same pattern). The
+   copy is composed on the MatFDColoring: the addresses stay valid while A's nonzero pattern does not change (the
+   copy is refreshed in place); a new pattern gives a new copy and apply errors (create a new MatFDColoring, as
+   AIJ would need too).
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode DCSRFDGetAIJ(Mat A, Mat *aij)
+{
+  PetscBool mpi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &mpi, MATMPIDCSR, MATMPIDCSRCUDA, ""));
+  if (mpi) PetscCall(MatMPIDCSRGetAIJ_Private(A, aij));
+  else PetscCall(MatDCSRGetAIJ_Private(A, aij));
+  /* ghosted (IS_COLORING_LOCAL) colourings need the local-to-global map that DMCreateMatrix() gave A */
+  if (A->cmap->mapping && !(*aij)->cmap->mapping) PetscCall(MatSetLocalToGlobalMapping(*aij, A->rmap->mapping, A->cmap->mapping));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode MatFDColoringCreate_DCSR(Mat A, ISColoring iscoloring, MatFDColoring c)
+{
+  Mat aij;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRFDGetAIJ(A, &aij));
+  PetscCheck(aij->ops->fdcoloringcreate, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "The AIJ copy of this %s matrix has no finite-difference colouring", ((PetscObject)A)->type_name);
+  PetscCall((*aij->ops->fdcoloringcreate)(aij, iscoloring, c));
+  PetscCall(PetscObjectCompose((PetscObject)c, "GpukitDCSRFDAIJ", (PetscObject)aij));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the AIJ copy the colouring was made on; errors when A's pattern changed since */
+static PetscErrorCode DCSRFDCheckAIJ(Mat A, MatFDColoring c, Mat *aij)
+{
+  Mat aij0 = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQuery((PetscObject)c, "GpukitDCSRFDAIJ", (PetscObject *)&aij0));
+  PetscCheck(aij0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "This MatFDColoring was not created with MatFDColoringCreate() on this %s matrix", ((PetscObject)A)->type_name);
+  PetscCall(DCSRFDGetAIJ(A, aij));
+  PetscCheck(*aij == aij0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "The nonzero pattern of this %s matrix changed after MatFDColoringCreate(): create a new MatFDColoring for the new pattern", ((PetscObject)A)->type_name);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode MatFDColoringSetUp_DCSR(Mat A, ISColoring iscoloring, MatFDColoring c)
+{
+  Mat aij;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRFDCheckAIJ(A, c, &aij));
+  PetscCheck(aij->ops->fdcoloringsetup, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "The AIJ copy of this %s matrix has no finite-difference colouring", ((PetscObject)A)->type_name);
+  PetscCall((*aij->ops->fdcoloringsetup)(aij, iscoloring, c));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* values of the sequential block S := those of the SEQAIJ matrix C with the same pattern; column c of S is column
+   cmap[c] of C (cmap NULL: the same) */
+static PetscErrorCode DCSRBlockValuesFromAIJ(Mat S, Mat C, const PetscInt cmap[])
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)S->data;
+
+  PetscFunctionBegin;
+  if (!a->preallocated) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DCSRHostAccess(S, PETSC_TRUE));
+  for (PetscInt r = 0; r < a->m; r++) {
+    PetscInt           nc;
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+
+    PetscCall(MatGetRow(C, r, &nc, &cols, &vals));
+    for (PetscInt s = 0; s < a->nseg[r]; s++) {
+      PetscCount st = a->segstart[r * a->K + s];
+      for (PetscInt e = 0; e < a->seglen[r * a->K + s]; e++) {
+        PetscInt col = a->colidx[st + e], loc = -1;
+        if (cmap) col = cmap[col];
+        if (col >= 0) PetscCall(PetscFindInt(col, nc, cols, &loc));
+        PetscCheck(loc >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "gpukit: entry (%" PetscInt_FMT ", %" PetscInt_FMT ") of a MATDCSR block is not in its AIJ copy", r, a->colidx[st + e]);
+        a->values[st + e] = vals[loc];
+      }
+    }
+    PetscCall(MatRestoreRow(C, r, &nc, &cols, &vals));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_INTERN PetscErrorCode MatFDColoringApply_DCSR(Mat A, MatFDColoring c, Vec x1, void *sctx)
+{
+  Mat              aij;
+  PetscBool        mpi;
+  PetscObjectState st;
+
+  PetscFunctionBegin;
+  PetscCall(DCSRFDCheckAIJ(A, c, &aij));
+  PetscCheck(aij->ops->fdcoloringapply, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "The AIJ copy of this %s matrix has no finite-difference colouring", ((PetscObject)A)->type_name);
+  PetscCall((*aij->ops->fdcoloringapply)(aij, c, x1, sctx));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &mpi, MATMPIDCSR, MATMPIDCSRCUDA, ""));
+  if (mpi) {
+    Mat_MPIDCSR    *d = (Mat_MPIDCSR *)A->data;
+    Mat             Ad, Ao;
+    const PetscInt *garray;
+    PetscInt        no, *cmap;
+
+    PetscCall(MatMPIAIJGetSeqAIJ(aij, &Ad, &Ao, &garray));
+    PetscCall(MatGetLocalSize(Ao, NULL, &no));
+    PetscCall(DCSRBlockValuesFromAIJ(d->A, Ad, NULL));
+    PetscCall(PetscMalloc1(d->nghost + 1, &cmap));
+    for (PetscInt g = 0; g < d->nghost; g++) PetscCall(PetscFindInt(d->garray[g], no, garray, &cmap[g]));
+    PetscCall(DCSRBlockValuesFromAIJ(d->B, Ao, cmap));
+    PetscCall(PetscFree(cmap));
+  } else PetscCall(DCSRBlockValuesFromAIJ(A, aij, NULL));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  /* the copy holds exactly these values: it needs no refresh */
+  PetscCall(PetscObjectStateGet((PetscObject)A, &st));
+  if (mpi) ((Mat_MPIDCSR *)A->data)->aijstate = st;
+  else ((Mat_SeqDCSR *)A->data)->aijstate = st;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
    Information, viewing, options, set up, destruction
    ------------------------------------------------------------------------------------------------------ */
 
@@ -766,23 +892,46 @@ static PetscErrorCode DCSRMaxSegInUse(Mat_SeqDCSR *a, PetscInt *mx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PETSC_INTERN PetscErrorCode DCSRViewInfo_Private(Mat A, PetscViewer viewer)
+/* MatView() ::ascii_info of a DCSR matrix A made of the sequential blocks blk[0..nblk-1] (seq: A itself; MPI: its
+   diagonal and off-diagonal blocks): the statistics summed over the blocks and over A's ranks (collective on A) */
+PETSC_INTERN PetscErrorCode DCSRViewInfo_Private(Mat A, PetscInt nblk, const Mat blk[], PetscViewer viewer)
 {
-  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
-  PetscInt     nfrag = 0, mx = 0;
-  PetscCount   live  = 0;
+  Mat_SeqDCSR   *a0 = (Mat_SeqDCSR *)blk[0]->data;
+  PetscInt64     sum[9] = {0}, mx = 0; /* fragmented rows, rows, nz, used, garbage, cap, defrags, relocations, growths */
+  PetscMPIInt    size;
 
   PetscFunctionBegin;
-  if (a->preallocated) {
-    PetscCall(DCSRHostAccess(A, PETSC_FALSE));
-    PetscCall(DCSRFragmentedRows_Private(a, &nfrag));
-    PetscCall(DCSRMaxSegInUse(a, &mx));
-    for (PetscInt q = 0; q < a->m * a->K; q++) live += a->segcap[q];
+  for (PetscInt b = 0; b < nblk; b++) {
+    Mat_SeqDCSR *a    = (Mat_SeqDCSR *)blk[b]->data;
+    PetscInt     nfrag = 0, bmx = 0;
+    PetscCount   live  = 0;
+
+    if (a->preallocated) {
+      PetscCall(DCSRHostAccess(blk[b], PETSC_FALSE));
+      PetscCall(DCSRFragmentedRows_Private(a, &nfrag));
+      PetscCall(DCSRMaxSegInUse(a, &bmx));
+      for (PetscInt q = 0; q < a->m * a->K; q++) live += a->segcap[q];
+    }
+    sum[0] += nfrag;
+    if (b == 0) sum[1] += a->m; /* the rows of A (the off-diagonal block has the same rows) */
+    sum[2] += a->nz;
+    sum[3] += a->used;
+    sum[4] += a->used - live;
+    sum[5] += a->cap;
+    sum[6] += a->ndefrag;
+    sum[7] += a->nrelocate;
+    sum[8] += a->ngrow;
+    mx = PetscMax(mx, bmx);
   }
-  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: K (max segments per row) %" PetscInt_FMT ", segments in use at most %" PetscInt_FMT ", rows with several segments %" PetscInt_FMT " of %" PetscInt_FMT "\n", a->K, mx, nfrag, a->m));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: nonzeros %" PetscCount_FMT ", slots used %" PetscCount_FMT " (garbage %" PetscCount_FMT ") of capacity %" PetscCount_FMT "\n", a->nz, a->used, a->used - live, a->cap));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: defragmentations %" PetscInt_FMT ", row relocations %" PetscInt_FMT ", buffer growths %" PetscInt_FMT "; slack %g, defrag %s\n", a->ndefrag, a->nrelocate, a->ngrow, (double)a->slack, MatDCSRDefragTypes[a->defrag]));
-  if (a->viewinfo) PetscCall((*a->viewinfo)(A, viewer));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) {
+    PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, sum, 9, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
+    PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &mx, 1, MPIU_INT64, MPI_MAX, PetscObjectComm((PetscObject)A)));
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: K (max segments per row) %" PetscInt_FMT ", segments in use at most %" PetscInt64_FMT ", rows with several segments %" PetscInt64_FMT " of %" PetscInt64_FMT "%s\n", a0->K, mx, sum[0], sum[1], nblk > 1 ? " (all blocks, all ranks)" : ""));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: nonzeros %" PetscInt64_FMT ", slots used %" PetscInt64_FMT " (garbage %" PetscInt64_FMT ") of capacity %" PetscInt64_FMT "\n", sum[2], sum[3], sum[4], sum[5]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: defragmentations %" PetscInt64_FMT ", row relocations %" PetscInt64_FMT ", buffer growths %" PetscInt64_FMT "; slack %g, defrag %s, reorder rows %s\n", sum[6], sum[7], sum[8], (double)a0->slack, MatDCSRDefragTypes[a0->defrag], a0->reorder_rows ? "yes" : "no"));
+  if (nblk == 1 && a0->viewinfo) PetscCall((*a0->viewinfo)(blk[0], viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -797,7 +946,7 @@ static PetscErrorCode MatView_SeqDCSR(Mat A, PetscViewer viewer)
   if (ascii) {
     PetscCall(PetscViewerGetFormat(viewer, &format));
     if (format == PETSC_VIEWER_ASCII_INFO || format == PETSC_VIEWER_ASCII_INFO_DETAIL) {
-      PetscCall(DCSRViewInfo_Private(A, viewer));
+      PetscCall(DCSRViewInfo_Private(A, 1, &A, viewer));
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
@@ -807,37 +956,47 @@ static PetscErrorCode MatView_SeqDCSR(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PETSC_INTERN PetscErrorCode DCSRSetFromOptions_Private(Mat A, GpukitOptionItems PetscOptionsObject)
+/* The -mat_dcsr_* options of the matrix A (its communicator and prefix), applied to its sequential blocks
+   blk[0..nblk-1] (seq: A itself; MPI: the diagonal and off-diagonal blocks), read from blk[0]. They are read in
+   their own options block titled "MATDCSR options" (not inside MatSetFromOptions()'s "Matrix (Mat) options"), so
+   that -help lists them even when another matrix with the same prefix printed the Mat options first. */
+PETSC_INTERN PetscErrorCode DCSRSetFromOptions_Private(Mat A, PetscInt nblk, const Mat blk[])
 {
-  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)blk[0]->data;
   PetscInt     K = a->K, minseg = a->minseg, dt = (PetscInt)a->defrag;
   PetscReal    slack = a->slack, cf = a->capfactor, fr = a->defrag_fraction;
-  PetscBool    set, reorder = a->reorder_rows;
+  PetscBool    reorder = a->reorder_rows;
+  PetscBool    setK = PETSC_FALSE, setslack = PETSC_FALSE, setmin = PETSC_FALSE, setcf = PETSC_FALSE, setdt = PETSC_FALSE, setfr = PETSC_FALSE, setre = PETSC_FALSE;
 
   PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "MATDCSR options");
-  PetscCall(PetscOptionsInt("-mat_dcsr_max_segments", "Maximum number of segments per row (K)", "MatDCSRGetInfo", K, &K, &set));
-  if (set) PetscCall(DCSRSetMaxSegments_Private(A, K));
-  PetscCall(PetscOptionsReal("-mat_dcsr_slack", "Spare slots of a new segment or a defragmented row, as a fraction of the row length", "MatDCSRDefragment", slack, &slack, &set));
-  if (set) PetscCall(DCSRSetSlack_Private(A, slack));
-  PetscCall(PetscOptionsInt("-mat_dcsr_min_segment", "Smallest capacity of a new segment", "MatDCSRDefragment", minseg, &minseg, &set));
-  if (set) PetscCall(DCSRSetMinSegment_Private(A, minseg));
-  PetscCall(PetscOptionsReal("-mat_dcsr_capacity_factor", "Buffer capacity over what is needed when the buffer is allocated or grown", "MatDCSRGetInfo", cf, &cf, &set));
-  if (set) PetscCall(DCSRSetCapacityFactor_Private(A, cf));
-  PetscCall(PetscOptionsEList("-mat_dcsr_defrag", "When MatAssemblyEnd() defragments", "MatDCSRDefragment", MatDCSRDefragTypes, 3, MatDCSRDefragTypes[a->defrag], &dt, &set));
-  if (set) a->defrag = (MatDCSRDefragType)dt;
-  PetscCall(PetscOptionsReal("-mat_dcsr_defrag_fraction", "auto: defragment when more than this fraction of rows has several segments", "MatDCSRDefragment", fr, &fr, &set));
-  if (set) PetscCall(DCSRSetDefragFraction_Private(A, fr));
-  PetscCall(PetscOptionsBool("-mat_dcsr_reorder_rows", "Reorder rows by length at defragmentation (MATDCSRCUDA only; no effect on the host)", "MatDCSRDefragment", reorder, &reorder, &set));
-  if (set) a->reorder_rows = reorder;
-  PetscOptionsHeadEnd();
+  PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, "MATDCSR options", "Mat");
+  PetscCall(PetscOptionsInt("-mat_dcsr_max_segments", "Maximum number of segments per row (K)", "MatDCSRGetInfo", K, &K, &setK));
+  PetscCall(PetscOptionsReal("-mat_dcsr_slack", "Spare slots of a new segment or a defragmented row, as a fraction of the row length", "MatDCSRDefragment", slack, &slack, &setslack));
+  PetscCall(PetscOptionsInt("-mat_dcsr_min_segment", "Smallest capacity of a new segment", "MatDCSRDefragment", minseg, &minseg, &setmin));
+  PetscCall(PetscOptionsReal("-mat_dcsr_capacity_factor", "Buffer capacity over what is needed when the buffer is allocated or grown", "MatDCSRGetInfo", cf, &cf, &setcf));
+  PetscCall(PetscOptionsEList("-mat_dcsr_defrag", "When MatAssemblyEnd() defragments", "MatDCSRDefragment", MatDCSRDefragTypes, 3, MatDCSRDefragTypes[a->defrag], &dt, &setdt));
+  PetscCall(PetscOptionsReal("-mat_dcsr_defrag_fraction", "auto: defragment when more than this fraction of rows has several segments", "MatDCSRDefragment", fr, &fr, &setfr));
+  PetscCall(PetscOptionsBool("-mat_dcsr_reorder_rows", "Place the rows grouped by length (longest first) in the buffer at defragmentation", "MatDCSRDefragment", reorder, &reorder, &setre));
+  PetscOptionsEnd();
+  for (PetscInt b = 0; b < nblk; b++) {
+    Mat          B = blk[b];
+    Mat_SeqDCSR *s = (Mat_SeqDCSR *)B->data;
+    if (setK || s->K != K) PetscCall(DCSRSetMaxSegments_Private(B, K));
+    if (setslack || b) PetscCall(DCSRSetSlack_Private(B, slack));
+    if (setmin || b) PetscCall(DCSRSetMinSegment_Private(B, minseg));
+    if (setcf || b) PetscCall(DCSRSetCapacityFactor_Private(B, cf));
+    if (setdt || b) s->defrag = (MatDCSRDefragType)dt;
+    if (setfr || b) PetscCall(DCSRSetDefragFraction_Private(B, fr));
+    if (setre || b) s->reorder_rows = reorder;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatSetFromOptions_SeqDCSR(Mat A, GpukitOptionItems PetscOptionsObject)
 {
   PetscFunctionBegin;
-  PetscCall(DCSRSetFromOptions_Private(A, PetscOptionsObject));
+  (void)PetscOptionsObject;
+  PetscCall(DCSRSetFromOptions_Private(A, 1, &A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -850,9 +1009,95 @@ static PetscErrorCode MatSetUp_SeqDCSR(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* ------------------------------------------------------------------------------------------------------
+   DMCreateMatrix() of a 1-D DMDA on one process without periodic boundary
+
+   PETSc's DMDA takes every type that composes MatSeqAIJSetPreallocation_C for AIJ; for this case (and only this)
+   it then calls MatSeqAIJSetTotalPreallocation(), a function that writes MATSEQAIJ's private structure into
+   A->data whatever A's type (fdda.c, DMCreateMatrix_DA_1d_SeqAIJ_NoPreallocation(), in 3.18 and 3.26), then
+   MatSetLocalToGlobalMapping() and MatSetValuesLocal() of the stencil. The call right before it is
+   MatSetBlockSize(), which reaches our setblocksizes op with the DMDA already attached (MatSetDM()). There, for
+   exactly that case, A->data becomes the structure of a stand-in MATSEQAIJ (composed on A) that keeps ours, so
+   that PETSc's function writes into a real SEQAIJ structure; our setlocaltoglobalmapping op, the next call,
+   swaps them back, restores the setvalues op PETSc replaced, destroys the stand-in (and what PETSc allocated in
+   it) and preallocates the stencil's (2s+1)*dof entries per row. The stencil is then inserted by DMDA as for AIJ.
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode DCSRDMDA1dShieldEnd(Mat A)
+{
+  Mat          T = NULL;
+  Mat_SeqDCSR *a;
+  void        *data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQuery((PetscObject)A, "GpukitDCSRDMDA1dShield", (PetscObject *)&T));
+  if (!T) PetscFunctionReturn(PETSC_SUCCESS);
+  data    = A->data; /* the stand-in's SEQAIJ structure, filled by MatSeqAIJSetTotalPreallocation() */
+  A->data = T->data;
+  T->data = data;
+  a       = (Mat_SeqDCSR *)A->data;
+  A->ops->setvalues               = a->shieldsetvalues;
+  A->ops->setlocaltoglobalmapping = a->shieldl2g;
+  a->shieldsetvalues              = NULL;
+  a->shieldl2g                    = NULL;
+  PetscCall(PetscObjectCompose((PetscObject)A, "GpukitDCSRDMDA1dShield", NULL)); /* destroys the stand-in */
+  if (!a->preallocated) PetscCall(DCSRAllocate_Private(A, NULL, a->shieldnz));
+  PetscCall(PetscInfo(A, "gpukit: MATSEQDCSR preallocated for a 1-D DMDA (%" PetscInt_FMT " entries per row)\n", a->shieldnz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetLocalToGlobalMapping_SeqDCSRShield(Mat A, ISLocalToGlobalMapping rmap, ISLocalToGlobalMapping cmap)
+{
+  PetscFunctionBegin;
+  PetscCall(DCSRDMDA1dShieldEnd(A));
+  if (A->ops->setlocaltoglobalmapping) PetscUseTypeMethod(A, setlocaltoglobalmapping, rmap, cmap);
+  else { /* what MatSetLocalToGlobalMapping() does for a type without this op */
+    PetscCall(PetscLayoutSetISLocalToGlobalMapping(A->rmap, rmap));
+    PetscCall(PetscLayoutSetISLocalToGlobalMapping(A->cmap, cmap));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetBlockSizes_SeqDCSR(Mat A, PetscInt rbs, PetscInt cbs)
+{
+  Mat_SeqDCSR   *a  = (Mat_SeqDCSR *)A->data;
+  DM             dm = NULL;
+  PetscBool      isda;
+  PetscInt       dim, s, dof;
+  DMBoundaryType bx;
+  Mat            T;
+  void          *data;
+
+  PetscFunctionBegin;
+  (void)rbs;
+  (void)cbs;
+  if (a->preallocated || a->shieldsetvalues) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetDM(A, &dm));
+  if (!dm) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMDA, &isda));
+  if (!isda || dm->prealloc_skip || ((DM_DA *)dm->data)->ofill) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DMDAGetInfo(dm, &dim, NULL, NULL, NULL, NULL, NULL, NULL, &dof, &s, &bx, NULL, NULL, NULL));
+  if (dim != 1 || bx != DM_BOUNDARY_NONE || A->rmap->n != ((DM_DA *)dm->data)->M * dof) PetscFunctionReturn(PETSC_SUCCESS);
+  /* PETSc's DMCreateMatrix_DA_1d_SeqAIJ_NoPreallocation() is running: MatSeqAIJSetTotalPreallocation() is next */
+  PetscCall(MatCreate(PETSC_COMM_SELF, &T));
+  PetscCall(MatSetSizes(T, A->rmap->n, A->cmap->n, A->rmap->n, A->cmap->n));
+  PetscCall(MatSetType(T, MATSEQAIJ));
+  a->shieldsetvalues              = A->ops->setvalues;
+  a->shieldl2g                    = A->ops->setlocaltoglobalmapping;
+  a->shieldnz                     = (2 * s + 1) * dof;
+  A->ops->setlocaltoglobalmapping = MatSetLocalToGlobalMapping_SeqDCSRShield;
+  data                            = A->data;
+  A->data                         = T->data;
+  T->data                         = data;
+  PetscCall(PetscObjectCompose((PetscObject)A, "GpukitDCSRDMDA1dShield", (PetscObject)T));
+  PetscCall(MatDestroy(&T));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatSeqAIJSetPreallocation_SeqDCSR(Mat A, PetscInt nz, const PetscInt nnz[])
 {
   PetscFunctionBegin;
+  PetscCall(DCSRDMDA1dShieldEnd(A)); /* (never active here with PETSc's DMDA; safe if a PETSc version calls this instead) */
   PetscCall(DCSRAllocate_Private(A, nnz, nz));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -911,9 +1156,11 @@ static PetscErrorCode MatLoad_SeqDCSR(Mat A, PetscViewer viewer)
 
 PetscErrorCode MatDestroy_SeqDCSR(Mat A)
 {
-  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSR *a;
 
   PetscFunctionBegin;
+  PetscCall(DCSRDMDA1dShieldEnd(A)); /* only after an error inside DMCreateMatrix() */
+  a = (Mat_SeqDCSR *)A->data;
   PetscCall(PetscFree5(a->segstart, a->seglen, a->segcap, a->nseg, a->rowlen));
   PetscCall(PetscFree2(a->colidx, a->values));
   PetscCall(PetscFree2(a->rowcols, a->rowvals));
@@ -967,7 +1214,7 @@ static PetscErrorCode MatDCSRGetInfo_SeqDCSR(Mat A, PetscInt *K, PetscInt *maxse
 .  -mat_dcsr_capacity_factor <1.2> - buffer capacity over what is needed when allocated or grown
 .  -mat_dcsr_defrag <auto,always,never> - when `MatAssemblyEnd()` defragments
 .  -mat_dcsr_defrag_fraction <0.25> - auto: defragment when more rows than this fraction have several segments
--  -mat_dcsr_reorder_rows          - `MATDCSRCUDA` only
+-  -mat_dcsr_reorder_rows          - place the rows grouped by length at defragmentation (no gain for the host product)
 
    Level: intermediate
 
@@ -1021,6 +1268,10 @@ PetscErrorCode MatCreate_SeqDCSR(Mat A)
   A->ops->load               = MatLoad_SeqDCSR;
   A->ops->setup              = MatSetUp_SeqDCSR;
   A->ops->setoption          = MatSetOption_SeqDCSR;
+  A->ops->fdcoloringcreate   = MatFDColoringCreate_DCSR;
+  A->ops->fdcoloringsetup    = MatFDColoringSetUp_DCSR;
+  A->ops->fdcoloringapply    = MatFDColoringApply_DCSR;
+  A->ops->setblocksizes      = MatSetBlockSizes_SeqDCSR;
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSeqAIJSetPreallocation_C", MatSeqAIJSetPreallocation_SeqDCSR));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsr_seqaij_C", MatConvert_SeqDCSR_SeqAIJ));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsr_aij_C", MatConvert_SeqDCSR_SeqAIJ));

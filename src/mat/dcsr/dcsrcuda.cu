@@ -25,6 +25,7 @@
 #if defined(GPUKIT_DCSRCUDA_AVAILABLE)
 
   #include <type_traits>
+  #include "gpukitpool.h"
 
 static_assert(sizeof(PetscInt) == sizeof(int), "MATDCSRCUDA mirrors PetscInt arrays as int");
 static_assert(sizeof(PetscCount) == sizeof(long long), "MATDCSRCUDA mirrors PetscCount arrays as long long");
@@ -42,13 +43,17 @@ static const PetscInt DCSRCUDATprStart[GPUKIT_DCSR_NBINS] = {1, 3, 5, 5}; /* ind
 static PetscErrorCode DCSRCUDAFreeDev_Private(GpukitDCSRDev *d)
 {
   PetscFunctionBegin;
+  if (d->colidx || d->values) { /* pool memory (GpukitDCSRDefragment() swaps these buffers), given back on the stream of their uses */
+    cudaStream_t stream;
+    PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+    PetscCallCUDA(GpukitPoolFreeN(&d->colidx, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&d->values, stream));
+  }
   if (d->segstart) PetscCallCUDA(cudaFree(d->segstart));
   if (d->seglen) PetscCallCUDA(cudaFree(d->seglen));
   if (d->segcap) PetscCallCUDA(cudaFree(d->segcap));
   if (d->nseg) PetscCallCUDA(cudaFree(d->nseg));
   if (d->rowlen) PetscCallCUDA(cudaFree(d->rowlen));
-  if (d->colidx) PetscCallCUDA(cudaFree(d->colidx));
-  if (d->values) PetscCallCUDA(cudaFree(d->values));
   if (d->dused) PetscCallCUDA(cudaFree(d->dused));
   PetscCall(PetscMemzero(d, sizeof(*d)));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -70,6 +75,36 @@ static PetscErrorCode DCSRCUDAMalloc_Private(void **p, size_t bytes, const char 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* bytes of pool memory (stream-ordered: usable on the PETSc stream), with the same error as DCSRCUDAMalloc_Private() */
+static PetscErrorCode DCSRCUDAPoolMalloc_Private(void **p, size_t bytes, const char *what)
+{
+  cudaStream_t stream;
+  cudaError_t  err;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  err = GpukitPoolMalloc(p, bytes ? bytes : 1, stream);
+  if (err == cudaErrorMemoryAllocation) {
+    size_t fre = 0, tot = 0;
+    (void)cudaGetLastError();
+    (void)cudaMemGetInfo(&fre, &tot);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "MATDCSRCUDA: no device memory for %s (%g MB asked, %g MB free of %g MB)", what, (double)bytes / 1048576.0, (double)fre / 1048576.0, (double)tot / 1048576.0);
+  }
+  PetscCallCUDA(err);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DCSRCUDAPoolFree_Private(void *p)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  if (!p) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCallCUDA(GpukitPoolFree(p, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* device arrays of the host's sizes (m, K, cap); whatever they held is lost */
 static PetscErrorCode DCSRCUDAAllocDev_Private(Mat A)
 {
@@ -87,8 +122,8 @@ static PetscErrorCode DCSRCUDAAllocDev_Private(Mat A)
   PetscCall(DCSRCUDAMalloc_Private((void **)&d->segcap, mk * sizeof(int), "the segment table"));
   PetscCall(DCSRCUDAMalloc_Private((void **)&d->nseg, (size_t)a->m * sizeof(int), "the segment counts"));
   PetscCall(DCSRCUDAMalloc_Private((void **)&d->rowlen, (size_t)a->m * sizeof(int), "the row lengths"));
-  PetscCall(DCSRCUDAMalloc_Private((void **)&d->colidx, (size_t)a->cap * sizeof(int), "the column buffer"));
-  PetscCall(DCSRCUDAMalloc_Private((void **)&d->values, (size_t)a->cap * sizeof(double), "the value buffer"));
+  PetscCall(DCSRCUDAPoolMalloc_Private((void **)&d->colidx, (size_t)a->cap * sizeof(int), "the column buffer"));
+  PetscCall(DCSRCUDAPoolMalloc_Private((void **)&d->values, (size_t)a->cap * sizeof(double), "the value buffer"));
   PetscCall(DCSRCUDAMalloc_Private((void **)&d->dused, sizeof(unsigned long long), "the bump pointer"));
   d->m    = (int)a->m;
   d->n    = (int)a->n;
@@ -231,6 +266,21 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* every index of a device batch in range (negative ones are skipped), else a clear error; nothing written */
+static PetscErrorCode DCSRCUDAValidate_Private(Mat A, PetscCount n, const PetscInt *di, const PetscInt *dj, PetscInt rstart, PetscInt cstart, cudaStream_t stream)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = (Mat_SeqDCSRCUDA *)a->spdev;
+  GpukitDCSRBad    bad;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(GpukitDCSRBatchValidate(&cu->d, (long long)n, di, dj, (long long)rstart, (long long)cstart, &bad, stream));
+  PetscCall(PetscLogGpuToCpu(sizeof(unsigned long long)));
+  PetscCheck(bad.entry < 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Entry %lld of the device batch, (%lld, %lld), is out of range: this process owns rows %" PetscInt_FMT "..%" PetscInt_FMT " and the block's columns are %" PetscInt_FMT "..%" PetscInt_FMT " (negative indices are skipped); the matrix is unchanged", bad.entry, bad.row,
+             bad.col, rstart, rstart + a->m - 1, cstart, cstart + a->n - 1);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Insert (INSERT_VALUES) or add (ADD_VALUES) n entries given by device arrays (rows in [rstart, rstart + m), columns
    in [cstart, cstart + n): checked on the device first when validate, so that a bad index leaves A unchanged) */
 static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt *di, const PetscInt *dj, const PetscScalar *dv, PetscInt rstart, PetscInt cstart, InsertMode mode, PetscBool validate)
@@ -247,18 +297,17 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
   PetscCall(DCSRCUDACopyToGPU_Private(A));
   if (!n) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
-  if (validate) {
-    GpukitDCSRBad bad;
-    PetscCallCUDA(GpukitDCSRBatchValidate(&cu->d, (long long)n, di, dj, (long long)rstart, (long long)cstart, &bad, stream));
-    PetscCall(PetscLogGpuToCpu(sizeof(unsigned long long)));
-    PetscCheck(bad.entry < 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Entry %lld of the device batch, (%lld, %lld), is out of range: this process owns rows %" PetscInt_FMT "..%" PetscInt_FMT " and the block's columns are %" PetscInt_FMT "..%" PetscInt_FMT " (negative indices are skipped); the matrix is unchanged", bad.entry,
-               bad.row, bad.col, rstart, rstart + a->m - 1, cstart, cstart + a->n - 1);
-  }
-  PetscCallCUDA(cudaMemGetInfo(&fre, &tot));
-  chunk = (PetscCount)(fre / 2 / (size_t)GpukitDCSRBatchBytesPerEntry());
-  chunk = PetscMax(chunk, (PetscCount)1024);
+  if ((double)n * (double)GpukitDCSRBatchBytesPerEntry() > 256.0 * 1048576.0) { /* a large batch: chunks that fit the free memory */
+    PetscCallCUDA(cudaMemGetInfo(&fre, &tot));
+    chunk = (PetscCount)(fre / 2 / (size_t)GpukitDCSRBatchBytesPerEntry());
+    chunk = PetscMax(chunk, (PetscCount)1024);
+  } else chunk = n; /* no query (it costs a driver call per batch); a failed allocation still halves the chunk below */
   chunk = PetscMin(chunk, (PetscCount)(PETSC_INT_MAX / 2));
   if (chunk < n) PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA inserts a batch of %" PetscCount_FMT " entries in chunks of %" PetscCount_FMT " (%g MB of device memory free)\n", n, chunk, (double)fre / 1048576.0));
+  /* the indices: a batch in one piece is checked by GpukitDCSRBatchCreate() in its own pass; one in chunks is checked
+     whole first, so that a bad index leaves the matrix unchanged whatever chunk it is in */
+  if (validate && chunk < n) PetscCall(DCSRCUDAValidate_Private(A, n, di, dj, rstart, cstart, stream));
+  if (chunk < n) validate = PETSC_FALSE;
   while (off < n) {
     PetscCount          nc = PetscMin(chunk, n - off);
     GpukitDCSRBatch     b  = NULL;
@@ -266,12 +315,23 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
     cudaError_t         err;
 
     for (;;) { /* the work space of a chunk must fit: halve it until it does */
-      err = GpukitDCSRBatchCreate(&cu->d, (long long)nc, di + off, dj + off, dv ? dv + off : NULL, (long long)rstart, (long long)cstart, mode == ADD_VALUES ? 1 : 0, a->ignorezero ? 1 : 0, &b, &info, stream);
+      GpukitDCSRBad bad;
+      err = GpukitDCSRBatchCreate(&cu->d, (long long)nc, di + off, dj + off, dv ? dv + off : NULL, (long long)rstart, (long long)cstart, mode == ADD_VALUES ? 1 : 0, a->ignorezero ? 1 : 0, validate ? &bad : NULL, &b, &info, stream);
+      if (err == cudaSuccess && validate) { /* the whole batch (off == 0, nc == n) was checked */
+        PetscCall(PetscLogGpuToCpu(sizeof(unsigned long long)));
+        PetscCheck(bad.entry < 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Entry %lld of the device batch, (%lld, %lld), is out of range: this process owns rows %" PetscInt_FMT "..%" PetscInt_FMT " and the block's columns are %" PetscInt_FMT "..%" PetscInt_FMT " (negative indices are skipped); the matrix is unchanged", bad.entry,
+                   bad.row, bad.col, rstart, rstart + a->m - 1, cstart, cstart + a->n - 1);
+        validate = PETSC_FALSE;
+      }
       if (err != cudaErrorMemoryAllocation || nc <= 1024) break;
       (void)cudaGetLastError();
       nc    = nc / 2;
       chunk = nc;
       PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA batch work space does not fit, chunks of %" PetscCount_FMT " entries now\n", nc));
+      if (validate) { /* in chunks from now on: the whole batch checked first */
+        PetscCall(DCSRCUDAValidate_Private(A, n, di, dj, rstart, cstart, stream));
+        validate = PETSC_FALSE;
+      }
     }
     if (err == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
@@ -289,10 +349,10 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
     if (info.segfull || info.capfull) { /* the device flags: nothing was written; defragment (and grow), then plan again */
       int *extra = NULL;
       PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA batch: %lld rows would exceed K = %" PetscInt_FMT " segments, %lld new segments would not fit in the buffer (%lld of %lld slots used): defragmenting on the device\n", info.segfull, a->K, info.capfull, cu->d.used, cu->d.cap));
-      PetscCall(DCSRCUDAMalloc_Private((void **)&extra, (size_t)a->m * sizeof(int), "the rows' extra room"));
+      PetscCall(DCSRCUDAPoolMalloc_Private((void **)&extra, (size_t)a->m * sizeof(int), "the rows' extra room"));
       PetscCallCUDA(GpukitDCSRBatchRowExtra(&cu->d, b, extra, stream));
       PetscCall(DCSRCUDADefrag_Private(A, extra));
-      PetscCallCUDA(cudaFree(extra));
+      PetscCall(DCSRCUDAPoolFree_Private(extra));
       PetscCallCUDA(GpukitDCSRBatchRelocate(&cu->d, b, stream)); /* the hits' slots moved */
       PetscCallCUDA(GpukitDCSRBatchPlan(&cu->d, b, insertnew, (double)a->slack, (int)a->minseg, &info, stream));
       PetscCheck(!info.segfull && !info.capfull, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATDCSRCUDA: the batch does not fit after a defragmentation that made room for it (%lld rows at K, %lld segments beyond the buffer)", info.segfull, info.capfull);
@@ -427,9 +487,9 @@ static PetscErrorCode DCSRCUDAFlushStash_Private(Mat A)
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCallCUDA(cudaMemGetInfo(&fre, &tot));
   chunk = PetscMin(s->n, PetscMax((PetscCount)(fre / 4 / per), (PetscCount)4096));
-  PetscCall(DCSRCUDAMalloc_Private((void **)&di, (size_t)chunk * sizeof(PetscInt), "the uploaded entries"));
-  PetscCall(DCSRCUDAMalloc_Private((void **)&dj, (size_t)chunk * sizeof(PetscInt), "the uploaded entries"));
-  PetscCall(DCSRCUDAMalloc_Private((void **)&dv, (size_t)chunk * sizeof(PetscScalar), "the uploaded entries"));
+  PetscCall(DCSRCUDAPoolMalloc_Private((void **)&di, (size_t)chunk * sizeof(PetscInt), "the uploaded entries"));
+  PetscCall(DCSRCUDAPoolMalloc_Private((void **)&dj, (size_t)chunk * sizeof(PetscInt), "the uploaded entries"));
+  PetscCall(DCSRCUDAPoolMalloc_Private((void **)&dv, (size_t)chunk * sizeof(PetscScalar), "the uploaded entries"));
   while (off < s->n) {
     const PetscCount nc = PetscMin(chunk, s->n - off);
     PetscCallCUDA(cudaMemcpyAsync(di, s->i + off, (size_t)nc * sizeof(PetscInt), cudaMemcpyHostToDevice, stream));
@@ -440,9 +500,9 @@ static PetscErrorCode DCSRCUDAFlushStash_Private(Mat A)
     if (ierr) break;
     off += nc;
   }
-  PetscCallCUDA(cudaFree(di));
-  PetscCallCUDA(cudaFree(dj));
-  PetscCallCUDA(cudaFree(dv));
+  PetscCall(DCSRCUDAPoolFree_Private(di));
+  PetscCall(DCSRCUDAPoolFree_Private(dj));
+  PetscCall(DCSRCUDAPoolFree_Private(dv));
   if (ierr) { /* the stash is dropped: the error says what went in */
     s->n = 0;
     PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Insert, A, 0, 0, 0));
@@ -580,6 +640,19 @@ static PetscErrorCode DCSRCUDAVecsOnDevice_Private(Mat A, const char op[], Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode DCSRCUDAFreeBins_Private(Mat_SeqDCSRCUDA *cu)
+{
+  PetscFunctionBegin;
+  if (cu->perm) PetscCallCUDA(cudaFree(cu->perm));
+  if (cu->rowst) PetscCallCUDA(cudaFree(cu->rowst));
+  if (cu->rowln) PetscCallCUDA(cudaFree(cu->rowln));
+  cu->perm  = NULL;
+  cu->rowst = NULL;
+  cu->rowln = NULL;
+  cu->permm = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the rows binned by length for the current structure (rebuilt only when the structure changed) */
 static PetscErrorCode DCSRCUDABins_Private(Mat A, cudaStream_t stream)
 {
@@ -588,13 +661,14 @@ static PetscErrorCode DCSRCUDABins_Private(Mat A, cudaStream_t stream)
   PetscFunctionBegin;
   if (cu->perm && cu->binver == cu->structver && cu->permm == cu->d.m) PetscFunctionReturn(PETSC_SUCCESS);
   if (cu->permm != cu->d.m || !cu->perm) {
-    if (cu->perm) PetscCallCUDA(cudaFree(cu->perm));
-    cu->perm = NULL;
+    PetscCall(DCSRCUDAFreeBins_Private(cu));
     PetscCall(DCSRCUDAMalloc_Private((void **)&cu->perm, (size_t)cu->d.m * sizeof(int), "the product's row bins"));
+    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->rowst, (size_t)cu->d.m * sizeof(int), "the product's row table"));
+    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->rowln, (size_t)cu->d.m * sizeof(int), "the product's row table"));
     cu->permm = cu->d.m;
   }
-  PetscCallCUDA(GpukitDCSRBinRows(&cu->d, cu->perm, cu->binstart, &cu->maxlen, &cu->nnz, stream));
-  PetscCall(PetscLogGpuToCpu((PetscLogDouble)sizeof(long long) * (GPUKIT_DCSR_NBINS + 2)));
+  PetscCallCUDA(GpukitDCSRBinRows(&cu->d, (long long)cu->longrow, cu->perm, cu->rowst, cu->rowln, cu->binstart, &cu->maxlen, &cu->nnz, stream));
+  PetscCall(PetscLogGpuToCpu((PetscLogDouble)sizeof(long long) * (GPUKIT_DCSR_NBINS_ALL + 2)));
   cu->binver = cu->structver;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -702,7 +776,7 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
   for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) tpr[b] = (int)cfg[b];
   PetscCall(PetscLogGpuTimeBegin());
   for (PetscInt l = 0; l < nlaunch; l++) {
-    PetscCallCUDA(GpukitDCSRMultCUDA(&cu->d, cu->perm, cu->binstart, tpr, xa, ya, za, stream));
+    PetscCallCUDA(GpukitDCSRMultCUDA(&cu->d, cu->perm, cu->rowst, cu->rowln, cu->binstart, tpr, xa, ya, za, stream));
     if (cu->tuner) PetscCall(GpukitTunerMark(cu->tuner));
   }
   PetscCall(PetscLogGpuTimeEnd());
@@ -832,16 +906,16 @@ static PetscErrorCode MatShift_SeqDCSRCUDA(Mat A, PetscScalar s)
   PetscCall(DCSRCUDACopyToGPU_Private(A));
   if (!nr) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
-  PetscCall(DCSRCUDAMalloc_Private((void **)&di, (size_t)nr * sizeof(PetscInt), "the shift's diagonal batch"));
-  PetscCall(DCSRCUDAMalloc_Private((void **)&dj, (size_t)nr * sizeof(PetscInt), "the shift's diagonal batch"));
-  PetscCall(DCSRCUDAMalloc_Private((void **)&dv, (size_t)nr * sizeof(PetscScalar), "the shift's diagonal batch"));
+  PetscCall(DCSRCUDAPoolMalloc_Private((void **)&di, (size_t)nr * sizeof(PetscInt), "the shift's diagonal batch"));
+  PetscCall(DCSRCUDAPoolMalloc_Private((void **)&dj, (size_t)nr * sizeof(PetscInt), "the shift's diagonal batch"));
+  PetscCall(DCSRCUDAPoolMalloc_Private((void **)&dv, (size_t)nr * sizeof(PetscScalar), "the shift's diagonal batch"));
   PetscCallCUDA(GpukitDCSRFillDiagonalBatchCUDA(nr, 0, 0, s, di, dj, dv, stream));
   PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Insert, A, 0, 0, 0));
   PetscCall(DCSRCUDABatch_Private(A, nr, di, dj, dv, 0, 0, ADD_VALUES, PETSC_FALSE));
   PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Insert, A, 0, 0, 0));
-  PetscCallCUDA(cudaFree(di));
-  PetscCallCUDA(cudaFree(dj));
-  PetscCallCUDA(cudaFree(dv));
+  PetscCall(DCSRCUDAPoolFree_Private(di));
+  PetscCall(DCSRCUDAPoolFree_Private(dj));
+  PetscCall(DCSRCUDAPoolFree_Private(dv));
   PetscCall(DCSRCUDAFinishInsertion_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -856,6 +930,57 @@ static PetscErrorCode MatZeroEntries_SeqDCSRCUDA(Mat A)
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   if (cu->d.used) PetscCallCUDA(cudaMemsetAsync(cu->d.values, 0, (size_t)cu->d.used * sizeof(double), stream));
   PetscCall(GpukitTwinDeviceWritten(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatDuplicate(): the host type's duplicate (the host copy of A, brought down once if the device is newer), then, when
+   A's device structure is valid, B's device structure by device-to-device copies, so that B starts valid on both sides
+   and its first device operation uploads nothing (as MATAIJCUSPARSE's duplicate keeps the device copy) */
+static PetscErrorCode MatDuplicate_SeqDCSRCUDA(Mat A, MatDuplicateOption op, Mat *B)
+{
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  const PetscBool  devvalid = (PetscBool)((A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) && cu->d.segstart);
+  PetscBool        iscuda;
+
+  PetscFunctionBegin;
+  PetscCheck(!cu->stash.n, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "MatDuplicate() of a MATSEQDCSRCUDA matrix with %" PetscCount_FMT " entries waiting for MatAssemblyEnd(): assemble it first", cu->stash.n);
+  PetscCall((*cu->twin.hostops.duplicate)(A, op, B));
+  PetscCall(PetscObjectTypeCompare((PetscObject)*B, MATSEQDCSRCUDA, &iscuda));
+  if (!iscuda) PetscFunctionReturn(PETSC_SUCCESS);
+  {
+    Mat_SeqDCSR     *b  = (Mat_SeqDCSR *)(*B)->data;
+    Mat_SeqDCSRCUDA *cb = DCSRCUDAGet(*B);
+    const size_t     mk = (size_t)a->m * (size_t)a->K;
+    cudaStream_t     stream;
+
+    for (PetscInt k = 0; k < GPUKIT_DCSR_NBINS; k++) cb->tpr[k] = cu->tpr[k];
+    cb->fixtpr   = cu->fixtpr;
+    cb->autotune = cu->autotune;
+    cb->longrow  = cu->longrow;
+    /* the device copy only when B's host storage is A's device structure, size for size */
+    if (!devvalid || !b->preallocated || b->m != cu->d.m || b->K != cu->d.K || b->cap != cu->d.cap || b->used != cu->d.used) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+    PetscCall(DCSRCUDAAllocDev_Private(*B));
+    if (mk) {
+      PetscCallCUDA(cudaMemcpyAsync(cb->d.segstart, cu->d.segstart, mk * sizeof(long long), cudaMemcpyDeviceToDevice, stream));
+      PetscCallCUDA(cudaMemcpyAsync(cb->d.seglen, cu->d.seglen, mk * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+      PetscCallCUDA(cudaMemcpyAsync(cb->d.segcap, cu->d.segcap, mk * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+    }
+    if (a->m) {
+      PetscCallCUDA(cudaMemcpyAsync(cb->d.nseg, cu->d.nseg, (size_t)a->m * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+      PetscCallCUDA(cudaMemcpyAsync(cb->d.rowlen, cu->d.rowlen, (size_t)a->m * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+    }
+    if (cu->d.used) {
+      PetscCallCUDA(cudaMemcpyAsync(cb->d.colidx, cu->d.colidx, (size_t)cu->d.used * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+      if (op == MAT_COPY_VALUES) PetscCallCUDA(cudaMemcpyAsync(cb->d.values, cu->d.values, (size_t)cu->d.used * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      else PetscCallCUDA(cudaMemsetAsync(cb->d.values, 0, (size_t)cu->d.used * sizeof(double), stream)); /* as the host copy: zeros */
+    }
+    PetscCallCUDA(cudaMemcpyAsync(cb->d.dused, cu->d.dused, sizeof(unsigned long long), cudaMemcpyDeviceToDevice, stream));
+    cb->d.used = cu->d.used;
+    cb->structver++;
+    (*B)->offloadmask = PETSC_OFFLOAD_BOTH; /* the host copy (the host duplicate) and the device copy hold the same */
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -875,6 +1000,7 @@ static const GpukitTwinOp DCSRCUDAOps[] = {
   GPUKIT_TWIN_OP(scale, MatScale_SeqDCSRCUDA),
   GPUKIT_TWIN_OP(shift, MatShift_SeqDCSRCUDA),
   GPUKIT_TWIN_OP(zeroentries, MatZeroEntries_SeqDCSRCUDA),
+  GPUKIT_TWIN_OP(duplicate, MatDuplicate_SeqDCSRCUDA),
 };
 
 /* the functions composed only while on the device (bound to the CPU: the host type's, or none) */
@@ -922,6 +1048,15 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat A, GpukitOptionItems Pe
     cu->fixtpr = PETSC_TRUE;
     PetscCall(GpukitTunerDestroy(&cu->tuner));
   }
+  {
+    PetscInt lr = cu->longrow;
+    PetscCall(PetscOptionsInt("-mat_dcsr_cuda_long_row", "Rows longer than this get a block of threads each in the product", "MATDCSRCUDA", lr, &lr, &set));
+    if (set) {
+      PetscCheck(lr >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_dcsr_cuda_long_row must be at least 1, got %" PetscInt_FMT, lr);
+      if (lr != cu->longrow) cu->binver = -1; /* the bins again at the next product */
+      cu->longrow = lr;
+    }
+  }
   PetscCall(PetscOptionsBool("-mat_dcsr_autotune", "Tune the product's threads per row with gpukit's tuner (-gpukit_tune); false: the starting values 2, 8, 32, 32", "MATDCSRCUDA", tune, &tune, &set));
   if (set) {
     cu->autotune = tune;
@@ -946,7 +1081,7 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
 
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(viewer, "  device: %lld of %lld slots used, %" PetscInt_FMT " batches (%" PetscCount_FMT " MatSetValues entries uploaded), %" PetscInt_FMT " device defragmentations (%" PetscInt_FMT " grew the buffer)\n", cu->d.used, cu->d.cap, cu->nbatch, cu->nuploaded, cu->ndevdefrag, cu->ndevgrow));
-  if (cu->perm) PetscCall(PetscViewerASCIIPrintf(viewer, "  product bins (rows of length <=4, <=32, <=256, more): %lld, %lld, %lld, %lld rows\n", cu->binstart[1] - cu->binstart[0], cu->binstart[2] - cu->binstart[1], cu->binstart[3] - cu->binstart[2], cu->binstart[4] - cu->binstart[3]));
+  if (cu->perm) PetscCall(PetscViewerASCIIPrintf(viewer, "  product bins (rows of length <=4, <=32, <=256, more, and longer than %" PetscInt_FMT ": a block per row): %lld, %lld, %lld, %lld, %lld rows\n", cu->longrow, cu->binstart[1] - cu->binstart[0], cu->binstart[2] - cu->binstart[1], cu->binstart[3] - cu->binstart[2], cu->binstart[4] - cu->binstart[3], cu->binstart[5] - cu->binstart[4]));
   if (cu->tuner) {
     PetscCall(PetscViewerASCIIPushTab(viewer));
     PetscCall(GpukitTunerView(cu->tuner, viewer));
@@ -982,7 +1117,7 @@ static PetscErrorCode DCSRCUDAFree_Private(Mat_SeqDCSRCUDA **cu)
   PetscFunctionBegin;
   if (!*cu) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(DCSRCUDAFreeDev_Private(&(*cu)->d));
-  if ((*cu)->perm) PetscCallCUDA(cudaFree((*cu)->perm));
+  PetscCall(DCSRCUDAFreeBins_Private(*cu));
   PetscCall(PetscFree3((*cu)->stash.i, (*cu)->stash.j, (*cu)->stash.v));
   PetscCall(GpukitTunerDestroy(&(*cu)->tuner));
   PetscCall(PetscFree(*cu));
@@ -1017,6 +1152,7 @@ static PetscErrorCode DCSRConvertToCUDA_Private(Mat A)
   for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) cu->tpr[b] = DCSRCUDATprValues[DCSRCUDATprStart[b]];
   cu->autotune      = PETSC_TRUE;
   cu->binver        = -1;
+  cu->longrow       = GPUKIT_DCSR_LONG_ROW;
   cu->twin.copyup   = DCSRCUDACopyUp_Private;
   cu->twin.copydown = DCSRCUDACopyDown_Private;
   cu->twin.evup     = MAT_DCSRCUDA_Copy;
@@ -1096,8 +1232,9 @@ static PetscErrorCode MatConvert_SeqDCSRCUDA_SeqDCSR(Mat A, MatType type, MatReu
 +  -mat_type seqdcsrcuda - the type (or -mat_type dcsrcuda, -dm_mat_type dcsrcuda)
 .  -mat_dcsr_cuda_threads_per_row <a[,b,c,d]> - threads per row of the product for rows of length <= 4, 5..32,
      33..256 and more (1, 2, 4, 8, 16 or 32; one value for all bins); fixes them, otherwise they are tuned
--  -mat_dcsr_autotune <true> - tune the threads per row with gpukit's tuner (kernel dcsr_mult; -gpukit_tune,
+.  -mat_dcsr_autotune <true> - tune the threads per row with gpukit's tuner (kernel dcsr_mult; -gpukit_tune,
      -gpukit_tune_cache); false: the starting values 2, 8, 32, 32
+-  -mat_dcsr_cuda_long_row <2048> - rows longer than this get a block of 256 threads each in the product (not tuned)
 
    and every option of `MATSEQDCSR` (K, slack, defragmentation policy).
 
@@ -1185,6 +1322,8 @@ static PetscErrorCode MatSetFromOptions_MPIDCSRCUDA(Mat A, GpukitOptionItems Pet
   for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) cb->tpr[b] = ca->tpr[b];
   cb->fixtpr   = ca->fixtpr;
   cb->autotune = ca->autotune;
+  if (cb->longrow != ca->longrow) cb->binver = -1;
+  cb->longrow = ca->longrow;
   PetscCall(GpukitTunerDestroy(&cb->tuner));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

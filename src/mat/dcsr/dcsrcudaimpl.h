@@ -9,7 +9,9 @@
      for them through Mat_SeqDCSR's hostaccess hook, and uploaded whole only when host code changed them;
    - entries given with MatSetValues() are stashed on the host (local i, j, v) and ONLY they travel at
      MatAssemblyEnd(), into a device batch insertion (dcsrkernels.h);
-   - the product: rows binned by length, threads per row per bin on the tuner (kernel "dcsr_mult").
+   - the product: rows binned by length, threads per row per bin on the tuner (kernel "dcsr_mult"), a block per row
+     for the longest rows, a coalesced row table for the rows that have one segment;
+   - device work arrays and the column/value buffers come from gpukit's stream-ordered pool (gpukitpool.h).
 */
 #pragma once
 
@@ -43,11 +45,13 @@ typedef struct {
 
   DCSRCUDAStash stash;
 
-  /* the product's bins (GpukitDCSRBinRows()), built for structure version binver */
-  int      *perm;
+  /* the product's bins and row table (GpukitDCSRBinRows()), built for structure version binver; rows longer than
+     longrow (-mat_dcsr_cuda_long_row) get a block of threads each */
+  int      *perm, *rowst, *rowln;
   PetscInt  permm;
-  long long binstart[GPUKIT_DCSR_NBINS + 1], nnz, maxlen;
+  long long binstart[GPUKIT_DCSR_NBINS_ALL + 1], nnz, maxlen;
   PetscInt  binver;
+  PetscInt  longrow;
 
   /* threads per row of each bin: the tuner's ("dcsr_mult", knobs tpr0..tpr3), or fixed by
      -mat_dcsr_cuda_threads_per_row, or the starting values with -mat_dcsr_autotune false */

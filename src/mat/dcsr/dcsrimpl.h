@@ -18,8 +18,9 @@
          <= cap.
      I5  rowlen[r] = sum_s seglen[r*K+s]; nz = sum_r rowlen[r].
      I6  a row with nseg[r] == 1 is sorted (the fast path of MatGetRow and of conversions). After a
-         defragmentation every non-empty row has exactly one segment, rows lie in row order, and the segment of
-         row r has capacity rowlen[r] + ceil(slack*rowlen[r]) (empty rows: nseg 0).
+         defragmentation every non-empty row has exactly one segment, rows lie in row order (with
+         -mat_dcsr_reorder_rows: grouped by length, longest first, row order within a length; code must reach a
+         row through segstart[], never assume the order), and the segment of row r has capacity rowlen[r] + ceil(slack*rowlen[r]) (empty rows: nseg 0).
      I7  columns are local to the block: 0..n-1 (the off-diagonal block of MATMPIDCSR: ghost indices into the
          append-only garray of Mat_MPIDCSR).
 
@@ -59,7 +60,7 @@ typedef struct {
   PetscReal         capfactor;       /* -mat_dcsr_capacity_factor: buffer capacity = capfactor * needed, when (re)allocated */
   MatDCSRDefragType defrag;          /* -mat_dcsr_defrag */
   PetscReal         defrag_fraction; /* -mat_dcsr_defrag_fraction: auto defragments when more rows than this are fragmented */
-  PetscBool         reorder_rows;    /* -mat_dcsr_reorder_rows: device only (MATDCSRCUDA), accepted and ignored on the host */
+  PetscBool         reorder_rows;    /* -mat_dcsr_reorder_rows: host defragmentation places rows grouped by length (dcsrinsert.c) */
 
   /* assembly state */
   PetscBool  assembling;   /* between MatAssemblyBegin() and MatAssemblyEnd(): MatSetValues() errors */
@@ -98,6 +99,14 @@ typedef struct {
   PetscErrorCode (*hostaccess)(Mat, PetscBool);
   /* the CUDA twin's lines for MatView() with ::ascii_info, or NULL */
   PetscErrorCode (*viewinfo)(Mat, PetscViewer);
+
+  /* (added) DMCreateMatrix() of a 1-D DMDA on one process without periodic boundary (dcsr.c, DCSRDMDA1dShield):
+     PETSc calls MatSeqAIJSetTotalPreallocation() on the matrix, which writes AIJ's private structure; while it runs,
+     A->data is a stand-in SEQAIJ's and this structure is kept by the stand-in. Saved here: the ops that call
+     replaces, and the per-row capacity the stencil needs. Not used otherwise. */
+  PetscErrorCode (*shieldsetvalues)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[], const PetscScalar[], InsertMode);
+  PetscErrorCode (*shieldl2g)(Mat, ISLocalToGlobalMapping, ISLocalToGlobalMapping);
+  PetscInt shieldnz;
 } Mat_SeqDCSR;
 
 /* Every host function that reads (write = PETSC_FALSE) or changes (PETSC_TRUE) the storage calls this first */

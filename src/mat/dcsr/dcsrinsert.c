@@ -148,15 +148,38 @@ PetscErrorCode DCSRFragmentedRows_Private(Mat_SeqDCSR *a, PetscInt *nfrag)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Defragmentation: every row becomes ONE sorted segment, rows in row order, each followed by ceil(slack*len) free
+/* Defragmentation: every row becomes ONE sorted segment, rows in row order (or by length, DCSRRowOrder()), each followed by ceil(slack*len) free
    slots, in a new buffer of capacity >= that size + extra (grown by the capacity factor when it must grow). newK > 0
    changes the segment cap K. */
+/* -mat_dcsr_reorder_rows: the order in which a defragmentation places the rows in the new buffer, grouped by length
+   (longest first, row order within a length: a counting sort), so that rows of one length lie together as the
+   seed's binned device product wants; NULL (row order) without the option. The row -> storage map stays in
+   segstart[], so every consumer (MatMult, MatGetRow, the device mirror) works unchanged. */
+static PetscErrorCode DCSRRowOrder(Mat A, PetscInt **ord)
+{
+  const Mat_SeqDCSR *a      = (Mat_SeqDCSR *)A->data;
+  PetscInt           maxlen = 0, *cnt;
+
+  PetscFunctionBegin;
+  *ord = NULL;
+  if (!a->reorder_rows || a->m == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscInfo(A, "gpukit: -mat_dcsr_reorder_rows: the defragmentation places the rows grouped by length; the host MatMult runs in row order and gains nothing measurable from it (docs/dcsr.md)\n"));
+  for (PetscInt r = 0; r < a->m; r++) maxlen = PetscMax(maxlen, a->rowlen[r]);
+  PetscCall(PetscCalloc1(maxlen + 2, &cnt));
+  PetscCall(PetscMalloc1(a->m, ord));
+  for (PetscInt r = 0; r < a->m; r++) cnt[maxlen - a->rowlen[r] + 1]++; /* bucket 0 = the longest rows */
+  for (PetscInt b = 1; b <= maxlen + 1; b++) cnt[b] += cnt[b - 1];
+  for (PetscInt r = 0; r < a->m; r++) (*ord)[cnt[maxlen - a->rowlen[r]]++] = r;
+  PetscCall(PetscFree(cnt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode DCSRDefragment_Private(Mat A, PetscCount extra, PetscInt newK)
 {
   Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
   PetscInt     m = a->m, nK = newK > 0 ? newK : a->K;
   PetscCount   size = 0, cap, pos = 0;
-  PetscInt    *ncol, *nseglen, *nsegcap, *nnseg, *nrowlen;
+  PetscInt    *ncol, *nseglen, *nsegcap, *nnseg, *nrowlen, *ord = NULL;
   PetscCount  *nsegstart;
   PetscScalar *nval;
 
@@ -172,10 +195,11 @@ PetscErrorCode DCSRDefragment_Private(Mat A, PetscCount extra, PetscInt newK)
   }
   if (cap < 1) cap = 1;
   PetscCall(PetscMalloc2(cap, &ncol, cap, &nval));
+  PetscCall(DCSRRowOrder(A, &ord));
   if (nK == a->K) { /* the tables are rewritten in place (row r's entries s >= 1 cleared where they were used) */
     PetscInt K = a->K;
-    for (PetscInt r = 0; r < m; r++) {
-      PetscInt l = a->rowlen[r];
+    for (PetscInt q = 0; q < m; q++) {
+      PetscInt r = ord ? ord[q] : q, l = a->rowlen[r];
       if (l) PetscCall(DCSRMergeRow(a, r, ncol + pos, nval + pos));
       for (PetscInt s = 1; s < a->nseg[r]; s++) a->segstart[r * K + s] = a->seglen[r * K + s] = a->segcap[r * K + s] = 0;
       a->nseg[r] = l ? 1 : 0;
@@ -189,8 +213,8 @@ PetscErrorCode DCSRDefragment_Private(Mat A, PetscCount extra, PetscInt newK)
     a->values = nval;
   } else {
     PetscCall(PetscCalloc5((size_t)m * nK, &nsegstart, (size_t)m * nK, &nseglen, (size_t)m * nK, &nsegcap, m, &nnseg, m, &nrowlen));
-    for (PetscInt r = 0; r < m; r++) {
-      PetscInt l = a->rowlen[r];
+    for (PetscInt q = 0; q < m; q++) {
+      PetscInt r = ord ? ord[q] : q, l = a->rowlen[r];
       nrowlen[r] = l;
       if (l == 0) continue;
       PetscCall(DCSRMergeRow(a, r, ncol + pos, nval + pos));
@@ -211,6 +235,7 @@ PetscErrorCode DCSRDefragment_Private(Mat A, PetscCount extra, PetscInt newK)
     a->rowlen   = nrowlen;
     PetscCall(PetscFree2(a->start0, a->len0)); /* sized for the old tables' rows: same m, but rebuild anyway */
   }
+  PetscCall(PetscFree(ord));
   a->K    = nK;
   a->used = pos;
   a->cap  = cap;

@@ -1,5 +1,8 @@
 /*
-   Device kernels of MATDCSRCUDA (contract: dcsrkernels.h). Pure CUDA + thrust, no PETSc; the glue is dcsrcuda.cu.
+   Device kernels of MATDCSRCUDA (contract: dcsrkernels.h). Pure CUDA + CUB, no PETSc; the glue is dcsrcuda.cu.
+   Work arrays come from gpukit's stream-ordered pool (src/sys/gpukitpool.h): no cudaMalloc()/cudaFree() (each of which
+   synchronises the device) on the batch, defragmentation or binning paths; each function synchronises the stream at
+   most once, where its comment says it returns host results.
 
    The seed's listings (King 2017, Alg. 4-7) are followed in their intent with their bugs fixed (seed digest sec. 6):
    - the free room of a row is that of its LAST segment, cap - len (Alg. 4 line 22 used end - start);
@@ -18,37 +21,17 @@
 #include <climits>
 #include <cmath>
 #include <new>
-#include <thrust/binary_search.h>
-#include <thrust/count.h>
-#include <thrust/execution_policy.h>
-#include <thrust/scan.h>
-#include <thrust/sort.h>
-#include <thrust/system/cuda/execution_policy.h>
-#include <thrust/system_error.h>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include "gpukitpool.h"
 #include "dcsrkernels.h"
 
 #define DCSR_BLOCK 256
-
-const int GPUKIT_DCSR_BIN_MAX[GPUKIT_DCSR_NBINS] = {4, 32, 256, INT_MAX};
 
 static inline unsigned DCSRGrid(long long n, int block)
 {
   return (unsigned)((n + block - 1) / block);
 }
-
-/* thrust reports errors by exceptions: turn them into CUDA error codes */
-#define DCSR_THRUST(stmt) \
-  do { \
-    try { \
-      stmt; \
-    } catch (const std::bad_alloc &) { \
-      return cudaErrorMemoryAllocation; \
-    } catch (const thrust::system_error &e) { \
-      return e.code().value() ? (cudaError_t)e.code().value() : cudaErrorUnknown; \
-    } catch (...) { \
-      return cudaErrorUnknown; \
-    } \
-  } while (0)
 
 #define DCSR_CHECK(call) \
   do { \
@@ -65,6 +48,8 @@ typedef struct {
 struct _p_GpukitDCSRBatch {
   long long           nu, ng, nnew; /* unique entries, row groups, new entries */
   int                 add, dropzero;
+  cudaStream_t        stream;       /* the pool memory below is given back on it */
+  void               *mem;          /* one pool block holding the arrays below */
   int                *urow, *ucol;  /* [nu] sorted by (row, column) */
   double             *uval;         /* [nu] reduced values */
   long long          *upos;         /* [nu] slot of a hit, -1 for a new entry */
@@ -76,8 +61,15 @@ struct _p_GpukitDCSRBatch {
 
 long long GpukitDCSRBatchBytesPerEntry(void)
 {
-  /* keys 8, perm 4, flags/scan 4, starts 4, urow/ucol 8, uval 8, upos 8, groups 4+4+4+8+4, thrust's sort buffers ~16 */
-  return 96;
+  /* kept: urow/ucol 8, uval 8, upos 8, groups 4+4+4+8+4 (48); work: keys 2x8, perm 2x4, flags 2x4, ids 2x4, starts 4
+     (44); CUB's radix sort temporary storage ~12 and alignment */
+  return 128;
+}
+
+/* 256-byte aligned carving of one pool block */
+static inline size_t DCSRAlign(size_t b)
+{
+  return (b + 255) & ~(size_t)255;
 }
 
 /* ------------------------------------------------------------------------------------------------------
@@ -93,98 +85,92 @@ __global__ static void DCSRValidateKernel(long long n, const int *__restrict__ i
   if (r < rstart || r - rstart >= m || c < cstart || c - cstart >= ncol) atomicMin(firstbad, (unsigned long long)e);
 }
 
+/* one synchronisation (two when an index is bad) */
 cudaError_t GpukitDCSRBatchValidate(const GpukitDCSRDev *A, long long nent, const int *i, const int *j, long long rstart, long long cstart, GpukitDCSRBad *bad, cudaStream_t stream)
 {
-  unsigned long long *d, h = ULLONG_MAX;
-  int                 ij[2];
+  GpukitPoolTemp     d(stream);
+  unsigned long long h = ULLONG_MAX;
+  int                ij[2];
 
   bad->entry = -1;
   bad->row = bad->col = 0;
   if (nent <= 0) return cudaSuccess;
   if (!i || !j) return cudaErrorInvalidValue;
-  DCSR_CHECK(cudaMalloc((void **)&d, sizeof(*d)));
-  cudaError_t err = cudaMemcpyAsync(d, &h, sizeof(h), cudaMemcpyHostToDevice, stream);
-  if (err == cudaSuccess) {
-    DCSRValidateKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, i, j, rstart, A->m, cstart, A->n, d);
-    err = cudaGetLastError();
+  DCSR_CHECK(d.Get(sizeof(unsigned long long)));
+  DCSR_CHECK(cudaMemsetAsync(d.p, 0xff, sizeof(unsigned long long), stream)); /* ULLONG_MAX */
+  DCSRValidateKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, i, j, rstart, A->m, cstart, A->n, d.As<unsigned long long>());
+  DCSR_CHECK(cudaGetLastError());
+  DCSR_CHECK(cudaMemcpyAsync(&h, d.p, sizeof(h), cudaMemcpyDeviceToHost, stream));
+  DCSR_CHECK(cudaStreamSynchronize(stream));
+  if (h != ULLONG_MAX) {
+    DCSR_CHECK(cudaMemcpyAsync(&ij[0], i + h, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    DCSR_CHECK(cudaMemcpyAsync(&ij[1], j + h, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    DCSR_CHECK(cudaStreamSynchronize(stream));
+    bad->entry = (long long)h;
+    bad->row   = ij[0];
+    bad->col   = ij[1];
   }
-  if (err == cudaSuccess) err = cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, stream);
-  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-  if (err == cudaSuccess && h != ULLONG_MAX) {
-    err = cudaMemcpyAsync(&ij[0], i + h, sizeof(int), cudaMemcpyDeviceToHost, stream);
-    if (err == cudaSuccess) err = cudaMemcpyAsync(&ij[1], j + h, sizeof(int), cudaMemcpyDeviceToHost, stream);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-    if (err == cudaSuccess) {
-      bad->entry = (long long)h;
-      bad->row   = ij[0];
-      bad->col   = ij[1];
-    }
-  }
-  cudaError_t err2 = cudaFree(d);
-  return err != cudaSuccess ? err : err2;
+  return cudaSuccess;
 }
 
 /* ------------------------------------------------------------------------------------------------------
-   Batch: sort, reduce, hits, row groups
+   Batch: sort, reduce, hits, row groups. Keys (local row << 32 | local column); an entry with a negative index gets
+   the key of row m (after every valid key), so the valid entries are the first nvalid of the sorted batch. The unique
+   entries and the row groups are numbered by two scans of head flags over the sorted keys; every array is sized by
+   the batch (an upper bound of both counts), so nothing waits for a count before the last kernel: one
+   synchronisation per batch, for the counts the caller needs.
    ------------------------------------------------------------------------------------------------------ */
 
-__global__ static void DCSRKeysKernel(long long n, const int *__restrict__ i, const int *__restrict__ j, long long rstart, long long cstart, unsigned long long *key, int *perm)
+/* what GpukitDCSRBatchCreate() reads back (one copy) */
+typedef struct {
+  unsigned long long nvalid, nu, ng, nnew, nrowsnew;
+  unsigned long long firstbad; /* the first entry out of range (ULLONG_MAX: none) */
+} DCSRBatchCounts;
+
+/* an entry with a negative index, or out of range (recorded in firstbad when validate), gets the key of row m */
+__global__ static void DCSRKeysKernel(long long n, const int *__restrict__ i, const int *__restrict__ j, long long rstart, long long cstart, long long m, long long ncol, int validate, unsigned long long *key, int *perm, unsigned long long *firstbad)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= n) return;
   const long long r = i[e], c = j[e];
-  key[e]  = (r < 0 || c < 0) ? ULLONG_MAX : (((unsigned long long)(r - rstart)) << 32) | (unsigned long long)(unsigned)(c - cstart);
+  bool            ok = r >= 0 && c >= 0;
+  if (ok && (r < rstart || r - rstart >= m || c < cstart || c - cstart >= ncol)) {
+    ok = false;
+    if (validate) atomicMin(firstbad, (unsigned long long)e);
+  }
+  key[e]  = ok ? (((unsigned long long)(r - rstart)) << 32) | (unsigned long long)(unsigned)(c - cstart) : ((unsigned long long)m << 32);
   perm[e] = (int)e;
 }
 
-/* flag[e] = 1 where a run of equal keys starts */
-__global__ static void DCSRHeadKernel(long long n, const unsigned long long *__restrict__ key, int *flag)
+/* over the sorted keys: uflag = 1 where a distinct (row, column) starts, rflag = 1 where a row starts (valid entries
+   only); the last valid entry records nvalid */
+__global__ static void DCSRHeadsKernel(long long n, const unsigned long long *__restrict__ key, unsigned long long m, int *uflag, int *rflag, DCSRBatchCounts *cnt)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= n) return;
-  flag[e] = (e == 0 || key[e] != key[e - 1]) ? 1 : 0;
+  const unsigned long long k     = key[e];
+  const bool               valid = (k >> 32) < m;
+  uflag[e]                       = (valid && (e == 0 || key[e - 1] != k)) ? 1 : 0;
+  rflag[e]                       = (valid && (e == 0 || (key[e - 1] >> 32) != (k >> 32))) ? 1 : 0;
+  if (valid && (e == n - 1 || (key[e + 1] >> 32) >= m)) cnt->nvalid = (unsigned long long)(e + 1);
 }
 
-__global__ static void DCSRHeadIntKernel(long long n, const int *__restrict__ key, int *flag)
+/* uid/rid: inclusive scans of uflag/rflag. ustart[u] = first sorted entry of distinct entry u (ustart[nu] = nvalid);
+   gstart[g] = first distinct entry of row group g (gstart[ng] = nu); the counts nu, ng */
+__global__ static void DCSRStartsKernel(long long n, const unsigned long long *__restrict__ key, unsigned long long m, const int *__restrict__ uflag, const int *__restrict__ rflag, const int *__restrict__ uid, const int *__restrict__ rid, int *ustart, int *gstart, DCSRBatchCounts *cnt)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= n) return;
-  flag[e] = (e == 0 || key[e] != key[e - 1]) ? 1 : 0;
-}
-
-/* start[id[e] - 1] = e where a run starts (id = inclusive scan of the heads), start[nruns] = n */
-__global__ static void DCSRRunStartKernel(long long n, const unsigned long long *__restrict__ key, const int *__restrict__ id, int *start)
-{
-  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= n) return;
-  if (e == 0 || key[e] != key[e - 1]) start[id[e] - 1] = (int)e;
-  if (e == n - 1) start[id[e]] = (int)n;
-}
-
-__global__ static void DCSRRunStartIntKernel(long long n, const int *__restrict__ key, const int *__restrict__ id, int *start)
-{
-  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= n) return;
-  if (e == 0 || key[e] != key[e - 1]) start[id[e] - 1] = (int)e;
-  if (e == n - 1) start[id[e]] = (int)n;
-}
-
-/* one distinct (row, column): INSERT takes the last of its duplicates (the sort is stable: input order), ADD their sum */
-__global__ static void DCSRReduceKernel(long long nu, const int *__restrict__ start, const unsigned long long *__restrict__ key, const int *__restrict__ perm, const double *__restrict__ v, int add, int *urow, int *ucol, double *uval)
-{
-  const long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (u >= nu) return;
-  const int                s = start[u], t = start[u + 1];
-  const unsigned long long k = key[s];
-  double                   val = 0.0;
-  if (v) {
-    if (add)
-      for (int p = s; p < t; p++) val += v[perm[p]];
-    else val = v[perm[t - 1]];
+  const unsigned long long k = key[e];
+  if ((k >> 32) >= m) return;
+  if (uflag[e]) ustart[uid[e] - 1] = (int)e;
+  if (rflag[e]) gstart[rid[e] - 1] = uid[e] - 1;
+  if (e == n - 1 || (key[e + 1] >> 32) >= m) { /* the last valid entry */
+    ustart[uid[e]] = (int)(e + 1);
+    gstart[rid[e]] = uid[e];
+    cnt->nu        = (unsigned long long)uid[e];
+    cnt->ng        = (unsigned long long)rid[e];
   }
-  urow[u] = (int)(k >> 32);
-  ucol[u] = (int)(unsigned)(k & 0xffffffffULL);
-  uval[u] = val;
 }
 
 /* the slot of column c in row r, or -1 (every segment is sorted: a binary search per segment) */
@@ -206,7 +192,32 @@ __device__ static long long DCSRFind(int r, int c, int K, const long long *__res
   return -1;
 }
 
-/* upos: the slot of a hit, -1 for a new entry, -2 for a new zero off the diagonal dropped (MAT_IGNORE_ZERO_ENTRIES) */
+/* one thread per sorted entry; the head of each distinct (row, column) reduces its duplicates (INSERT: the last one,
+   the sort being stable; ADD: their sum in input order) and looks it up: upos = slot of a hit, -1 new, -2 a new zero
+   off the diagonal dropped (MAT_IGNORE_ZERO_ENTRIES) */
+__global__ static void DCSRReduceLookupKernel(long long n, const unsigned long long *__restrict__ key, const int *__restrict__ perm, const double *__restrict__ v, int add, int dropzero, const int *__restrict__ uflag, const int *__restrict__ uid, const int *__restrict__ ustart, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, int *urow, int *ucol, double *uval, long long *upos)
+{
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= n || !uflag[e]) return;
+  const int                u = uid[e] - 1;
+  const int                t = ustart[u + 1];
+  const unsigned long long k = key[e];
+  const int                r = (int)(k >> 32), c = (int)(unsigned)(k & 0xffffffffULL);
+  double                   val = 0.0;
+  if (v) {
+    if (add)
+      for (int p = (int)e; p < t; p++) val += v[perm[p]];
+    else val = v[perm[t - 1]];
+  }
+  urow[u]     = r;
+  ucol[u]     = c;
+  uval[u]     = val;
+  long long p = DCSRFind(r, c, K, segstart, seglen, nseg, colidx);
+  if (p < 0 && dropzero && val == 0.0 && r != c) p = -2;
+  upos[u] = p;
+}
+
+/* again a lookup, after a defragmentation moved the slots of the hits */
 __global__ static void DCSRLookupKernel(long long nu, const int *__restrict__ urow, const int *__restrict__ ucol, const double *__restrict__ uval, int dropzero, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, long long *upos)
 {
   const long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -216,140 +227,165 @@ __global__ static void DCSRLookupKernel(long long nu, const int *__restrict__ ur
   upos[u] = p;
 }
 
-__global__ static void DCSRGroupKernel(long long ng, const int *__restrict__ gstart, const int *__restrict__ urow, const long long *__restrict__ upos, int *grow, int *gnew)
+/* one thread per sorted entry; the head of each row group: its row, its new entries, and the batch's counts */
+__global__ static void DCSRGroupKernel(long long n, const unsigned long long *__restrict__ key, const int *__restrict__ rflag, const int *__restrict__ rid, const int *__restrict__ gstart, const long long *__restrict__ upos, int *grow, int *gnew, DCSRBatchCounts *cnt)
 {
-  const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (g >= ng) return;
-  int nn = 0;
-  for (int e = gstart[g]; e < gstart[g + 1]; e++) nn += upos[e] == -1 ? 1 : 0;
-  grow[g] = urow[gstart[g]];
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= n || !rflag[e]) return;
+  const int g  = rid[e] - 1;
+  int       nn = 0;
+  for (int u = gstart[g]; u < gstart[g + 1]; u++) nn += upos[u] == -1 ? 1 : 0;
+  grow[g] = (int)(key[e] >> 32);
   gnew[g] = nn;
+  if (nn) {
+    atomicAdd(&cnt->nnew, (unsigned long long)nn);
+    atomicAdd(&cnt->nrowsnew, 1ULL);
+  }
 }
-
-struct DCSRIsNew {
-  __host__ __device__ bool operator()(long long p) const { return p == -1; }
-};
-struct DCSRPositive {
-  __host__ __device__ bool operator()(int p) const { return p > 0; }
-};
 
 cudaError_t GpukitDCSRBatchDestroy(GpukitDCSRBatch *b)
 {
-  cudaError_t err = cudaSuccess, e;
-  void       *p[]  = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  cudaError_t err = cudaSuccess;
 
   if (!*b) return cudaSuccess;
-  p[0] = (*b)->urow;
-  p[1] = (*b)->ucol;
-  p[2] = (*b)->uval;
-  p[3] = (*b)->upos;
-  p[4] = (*b)->grow;
-  p[5] = (*b)->gstart;
-  p[6] = (*b)->gnew;
-  p[7] = (*b)->galloc;
-  p[8] = (*b)->gsize;
-  p[9] = (*b)->plan;
-  for (int k = 0; k < 10; k++)
-    if (p[k] && (e = cudaFree(p[k])) != cudaSuccess && err == cudaSuccess) err = e;
+  if ((*b)->mem) err = GpukitPoolFree((*b)->mem, (*b)->stream);
   delete *b;
   *b = NULL;
   return err;
 }
 
-/* the work of GpukitDCSRBatchCreate() on the work arrays key, perm, flag, start (n each; start n+1) */
-static cudaError_t DCSRBatchFill(const GpukitDCSRDev *A, long long n, const int *i, const int *j, const double *v, long long rstart, long long cstart, GpukitDCSRBatch b, unsigned long long *key, int *perm, int *flag, int *start, GpukitDCSRBatchInfo *info, cudaStream_t stream)
+/* the number of bits of the keys' row part: rows 0..m (m: the invalid entries) */
+static int DCSRRowBits(long long m)
 {
-  auto      pol    = thrust::cuda::par.on(stream);
-  long long nvalid = 0, nu = 0, ng = 0, nrowsnew = 0, nnew = 0;
-  int       last;
-
-  DCSRKeysKernel<<<DCSRGrid(n, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(n, i, j, rstart, cstart, key, perm);
-  DCSR_CHECK(cudaGetLastError());
-  DCSR_THRUST(thrust::stable_sort_by_key(pol, key, key + n, perm)); /* radix sort: stable, duplicates keep their order */
-  DCSR_THRUST(nvalid = (long long)(thrust::lower_bound(pol, key, key + n, ULLONG_MAX) - key));
-  info->nvalid = nvalid;
-  if (nvalid == 0) return cudaSuccess;
-  /* distinct (row, column) */
-  DCSRHeadKernel<<<DCSRGrid(nvalid, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nvalid, key, flag);
-  DCSR_CHECK(cudaGetLastError());
-  DCSR_THRUST(thrust::inclusive_scan(pol, flag, flag + nvalid, flag));
-  DCSR_CHECK(cudaMemcpyAsync(&last, flag + nvalid - 1, sizeof(int), cudaMemcpyDeviceToHost, stream));
-  DCSR_CHECK(cudaStreamSynchronize(stream));
-  nu = last;
-  DCSRRunStartKernel<<<DCSRGrid(nvalid, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nvalid, key, flag, start);
-  DCSR_CHECK(cudaGetLastError());
-  DCSR_CHECK(cudaMalloc((void **)&b->urow, (size_t)nu * sizeof(int)));
-  DCSR_CHECK(cudaMalloc((void **)&b->ucol, (size_t)nu * sizeof(int)));
-  DCSR_CHECK(cudaMalloc((void **)&b->uval, (size_t)nu * sizeof(double)));
-  DCSR_CHECK(cudaMalloc((void **)&b->upos, (size_t)nu * sizeof(long long)));
-  DCSRReduceKernel<<<DCSRGrid(nu, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nu, start, key, perm, v, b->add, b->urow, b->ucol, b->uval);
-  DCSR_CHECK(cudaGetLastError());
-  DCSRLookupKernel<<<DCSRGrid(nu, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nu, b->urow, b->ucol, b->uval, b->dropzero, A->K, A->segstart, A->seglen, A->nseg, A->colidx, b->upos);
-  DCSR_CHECK(cudaGetLastError());
-  DCSR_THRUST(nnew = (long long)thrust::count_if(pol, b->upos, b->upos + nu, DCSRIsNew()));
-  /* rows: groups of the distinct entries (sorted by row) */
-  DCSRHeadIntKernel<<<DCSRGrid(nu, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nu, b->urow, flag);
-  DCSR_CHECK(cudaGetLastError());
-  DCSR_THRUST(thrust::inclusive_scan(pol, flag, flag + nu, flag));
-  DCSR_CHECK(cudaMemcpyAsync(&last, flag + nu - 1, sizeof(int), cudaMemcpyDeviceToHost, stream));
-  DCSR_CHECK(cudaStreamSynchronize(stream));
-  ng = last;
-  DCSR_CHECK(cudaMalloc((void **)&b->gstart, (size_t)(ng + 1) * sizeof(int)));
-  DCSR_CHECK(cudaMalloc((void **)&b->grow, (size_t)ng * sizeof(int)));
-  DCSR_CHECK(cudaMalloc((void **)&b->gnew, (size_t)ng * sizeof(int)));
-  DCSR_CHECK(cudaMalloc((void **)&b->galloc, (size_t)ng * sizeof(long long)));
-  DCSR_CHECK(cudaMalloc((void **)&b->gsize, (size_t)ng * sizeof(int)));
-  DCSRRunStartIntKernel<<<DCSRGrid(nu, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nu, b->urow, flag, b->gstart);
-  DCSR_CHECK(cudaGetLastError());
-  DCSRGroupKernel<<<DCSRGrid(ng, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(ng, b->gstart, b->urow, b->upos, b->grow, b->gnew);
-  DCSR_CHECK(cudaGetLastError());
-  DCSR_THRUST(nrowsnew = (long long)thrust::count_if(pol, b->gnew, b->gnew + ng, DCSRPositive()));
-  b->nu         = nu;
-  b->ng         = ng;
-  b->nnew       = nnew;
-  info->nunique = nu;
-  info->nnew    = nnew;
-  info->nrows   = ng;
-  info->nrowsnew = nrowsnew;
-  return cudaSuccess;
+  int bits = 1;
+  while (bits < 32 && (m >> bits) != 0) bits++;
+  return bits;
 }
 
-cudaError_t GpukitDCSRBatchCreate(const GpukitDCSRDev *A, long long nent, const int *i, const int *j, const double *v, long long rstart, long long cstart, int add, int dropzero, GpukitDCSRBatch *bout, GpukitDCSRBatchInfo *info, cudaStream_t stream)
+/* one synchronisation: the counts (two when an index is bad) */
+cudaError_t GpukitDCSRBatchCreate(const GpukitDCSRDev *A, long long nent, const int *i, const int *j, const double *v, long long rstart, long long cstart, int add, int dropzero, GpukitDCSRBad *bad, GpukitDCSRBatch *bout, GpukitDCSRBatchInfo *info, cudaStream_t stream)
 {
-  GpukitDCSRBatch     b;
-  unsigned long long *key  = NULL;
-  int                *perm = NULL, *flag = NULL, *start = NULL;
-  cudaError_t         err;
+  GpukitDCSRBatch b;
+  DCSRBatchCounts hc = {0, 0, 0, 0, 0, ULLONG_MAX};
+  const size_t    n  = (size_t)(nent > 0 ? nent : 0);
+  cudaError_t     err;
 
   *bout = NULL;
   info->nvalid = info->nunique = info->nnew = info->nrows = info->nrowsnew = 0;
   info->segfull = info->capfull = info->need = info->newmulti = 0;
   info->maxnseg = 0;
+  if (bad) {
+    bad->entry = -1;
+    bad->row = bad->col = 0;
+  }
   if (nent < 0 || nent >= (long long)INT_MAX) return cudaErrorInvalidValue; /* the caller splits larger batches */
   if (nent > 0 && (!i || !j)) return cudaErrorInvalidValue;
   b = new (std::nothrow) _p_GpukitDCSRBatch();
   if (!b) return cudaErrorMemoryAllocation;
   b->add      = add ? 1 : 0;
   b->dropzero = dropzero ? 1 : 0;
-  err    = cudaMalloc((void **)&b->plan, sizeof(DCSRPlanDev));
-  if (err == cudaSuccess && nent > 0) {
-    err = cudaMalloc((void **)&key, (size_t)nent * sizeof(*key));
-    if (err == cudaSuccess) err = cudaMalloc((void **)&perm, (size_t)nent * sizeof(int));
-    if (err == cudaSuccess) err = cudaMalloc((void **)&flag, (size_t)nent * sizeof(int));
-    if (err == cudaSuccess) err = cudaMalloc((void **)&start, (size_t)(nent + 1) * sizeof(int));
-    if (err == cudaSuccess) err = DCSRBatchFill(A, nent, i, j, v, rstart, cstart, b, key, perm, flag, start, info, stream);
+  b->stream   = stream;
+  { /* the batch's own arrays, sized by the batch: one pool block */
+    const size_t o_urow = 0, o_ucol = o_urow + DCSRAlign(n * sizeof(int)), o_uval = o_ucol + DCSRAlign(n * sizeof(int)), o_upos = o_uval + DCSRAlign(n * sizeof(double));
+    const size_t o_grow = o_upos + DCSRAlign(n * sizeof(long long)), o_gstart = o_grow + DCSRAlign(n * sizeof(int)), o_gnew = o_gstart + DCSRAlign((n + 1) * sizeof(int));
+    const size_t o_galloc = o_gnew + DCSRAlign(n * sizeof(int)), o_gsize = o_galloc + DCSRAlign(n * sizeof(long long)), o_plan = o_gsize + DCSRAlign(n * sizeof(int));
+    const size_t total = o_plan + DCSRAlign(sizeof(DCSRPlanDev));
+    char        *p;
+    err = GpukitPoolMalloc(&b->mem, total, stream);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      delete b;
+      return err;
+    }
+    p         = (char *)b->mem;
+    b->urow   = (int *)(p + o_urow);
+    b->ucol   = (int *)(p + o_ucol);
+    b->uval   = (double *)(p + o_uval);
+    b->upos   = (long long *)(p + o_upos);
+    b->grow   = (int *)(p + o_grow);
+    b->gstart = (int *)(p + o_gstart);
+    b->gnew   = (int *)(p + o_gnew);
+    b->galloc = (long long *)(p + o_galloc);
+    b->gsize  = (int *)(p + o_gsize);
+    b->plan   = (DCSRPlanDev *)(p + o_plan);
   }
-  if (err == cudaSuccess) err = cudaStreamSynchronize(stream); /* the work arrays are freed below */
-  if (key) cudaFree(key);
-  if (perm) cudaFree(perm);
-  if (flag) cudaFree(flag);
-  if (start) cudaFree(start);
+  if (n > 0 && (A->m > 0 || bad)) {
+    GpukitPoolTemp work(stream), tmp(stream);
+    const size_t   o_k0 = 0, o_k1 = o_k0 + DCSRAlign(n * 8), o_p0 = o_k1 + DCSRAlign(n * 8), o_p1 = o_p0 + DCSRAlign(n * 4), o_uf = o_p1 + DCSRAlign(n * 4);
+    const size_t   o_rf = o_uf + DCSRAlign(n * 4), o_ui = o_rf + DCSRAlign(n * 4), o_ri = o_ui + DCSRAlign(n * 4), o_us = o_ri + DCSRAlign(n * 4);
+    const size_t   o_cnt = o_us + DCSRAlign((n + 1) * 4), total = o_cnt + DCSRAlign(sizeof(DCSRBatchCounts));
+    size_t         bsort = 0, bscan = 0;
+    const int      nn = (int)n, endbit = 32 + DCSRRowBits(A->m);
+
+    err = work.Get(total);
+    if (err == cudaSuccess) {
+      char               *w     = work.As<char>();
+      unsigned long long *key0  = (unsigned long long *)(w + o_k0), *key = (unsigned long long *)(w + o_k1);
+      int                *perm0 = (int *)(w + o_p0), *perm = (int *)(w + o_p1);
+      int                *uflag = (int *)(w + o_uf), *rflag = (int *)(w + o_rf), *uid = (int *)(w + o_ui), *rid = (int *)(w + o_ri), *ustart = (int *)(w + o_us);
+      DCSRBatchCounts    *cnt   = (DCSRBatchCounts *)(w + o_cnt);
+
+      err = cub::DeviceRadixSort::SortPairs(nullptr, bsort, key0, key, perm0, perm, nn, 0, endbit, stream);
+      if (err == cudaSuccess) err = cub::DeviceScan::InclusiveSum(nullptr, bscan, uflag, uid, nn, stream);
+      if (err == cudaSuccess) err = tmp.Get(bsort > bscan ? bsort : bscan);
+      if (err == cudaSuccess) err = cudaMemsetAsync(cnt, 0, sizeof(DCSRBatchCounts), stream);
+      if (err == cudaSuccess) err = cudaMemsetAsync(&cnt->firstbad, 0xff, sizeof(cnt->firstbad), stream); /* ULLONG_MAX */
+      if (err == cudaSuccess) {
+        DCSRKeysKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, i, j, rstart, cstart, A->m, A->n, bad ? 1 : 0, key0, perm0, &cnt->firstbad);
+        err = cudaGetLastError();
+      }
+      /* radix sort: stable, duplicates keep their input order */
+      if (err == cudaSuccess) err = cub::DeviceRadixSort::SortPairs(tmp.p, bsort, key0, key, perm0, perm, nn, 0, endbit, stream);
+      if (err == cudaSuccess) {
+        DCSRHeadsKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, (unsigned long long)A->m, uflag, rflag, cnt);
+        err = cudaGetLastError();
+      }
+      if (err == cudaSuccess) err = cub::DeviceScan::InclusiveSum(tmp.p, bscan, uflag, uid, nn, stream);
+      if (err == cudaSuccess) err = cub::DeviceScan::InclusiveSum(tmp.p, bscan, rflag, rid, nn, stream);
+      if (err == cudaSuccess) {
+        DCSRStartsKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, (unsigned long long)A->m, uflag, rflag, uid, rid, ustart, b->gstart, cnt);
+        err = cudaGetLastError();
+      }
+      if (err == cudaSuccess) {
+        DCSRReduceLookupKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, perm, v, b->add, b->dropzero, uflag, uid, ustart, A->K, A->segstart, A->seglen, A->nseg, A->colidx, b->urow, b->ucol, b->uval, b->upos);
+        err = cudaGetLastError();
+      }
+      if (err == cudaSuccess) {
+        DCSRGroupKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, rflag, rid, b->gstart, b->upos, b->grow, b->gnew, cnt);
+        err = cudaGetLastError();
+      }
+      if (err == cudaSuccess) err = cudaMemcpyAsync(&hc, cnt, sizeof(hc), cudaMemcpyDeviceToHost, stream);
+      if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    }
+    /* work and tmp go back to the pool here, ordered after the kernels on stream */
+  }
+  if (err == cudaSuccess && bad && hc.firstbad != ULLONG_MAX) { /* refused: no batch, the matrix untouched */
+    int ij[2];
+    err = cudaMemcpyAsync(&ij[0], i + hc.firstbad, sizeof(int), cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess) err = cudaMemcpyAsync(&ij[1], j + hc.firstbad, sizeof(int), cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    if (err == cudaSuccess) {
+      bad->entry = (long long)hc.firstbad;
+      bad->row   = ij[0];
+      bad->col   = ij[1];
+      GpukitDCSRBatchDestroy(&b);
+      return cudaSuccess;
+    }
+  }
   if (err != cudaSuccess) {
     (void)cudaGetLastError(); /* a failed allocation is not sticky: clear it */
     GpukitDCSRBatchDestroy(&b);
     return err;
   }
-  *bout = b;
+  b->nu          = (long long)hc.nu;
+  b->ng          = (long long)hc.ng;
+  b->nnew        = (long long)hc.nnew;
+  info->nvalid   = (long long)hc.nvalid;
+  info->nunique  = b->nu;
+  info->nnew     = b->nnew;
+  info->nrows    = b->ng;
+  info->nrowsnew = (long long)hc.nrowsnew;
+  *bout          = b;
   return cudaSuccess;
 }
 
@@ -587,34 +623,35 @@ __global__ static void DCSRCompactKernel(int m, int K, const long long *__restri
   }
 }
 
+__global__ static void DCSRSetUsedKernel(unsigned long long *dused, unsigned long long used)
+{
+  *dused = used;
+}
+
+/* one synchronisation (the total size); the new buffers come from the pool, the old ones go back to it after the
+   compaction (stream-ordered: no wait for it) */
 cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, int *grew, cudaStream_t stream)
 {
-  long long         *off = NULL, total = 0, newcap;
+  GpukitPoolTemp     offm(stream), tmp(stream);
+  long long         *room, *off, total = 0, newcap;
   int               *ncol = NULL;
   double            *nval = NULL;
   cudaError_t        err;
-  unsigned long long u;
+  size_t             bytes = 0;
 
   *grew = 0;
   if (A->m <= 0) return cudaSuccess;
-  DCSR_CHECK(cudaMalloc((void **)&off, (size_t)(A->m + 1) * sizeof(long long)));
-  DCSRRowCapKernel<<<DCSRGrid((long long)A->m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->rowlen, slack, extra, off);
-  err = cudaGetLastError();
-  if (err == cudaSuccess) {
-    try {
-      thrust::exclusive_scan(thrust::cuda::par.on(stream), off, off + A->m + 1, off);
-    } catch (const std::bad_alloc &) {
-      err = cudaErrorMemoryAllocation;
-    } catch (...) {
-      err = cudaErrorUnknown;
-    }
-  }
-  if (err == cudaSuccess) err = cudaMemcpyAsync(&total, off + A->m, sizeof(total), cudaMemcpyDeviceToHost, stream);
-  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-  if (err != cudaSuccess) {
-    cudaFree(off);
-    return err;
-  }
+  if ((long long)A->m + 1 >= (long long)INT_MAX) return cudaErrorInvalidValue;
+  DCSR_CHECK(offm.Get(2 * DCSRAlign(((size_t)A->m + 1) * sizeof(long long))));
+  room = offm.As<long long>();
+  off  = (long long *)(offm.As<char>() + DCSRAlign(((size_t)A->m + 1) * sizeof(long long)));
+  DCSRRowCapKernel<<<DCSRGrid((long long)A->m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->rowlen, slack, extra, room);
+  DCSR_CHECK(cudaGetLastError());
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, room, off, A->m + 1, stream));
+  DCSR_CHECK(tmp.Get(bytes));
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, room, off, A->m + 1, stream));
+  DCSR_CHECK(cudaMemcpyAsync(&total, off + A->m, sizeof(total), cudaMemcpyDeviceToHost, stream));
+  DCSR_CHECK(cudaStreamSynchronize(stream));
   newcap = total > mincap ? total : mincap;
   if (total > A->cap) { /* growth: leave room for what comes next */
     const long long want = (long long)ceil((capfactor > 1.0 ? capfactor : 1.0) * (double)total);
@@ -622,38 +659,36 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
     *grew = 1;
   }
   if (newcap < 1) newcap = 1;
-  err = cudaMalloc((void **)&ncol, (size_t)newcap * sizeof(int));
-  if (err == cudaSuccess) err = cudaMalloc((void **)&nval, (size_t)newcap * sizeof(double));
+  err = GpukitPoolMallocN(&ncol, (size_t)newcap, stream);
+  if (err == cudaSuccess) err = GpukitPoolMallocN(&nval, (size_t)newcap, stream);
   if (err != cudaSuccess && *grew && newcap > total && total > 0) { /* not enough for the headroom: try the exact size */
     (void)cudaGetLastError();
-    if (ncol) cudaFree(ncol);
-    ncol   = NULL;
+    (void)GpukitPoolFreeN(&ncol, stream);
+    (void)GpukitPoolFreeN(&nval, stream);
     newcap = total > A->cap ? total : A->cap;
-    err    = cudaMalloc((void **)&ncol, (size_t)newcap * sizeof(int));
-    if (err == cudaSuccess) err = cudaMalloc((void **)&nval, (size_t)newcap * sizeof(double));
+    err    = GpukitPoolMallocN(&ncol, (size_t)newcap, stream);
+    if (err == cudaSuccess) err = GpukitPoolMallocN(&nval, (size_t)newcap, stream);
   }
   if (err != cudaSuccess) { /* A unchanged */
     (void)cudaGetLastError();
-    if (ncol) cudaFree(ncol);
-    if (nval) cudaFree(nval);
-    cudaFree(off);
+    (void)GpukitPoolFreeN(&ncol, stream);
+    (void)GpukitPoolFreeN(&nval, stream);
     *grew = 0;
     return cudaErrorMemoryAllocation;
   }
   DCSRCompactKernel<<<DCSRGrid((long long)A->m * 32, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, off, A->segstart, A->seglen, A->segcap, A->nseg, A->rowlen, A->colidx, A->values, ncol, nval);
   err = cudaGetLastError();
-  u   = (unsigned long long)total;
-  if (err == cudaSuccess) err = cudaMemcpyAsync(A->dused, &u, sizeof(u), cudaMemcpyHostToDevice, stream);
-  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+  if (err == cudaSuccess) {
+    DCSRSetUsedKernel<<<1, 1, 0, stream>>>(A->dused, (unsigned long long)total);
+    err = cudaGetLastError();
+  }
   if (err != cudaSuccess) {
-    cudaFree(ncol);
-    cudaFree(nval);
-    cudaFree(off);
+    (void)GpukitPoolFreeN(&ncol, stream);
+    (void)GpukitPoolFreeN(&nval, stream);
     return err;
   }
-  cudaFree(A->colidx);
-  cudaFree(A->values);
-  cudaFree(off);
+  (void)GpukitPoolFree(A->colidx, stream);
+  (void)GpukitPoolFree(A->values, stream);
   A->colidx = ncol;
   A->values = nval;
   A->used   = total;
@@ -662,124 +697,226 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
 }
 
 /* ------------------------------------------------------------------------------------------------------
-   The product: rows binned by length (ADCSR), a group of TPR lanes per row
+   The product: rows binned by length (ADCSR), a group of TPR lanes per row, and a block per row for the rows longer
+   than the long-row threshold. The bins also carry a row table in bin order (rowst/rowln: the start and length of a
+   row with ONE segment, the case after a defragmentation or a fresh assembly), read coalesced by the kernels instead
+   of the strided segment table; rows with several segments (rowln -1) walk the segment table.
    ------------------------------------------------------------------------------------------------------ */
 
-__global__ static void DCSRBinKernel(int m, const int *__restrict__ rowlen, int *bin, int *perm, unsigned long long *cnt, unsigned long long *nnz, int *maxlen)
+#define DCSR_FULL_MASK 0xffffffffu
+
+/* every thread of the launched blocks reaches the warp-wide steps (no early return): bins 0..3 by length, the long
+   bin for rows longer than longrow; the counts aggregated per warp before the atomics */
+__global__ static void DCSRBinKernel(int m, long long longrow, const int *__restrict__ rowlen, int *bin, int *iota, unsigned long long *cnt, unsigned long long *nnz, int *maxlen)
 {
-  const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= m) return;
-  const int len = rowlen[r];
-  int       b   = 0;
-  while (b < GPUKIT_DCSR_NBINS - 1 && len > (b == 0 ? 4 : (b == 1 ? 32 : 256))) b++;
-  bin[r]  = b;
-  perm[r] = (int)r;
-  atomicAdd(&cnt[b], 1ULL);
-  atomicAdd(nnz, (unsigned long long)len);
-  atomicMax(maxlen, len);
+  const long long r    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const int       lane = (int)(threadIdx.x & 31);
+  const bool      in   = r < m;
+  const int       len  = in ? rowlen[r] : 0;
+  int             b    = 0;
+  if (in) {
+    if (len > 256) b = 3;
+    else if (len > 32) b = 2;
+    else if (len > 4) b = 1;
+    if ((long long)len > longrow) b = GPUKIT_DCSR_NBINS; /* the long bin */
+    bin[r]  = b;
+    iota[r] = (int)r;
+  }
+  unsigned long long s  = (unsigned long long)len;
+  int                mx = len;
+  for (int o = 16; o > 0; o >>= 1) {
+    s += __shfl_down_sync(DCSR_FULL_MASK, s, o);
+    const int other = __shfl_down_sync(DCSR_FULL_MASK, mx, o);
+    mx              = other > mx ? other : mx;
+  }
+  for (int bb = 0; bb < GPUKIT_DCSR_NBINS_ALL; bb++) {
+    const unsigned bal = __ballot_sync(DCSR_FULL_MASK, in && b == bb);
+    if (lane == 0 && bal) atomicAdd(&cnt[bb], (unsigned long long)__popc(bal));
+  }
+  if (lane == 0) {
+    if (s) atomicAdd(nnz, s);
+    if (mx) atomicMax(maxlen, mx);
+  }
 }
 
-cudaError_t GpukitDCSRBinRows(const GpukitDCSRDev *A, int *perm, long long binstart[], long long *maxlen, long long *nnz, cudaStream_t stream)
+/* the row table in bin order: start and length of a one-segment row (compact: the buffer has at most INT_MAX slots,
+   so that a start fits an int), 0 for an empty row, -1 for a row the kernels read through the segment table */
+__global__ static void DCSRRowTableKernel(int m, int K, int compact, const int *__restrict__ perm, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, int *rowst, int *rowln)
 {
-  int                *bin = NULL, hmax = 0;
-  unsigned long long *cnt = NULL, hcnt[GPUKIT_DCSR_NBINS + 1];
-  cudaError_t         err;
+  const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= m) return;
+  const long long r  = perm[g];
+  const int       ns = nseg[r];
+  if (ns == 0) {
+    rowst[g] = 0;
+    rowln[g] = 0;
+  } else if (ns == 1 && compact) {
+    rowst[g] = (int)segstart[r * K];
+    rowln[g] = seglen[r * K];
+  } else {
+    rowst[g] = 0;
+    rowln[g] = -1;
+  }
+}
 
-  for (int b = 0; b <= GPUKIT_DCSR_NBINS; b++) binstart[b] = 0;
+typedef struct {
+  unsigned long long cnt[GPUKIT_DCSR_NBINS_ALL], nnz;
+  int                maxlen;
+} DCSRBinCounts;
+
+/* one synchronisation (the counts) */
+cudaError_t GpukitDCSRBinRows(const GpukitDCSRDev *A, long long longrow, int *perm, int *rowst, int *rowln, long long binstart[], long long *maxlen, long long *nnz, cudaStream_t stream)
+{
+  GpukitPoolTemp work(stream), tmp(stream);
+  DCSRBinCounts  hc;
+  size_t         bytes = 0;
+  const size_t   m     = (size_t)(A->m > 0 ? A->m : 0);
+  int           *bin, *bin2, *iota;
+  DCSRBinCounts *dc;
+
+  for (int b = 0; b <= GPUKIT_DCSR_NBINS_ALL; b++) binstart[b] = 0;
   *maxlen = 0;
   *nnz    = 0;
   if (A->m <= 0) return cudaSuccess;
-  DCSR_CHECK(cudaMalloc((void **)&bin, (size_t)A->m * sizeof(int) + sizeof(int)));
-  err = cudaMalloc((void **)&cnt, sizeof(hcnt));
-  if (err == cudaSuccess) err = cudaMemsetAsync(cnt, 0, sizeof(hcnt), stream);
-  if (err == cudaSuccess) err = cudaMemsetAsync(bin + A->m, 0, sizeof(int), stream);
-  if (err == cudaSuccess) {
-    DCSRBinKernel<<<DCSRGrid(A->m, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->rowlen, bin, perm, cnt, cnt + GPUKIT_DCSR_NBINS, bin + A->m);
-    err = cudaGetLastError();
-  }
-  if (err == cudaSuccess) {
-    try {
-      thrust::stable_sort_by_key(thrust::cuda::par.on(stream), bin, bin + A->m, perm);
-    } catch (const std::bad_alloc &) {
-      err = cudaErrorMemoryAllocation;
-    } catch (...) {
-      err = cudaErrorUnknown;
-    }
-  }
-  /* bin + m survived the sort (it sorts [0, m) only) */
-  if (err == cudaSuccess) err = cudaMemcpyAsync(hcnt, cnt, sizeof(hcnt), cudaMemcpyDeviceToHost, stream);
-  if (err == cudaSuccess) err = cudaMemcpyAsync(&hmax, bin + A->m, sizeof(int), cudaMemcpyDeviceToHost, stream);
-  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-  if (bin) cudaFree(bin);
-  if (cnt) cudaFree(cnt);
-  if (err != cudaSuccess) return err;
-  for (int b = 0; b < GPUKIT_DCSR_NBINS; b++) binstart[b + 1] = binstart[b] + (long long)hcnt[b];
-  *nnz    = (long long)hcnt[GPUKIT_DCSR_NBINS];
-  *maxlen = hmax;
+  if (longrow < 1) return cudaErrorInvalidValue;
+  DCSR_CHECK(work.Get(3 * DCSRAlign(m * sizeof(int)) + DCSRAlign(sizeof(DCSRBinCounts))));
+  bin  = work.As<int>();
+  bin2 = (int *)(work.As<char>() + DCSRAlign(m * sizeof(int)));
+  iota = (int *)(work.As<char>() + 2 * DCSRAlign(m * sizeof(int)));
+  dc   = (DCSRBinCounts *)(work.As<char>() + 3 * DCSRAlign(m * sizeof(int)));
+  DCSR_CHECK(cudaMemsetAsync(dc, 0, sizeof(DCSRBinCounts), stream));
+  DCSRBinKernel<<<DCSRGrid(A->m, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, longrow, A->rowlen, bin, iota, dc->cnt, &dc->nnz, &dc->maxlen);
+  DCSR_CHECK(cudaGetLastError());
+  /* stable: row order inside a bin; keys 0..GPUKIT_DCSR_NBINS (3 bits) */
+  DCSR_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, bin, bin2, iota, perm, A->m, 0, 3, stream));
+  DCSR_CHECK(tmp.Get(bytes));
+  DCSR_CHECK(cub::DeviceRadixSort::SortPairs(tmp.p, bytes, bin, bin2, iota, perm, A->m, 0, 3, stream));
+  DCSRRowTableKernel<<<DCSRGrid(A->m, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->cap <= (long long)INT_MAX ? 1 : 0, perm, A->segstart, A->seglen, A->nseg, rowst, rowln);
+  DCSR_CHECK(cudaGetLastError());
+  DCSR_CHECK(cudaMemcpyAsync(&hc, dc, sizeof(hc), cudaMemcpyDeviceToHost, stream));
+  DCSR_CHECK(cudaStreamSynchronize(stream));
+  for (int b = 0; b < GPUKIT_DCSR_NBINS_ALL; b++) binstart[b + 1] = binstart[b] + (long long)hc.cnt[b];
+  *nnz    = (long long)hc.nnz;
+  *maxlen = hc.maxlen;
   return cudaSuccess;
 }
 
 template <int TPR>
-__global__ static void DCSRMultKernel(long long nrows, const int *__restrict__ rows, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z)
+__global__ static void DCSRMultKernel(long long nrows, const int *__restrict__ rows, const int *__restrict__ rowst, const int *__restrict__ rowln, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z)
 {
   const long long t    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long g    = t / TPR;
   const int       lane = (int)(t % TPR);
   if (g >= nrows) return; /* every lane of the group leaves together */
-  const int          r    = rows[g];
-  const long long    base = (long long)r * K;
-  const int          ns   = nseg[r];
-  double             sum  = 0.0;
-  for (int s = 0; s < ns; s++) { /* the running segment index the seed's Alg. 6 lacks */
-    const long long st  = segstart[base + s];
-    const int       len = seglen[base + s];
-    for (int k = lane; k < len; k += TPR) sum += values[st + k] * x[colidx[st + k]];
+  const int r   = rows[g];
+  const int ln  = rowln[g];
+  double    sum = 0.0;
+  if (ln >= 0) { /* one segment (or none): the row table */
+    const long long st = rowst[g];
+    for (int k = lane; k < ln; k += TPR) sum += values[st + k] * x[colidx[st + k]];
+  } else {
+    const long long base = (long long)r * K;
+    const int       ns   = nseg[r];
+    for (int s = 0; s < ns; s++) { /* the running segment index the seed's Alg. 6 lacks */
+      const long long st  = segstart[base + s];
+      const int       len = seglen[base + s];
+      for (int k = lane; k < len; k += TPR) sum += values[st + k] * x[colidx[st + k]];
+    }
   }
   if (TPR > 1) {
     const unsigned wl   = (unsigned)(threadIdx.x % 32);
-    const unsigned mask = TPR == 32 ? 0xffffffffu : (((1u << TPR) - 1u) << (wl / TPR * TPR));
+    const unsigned mask = TPR == 32 ? DCSR_FULL_MASK : (((1u << TPR) - 1u) << (wl / TPR * TPR));
     for (int o = TPR / 2; o > 0; o >>= 1) sum += __shfl_down_sync(mask, sum, o, TPR);
   }
   if (lane == 0) z[r] = y ? y[r] + sum : sum;
 }
 
-template <int TPR>
-static cudaError_t DCSRMultLaunch(const GpukitDCSRDev *A, long long nrows, const int *rows, const double *x, const double *y, double *z, cudaStream_t stream)
+#define DCSR_LONG_BLOCK 256
+
+/* the block's threads over one segment, four independent sums so that four loads are in flight per thread */
+__device__ static inline void DCSRLongSum(long long st, int len, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, double *s)
 {
-  DCSRMultKernel<TPR><<<DCSRGrid(nrows * TPR, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nrows, rows, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, y, z);
+  int k = (int)threadIdx.x;
+  for (; k + 3 * DCSR_LONG_BLOCK < len; k += 4 * DCSR_LONG_BLOCK) {
+    s[0] += values[st + k] * x[colidx[st + k]];
+    s[1] += values[st + k + DCSR_LONG_BLOCK] * x[colidx[st + k + DCSR_LONG_BLOCK]];
+    s[2] += values[st + k + 2 * DCSR_LONG_BLOCK] * x[colidx[st + k + 2 * DCSR_LONG_BLOCK]];
+    s[3] += values[st + k + 3 * DCSR_LONG_BLOCK] * x[colidx[st + k + 3 * DCSR_LONG_BLOCK]];
+  }
+  for (; k < len; k += DCSR_LONG_BLOCK) s[0] += values[st + k] * x[colidx[st + k]];
+}
+
+/* one block of DCSR_LONG_BLOCK threads per row (the long bin); no early return: every thread reaches the barrier */
+__global__ static void __launch_bounds__(DCSR_LONG_BLOCK) DCSRMultLongKernel(const int *__restrict__ rows, const int *__restrict__ rowst, const int *__restrict__ rowln, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z)
+{
+  __shared__ double part[DCSR_LONG_BLOCK / 32];
+  const long long   g    = blockIdx.x;
+  const int         r    = rows[g];
+  const int         ln   = rowln[g];
+  const int         lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
+  double            s[4] = {0.0, 0.0, 0.0, 0.0}, sum;
+  if (ln >= 0) DCSRLongSum(rowst[g], ln, colidx, values, x, s);
+  else {
+    const long long base = (long long)r * K;
+    const int       ns   = nseg[r];
+    for (int q = 0; q < ns; q++) DCSRLongSum(segstart[base + q], seglen[base + q], colidx, values, x, s);
+  }
+  sum = (s[0] + s[1]) + (s[2] + s[3]);
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
+  if (lane == 0) part[warp] = sum;
+  __syncthreads();
+  if (warp == 0) {
+    sum = lane < DCSR_LONG_BLOCK / 32 ? part[lane] : 0.0;
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
+    if (lane == 0) z[r] = y ? y[r] + sum : sum;
+  }
+}
+
+template <int TPR>
+static cudaError_t DCSRMultLaunch(const GpukitDCSRDev *A, long long nrows, const int *rows, const int *rowst, const int *rowln, const double *x, const double *y, double *z, cudaStream_t stream)
+{
+  DCSRMultKernel<TPR><<<DCSRGrid(nrows * TPR, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nrows, rows, rowst, rowln, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, y, z);
   return cudaGetLastError();
 }
 
-cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const long long binstart[], const int tpr[], const double *x, const double *y, double *z, cudaStream_t stream)
+cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int tpr[], const double *x, const double *y, double *z, cudaStream_t stream)
 {
   for (int b = 0; b < GPUKIT_DCSR_NBINS; b++) {
     const long long nrows = binstart[b + 1] - binstart[b];
-    const int      *rows  = perm + binstart[b];
+    const int      *rows = perm + binstart[b], *st = rowst + binstart[b], *ln = rowln + binstart[b];
     cudaError_t     err;
     if (nrows <= 0) continue;
     switch (tpr[b]) {
     case 1:
-      err = DCSRMultLaunch<1>(A, nrows, rows, x, y, z, stream);
+      err = DCSRMultLaunch<1>(A, nrows, rows, st, ln, x, y, z, stream);
       break;
     case 2:
-      err = DCSRMultLaunch<2>(A, nrows, rows, x, y, z, stream);
+      err = DCSRMultLaunch<2>(A, nrows, rows, st, ln, x, y, z, stream);
       break;
     case 4:
-      err = DCSRMultLaunch<4>(A, nrows, rows, x, y, z, stream);
+      err = DCSRMultLaunch<4>(A, nrows, rows, st, ln, x, y, z, stream);
       break;
     case 8:
-      err = DCSRMultLaunch<8>(A, nrows, rows, x, y, z, stream);
+      err = DCSRMultLaunch<8>(A, nrows, rows, st, ln, x, y, z, stream);
       break;
     case 16:
-      err = DCSRMultLaunch<16>(A, nrows, rows, x, y, z, stream);
+      err = DCSRMultLaunch<16>(A, nrows, rows, st, ln, x, y, z, stream);
       break;
     case 32:
-      err = DCSRMultLaunch<32>(A, nrows, rows, x, y, z, stream);
+      err = DCSRMultLaunch<32>(A, nrows, rows, st, ln, x, y, z, stream);
       break;
     default:
       return cudaErrorInvalidValue;
     }
     if (err != cudaSuccess) return err;
+  }
+  { /* the long bin */
+    const long long nrows = binstart[GPUKIT_DCSR_NBINS_ALL] - binstart[GPUKIT_DCSR_NBINS];
+    const long long o     = binstart[GPUKIT_DCSR_NBINS];
+    if (nrows > 0) {
+      DCSRMultLongKernel<<<(unsigned)nrows, DCSR_LONG_BLOCK, 0, stream>>>(perm + o, rowst + o, rowln + o, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, y, z);
+      DCSR_CHECK(cudaGetLastError());
+    }
   }
   return cudaSuccess;
 }
@@ -854,41 +991,51 @@ cudaError_t GpukitDCSRFillDiagonalBatchCUDA(long long nrows, long long rstart, l
   return cudaGetLastError();
 }
 
-__global__ static void DCSRStatsKernel(int m, int K, const int *__restrict__ nseg, const int *__restrict__ segcap, int *maxnseg, unsigned long long *nmulti, unsigned long long *live)
+typedef struct {
+  unsigned long long nmulti, live;
+  int                maxnseg;
+} DCSRStatsDev;
+
+/* no early return: the warp aggregates before its atomics */
+__global__ static void DCSRStatsKernel(int m, int K, const int *__restrict__ nseg, const int *__restrict__ segcap, DCSRStatsDev *st)
 {
-  const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= m) return;
-  const int          ns = nseg[r];
-  unsigned long long c  = 0;
+  const long long    r    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const int          lane = (int)(threadIdx.x & 31);
+  const int          ns   = r < m ? nseg[r] : 0;
+  unsigned long long c    = 0, multi = ns > 1 ? 1 : 0;
+  int                mx   = ns;
   for (int s = 0; s < ns; s++) c += (unsigned long long)segcap[r * (long long)K + s];
-  if (ns > 1) atomicAdd(nmulti, 1ULL);
-  if (c) atomicAdd(live, c);
-  atomicMax(maxnseg, ns);
+  for (int o = 16; o > 0; o >>= 1) {
+    c += __shfl_down_sync(DCSR_FULL_MASK, c, o);
+    multi += __shfl_down_sync(DCSR_FULL_MASK, multi, o);
+    const int other = __shfl_down_sync(DCSR_FULL_MASK, mx, o);
+    mx              = other > mx ? other : mx;
+  }
+  if (lane == 0) {
+    if (multi) atomicAdd(&st->nmulti, multi);
+    if (c) atomicAdd(&st->live, c);
+    if (mx) atomicMax(&st->maxnseg, mx);
+  }
 }
 
+/* one synchronisation */
 cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream)
 {
-  struct {
-    unsigned long long nmulti, live;
-    int                maxnseg;
-  } h = {0, 0, 0}, *d = NULL;
-  cudaError_t err;
+  GpukitPoolTemp d(stream);
+  DCSRStatsDev   h = {0, 0, 0};
 
   *maxnseg = 0;
   *nmulti  = 0;
   *live    = 0;
   if (A->m <= 0) return cudaSuccess;
-  DCSR_CHECK(cudaMalloc((void **)&d, sizeof(h)));
-  err = cudaMemsetAsync(d, 0, sizeof(h), stream);
-  if (err == cudaSuccess) {
-    DCSRStatsKernel<<<DCSRGrid(A->m, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->nseg, A->segcap, &d->maxnseg, &d->nmulti, &d->live);
-    err = cudaGetLastError();
-  }
-  if (err == cudaSuccess) err = cudaMemcpyAsync(&h, d, sizeof(h), cudaMemcpyDeviceToHost, stream);
-  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-  cudaFree(d);
+  DCSR_CHECK(d.Get(sizeof(h)));
+  DCSR_CHECK(cudaMemsetAsync(d.p, 0, sizeof(h), stream));
+  DCSRStatsKernel<<<DCSRGrid(A->m, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->nseg, A->segcap, d.As<DCSRStatsDev>());
+  DCSR_CHECK(cudaGetLastError());
+  DCSR_CHECK(cudaMemcpyAsync(&h, d.p, sizeof(h), cudaMemcpyDeviceToHost, stream));
+  DCSR_CHECK(cudaStreamSynchronize(stream));
   *maxnseg = h.maxnseg;
   *nmulti  = (long long)h.nmulti;
   *live    = (long long)h.live;
-  return err;
+  return cudaSuccess;
 }

@@ -1,5 +1,6 @@
 /*
-   Device kernels of MATDCSRCUDA: pure CUDA (thrust for sorts and scans) with a C interface, no PETSc. The glue
+   Device kernels of MATDCSRCUDA: pure CUDA (CUB for sorts and scans, work arrays from gpukit's stream-ordered pool,
+   src/sys/gpukitpool.h) with a C interface, no PETSc. The glue
    (dcsrcuda.cu) mirrors Mat_SeqDCSR's arrays (dcsrimpl.h) on the device by plain copies, so the layout and the
    invariants I1..I7 of dcsrimpl.h are the ones here:
      row r = its nseg[r] segments s; segment s of row r holds colidx/values[segstart[r*K+s] .. + seglen[r*K+s])
@@ -41,8 +42,8 @@ typedef struct {
   long long *segstart;         /* [m*K] */
   int       *seglen, *segcap;  /* [m*K] */
   int       *nseg, *rowlen;    /* [m] */
-  int       *colidx;           /* [cap] */
-  double    *values;           /* [cap] */
+  int       *colidx;           /* [cap] from the pool (GpukitPoolMalloc/GpukitPoolFree): GpukitDCSRDefragment() swaps them */
+  double    *values;           /* [cap] from the pool */
   long long  used, cap;        /* host copies of the bump pointer and the capacity */
   unsigned long long *dused;   /* [1] the bump pointer on the device (the allocation kernel's atomic) */
 } GpukitDCSRDev;
@@ -76,8 +77,11 @@ long long GpukitDCSRBatchBytesPerEntry(void);
 /* rows must lie in [rstart, rstart + m) and columns in [cstart, cstart + n) (negative ones are skipped) */
 cudaError_t GpukitDCSRBatchValidate(const GpukitDCSRDev *A, long long nent, const int *i, const int *j, long long rstart, long long cstart, GpukitDCSRBad *bad, cudaStream_t stream);
 /* add = 1: ADD_VALUES, 0: INSERT_VALUES; v may be NULL (zeros); dropzero = 1: a new entry whose (reduced) value is 0
-   off the diagonal is dropped (MAT_IGNORE_ZERO_ENTRIES) */
-cudaError_t GpukitDCSRBatchCreate(const GpukitDCSRDev *A, long long nent, const int *i, const int *j, const double *v, long long rstart, long long cstart, int add, int dropzero, GpukitDCSRBatch *b, GpukitDCSRBatchInfo *info, cudaStream_t stream);
+   off the diagonal is dropped (MAT_IGNORE_ZERO_ENTRIES). bad not NULL: the batch is validated as by
+   GpukitDCSRBatchValidate() in the same pass (no extra synchronisation); when an index is out of range, bad->entry is
+   the first such entry, *b is NULL and cudaSuccess is returned (nothing written). bad NULL: entries out of range are
+   skipped like negative ones (the caller checked them). */
+cudaError_t GpukitDCSRBatchCreate(const GpukitDCSRDev *A, long long nent, const int *i, const int *j, const double *v, long long rstart, long long cstart, int add, int dropzero, GpukitDCSRBad *bad, GpukitDCSRBatch *b, GpukitDCSRBatchInfo *info, cudaStream_t stream);
 /* insertnew = 0: new entries are dropped (MAT_NEW_NONZERO_LOCATIONS false), only the hits are applied */
 cudaError_t GpukitDCSRBatchPlan(GpukitDCSRDev *A, GpukitDCSRBatch b, int insertnew, double slack, int minseg, GpukitDCSRBatchInfo *info, cudaStream_t stream);
 /* extra[r] = new entries of row r in the batch (extra must hold m ints), for GpukitDCSRDefragment() */
@@ -89,18 +93,26 @@ cudaError_t GpukitDCSRBatchDestroy(GpukitDCSRBatch *b);
 
 /* Every row to one sorted segment, in row order, with capacity rowlen + max(ceil(slack*rowlen), extra[r]) (extra may be
    NULL), into new buffers of capacity max(total, mincap) (total: the sum of the row capacities; *grew says whether
-   that exceeds the old cap); the old buffers are freed. On a failed allocation A is unchanged. */
+   that exceeds the old cap); the old buffers go back to the pool (stream-ordered). One synchronisation. On a failed
+   allocation A is unchanged. */
 cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, int *grew, cudaStream_t stream);
 
-/* row lengths -> bins of the product: bin b holds the rows with length <= GPUKIT_DCSR_BIN_MAX[b] (and above the bin
-   before); perm[] (m ints) lists the rows bin by bin, in row order inside a bin; binstart[GPUKIT_DCSR_NBINS + 1]
-   (host) where each bin starts; maxlen (host) the longest row; nnz (host) the stored entries */
-#define GPUKIT_DCSR_NBINS 4
-extern const int GPUKIT_DCSR_BIN_MAX[GPUKIT_DCSR_NBINS];
-cudaError_t GpukitDCSRBinRows(const GpukitDCSRDev *A, int *perm, long long binstart[], long long *maxlen, long long *nnz, cudaStream_t stream);
+/* row lengths -> bins of the product: bins 0..GPUKIT_DCSR_NBINS-1 hold the rows of length <= 4, 5..32, 33..256 and
+   more (threads per row tuned by bin), the long bin GPUKIT_DCSR_NBINS the rows longer than longrow (>= 1; a block of
+   threads per row; it takes precedence); perm[] (m ints) lists the rows bin by bin, in row order inside a bin;
+   rowst/rowln[] (m ints each, in the order of perm) the start and length of each row that has one segment (0, 0 for
+   an empty row; length -1: several segments, or a buffer of more than INT_MAX slots: read through the segment
+   table); binstart[GPUKIT_DCSR_NBINS_ALL + 1] (host) where each bin starts; maxlen (host) the longest row; nnz (host)
+   the stored entries. One synchronisation. */
+#define GPUKIT_DCSR_NBINS     4
+#define GPUKIT_DCSR_NBINS_ALL (GPUKIT_DCSR_NBINS + 1)
+#define GPUKIT_DCSR_LONG_ROW  2048 /* the default longrow */
+cudaError_t GpukitDCSRBinRows(const GpukitDCSRDev *A, long long longrow, int *perm, int *rowst, int *rowln, long long binstart[], long long *maxlen, long long *nnz, cudaStream_t stream);
 
-/* z = A x (y NULL) or z = y + A x (y may be z): the rows of bin b by groups of tpr[b] threads (1, 2, 4, 8, 16, 32) */
-cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const long long binstart[], const int tpr[], const double *x, const double *y, double *z, cudaStream_t stream);
+/* z = A x (y NULL) or z = y + A x (y may be z): the rows of bin b < GPUKIT_DCSR_NBINS by groups of tpr[b] threads (1,
+   2, 4, 8, 16, 32), those of the long bin by a block each; no atomics, z[r] written once. perm, rowst, rowln, binstart
+   from GpukitDCSRBinRows() on the current structure */
+cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int tpr[], const double *x, const double *y, double *z, cudaStream_t stream);
 /* z += A^T x (z holds y, or zeros, on entry; atomics: the order of the sums is not fixed) */
 cudaError_t GpukitDCSRMultTransposeAddCUDA(const GpukitDCSRDev *A, const double *x, double *z, cudaStream_t stream);
 /* d[r] = A(r, r + coff) for the m rows (0 where not stored) */

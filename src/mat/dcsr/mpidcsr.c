@@ -11,12 +11,15 @@
   #include "gpukitaijfwd.h"
 #endif
 
-PETSC_INTERN PetscErrorCode DCSRViewInfo_Private(Mat, PetscViewer);
-PETSC_INTERN PetscErrorCode DCSRSetFromOptions_Private(Mat, GpukitOptionItems);
+PETSC_INTERN PetscErrorCode DCSRViewInfo_Private(Mat, PetscInt, const Mat[], PetscViewer);
+PETSC_INTERN PetscErrorCode DCSRSetFromOptions_Private(Mat, PetscInt, const Mat[]);
 PETSC_INTERN PetscErrorCode DCSRSetOption_Private(Mat, MatOption, PetscBool);
 PETSC_INTERN PetscErrorCode MatAXPY_DCSR_Generic(Mat, PetscScalar, Mat, MatStructure);
 PETSC_INTERN PetscErrorCode MatCopy_DCSR_Generic(Mat, Mat, MatStructure);
 PETSC_INTERN PetscErrorCode MatZeroRows_SeqDCSR_Local(Mat, PetscInt, const PetscInt[], PetscScalar, Vec, Vec);
+PETSC_INTERN PetscErrorCode MatFDColoringCreate_DCSR(Mat, ISColoring, MatFDColoring);
+PETSC_INTERN PetscErrorCode MatFDColoringSetUp_DCSR(Mat, ISColoring, MatFDColoring);
+PETSC_INTERN PetscErrorCode MatFDColoringApply_DCSR(Mat, MatFDColoring, Vec, void *);
 
 #define DCSRColmap(d) ((PetscHMapI)(d)->colmap)
 
@@ -945,10 +948,9 @@ static PetscErrorCode MatView_MPIDCSR(Mat A, PetscViewer viewer)
   if (ascii) {
     PetscCall(PetscViewerGetFormat(viewer, &format));
     if (format == PETSC_VIEWER_ASCII_INFO || format == PETSC_VIEWER_ASCII_INFO_DETAIL) {
-      PetscInt   K, mx;
-      PetscCount used, cap;
-      PetscCall(MatDCSRGetInfo(A, &K, &mx, &used, &cap));
-      PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: K %" PetscInt_FMT ", segments in use at most %" PetscInt_FMT ", slots used %" PetscCount_FMT " of capacity %" PetscCount_FMT " (all blocks, all ranks)\n", K, mx, used, cap));
+      Mat blk[2] = {d->A, d->B};
+      if (!d->A) PetscFunctionReturn(PETSC_SUCCESS);
+      PetscCall(DCSRViewInfo_Private(A, 2, blk, viewer));
       if (format == PETSC_VIEWER_ASCII_INFO_DETAIL) {
         PetscMPIInt rank;
         PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)A), &rank));
@@ -968,7 +970,6 @@ static PetscErrorCode MatView_MPIDCSR(Mat A, PetscViewer viewer)
 static PetscErrorCode MatSetFromOptions_MPIDCSR(Mat A, GpukitOptionItems PetscOptionsObject)
 {
   Mat_MPIDCSR *d = (Mat_MPIDCSR *)A->data;
-  Mat_SeqDCSR *a, *b;
 
   PetscFunctionBegin;
   if (!d->A && A->rmap->n < 0 && A->rmap->N < 0) { /* MatSetFromOptions() before MatSetSizes()/MatLoad(): later */
@@ -976,16 +977,11 @@ static PetscErrorCode MatSetFromOptions_MPIDCSR(Mat A, GpukitOptionItems PetscOp
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(DCSRMPICreateBlocks(A));
-  PetscCall(DCSRSetFromOptions_Private(d->A, PetscOptionsObject));
-  a = (Mat_SeqDCSR *)d->A->data;
-  b = (Mat_SeqDCSR *)d->B->data;
-  if (b->K != a->K) PetscCall(DCSRSetMaxSegments_Private(d->B, a->K));
-  b->slack           = a->slack;
-  b->minseg          = a->minseg;
-  b->capfactor       = a->capfactor;
-  b->defrag          = a->defrag;
-  b->defrag_fraction = a->defrag_fraction;
-  b->reorder_rows    = a->reorder_rows;
+  {
+    Mat blk[2] = {d->A, d->B};
+    (void)PetscOptionsObject;
+    PetscCall(DCSRSetFromOptions_Private(A, 2, blk));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1145,6 +1141,9 @@ PetscErrorCode MatCreate_MPIDCSR_Private(Mat A, MatType blocktype)
   A->ops->load               = MatLoad_MPIDCSR;
   A->ops->setup              = MatSetUp_MPIDCSR;
   A->ops->setoption          = MatSetOption_MPIDCSR;
+  A->ops->fdcoloringcreate   = MatFDColoringCreate_DCSR;
+  A->ops->fdcoloringsetup    = MatFDColoringSetUp_DCSR;
+  A->ops->fdcoloringapply    = MatFDColoringApply_DCSR;
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPIDCSR));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpidcsr_mpiaij_C", MatConvert_MPIDCSR_MPIAIJ));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpidcsr_aij_C", MatConvert_MPIDCSR_MPIAIJ));
