@@ -308,6 +308,7 @@ static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
   key.W      = opt->W;
   key.sigma  = opt->sigma;
   key.single = (PetscBool)(opt->values == AMB_VALUES_SINGLE);
+  key.longnb = cu->longnb;
   PetscCall(PetscMemcmp(&key, &cu->key, sizeof(key), &same));
   PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
   if (!cu->built || !same) {
@@ -316,14 +317,14 @@ static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
     PetscCall(AMBCUDAFreeLayout_Private(cu));
     AMBCUDACSR(cu, &csr);
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Build, A, 0, 0, 0));
-    PetscCallCUDA(GpukitAMBBuildCUDA(&csr, (int)b, (int)key.W, (int)key.sigma, key.single ? 1 : 0, &cu->L, stream));
+    PetscCallCUDA(GpukitAMBBuildCUDA(&csr, (int)b, (int)key.W, (int)key.sigma, key.single ? 1 : 0, (int)key.longnb, &cu->L, stream));
     PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Build, A, 0, 0, 0));
     cu->built       = PETSC_TRUE;
     cu->key         = key;
     cu->ambvalstale = PETSC_TRUE;
     cu->nbuild++;
     cu->bytes = AMBModelBytes((PetscCount)cu->L.nval, b, (PetscInt)cu->L.nchunks, cu->m, cu->n, key.single ? 4 : 8);
-    PetscCall(PetscInfo(A, "gpukit: AMB layout built on the device (build %" PetscInt_FMT "): %" PetscInt_FMT " x %" PetscInt_FMT ", nnz %" PetscInt_FMT ", b %" PetscInt_FMT ", W %" PetscInt_FMT ", sigma %" PetscInt_FMT ", %lld chunks (longest %d blocks), %lld stored values, %lld rows with no or several segments, %s values, model %.4g bytes (CSR %.4g)\n", cu->nbuild, cu->m, cu->n, cu->nnz, b, key.W, key.sigma, cu->L.nchunks, cu->L.maxnblk, cu->L.nval, cu->L.ninit, key.single ? "single" : "double", cu->bytes, cu->bytescsr));
+    PetscCall(PetscInfo(A, "gpukit: AMB layout built on the device (build %" PetscInt_FMT "): %" PetscInt_FMT " x %" PetscInt_FMT ", nnz %" PetscInt_FMT ", b %" PetscInt_FMT ", W %" PetscInt_FMT ", sigma %" PetscInt_FMT ", %lld chunks (longest %d blocks), %lld stored values, %lld rows with no or several segments, %lld slices of long chunks (limit %d blocks), %s values, model %.4g bytes (CSR %.4g)\n", cu->nbuild, cu->m, cu->n, cu->nnz, b, key.W, key.sigma, cu->L.nchunks, cu->L.maxnblk, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, key.single ? "single" : "double", cu->bytes, cu->bytescsr));
   }
   if (cu->ambvalstale) {
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
@@ -350,13 +351,23 @@ static PetscErrorCode AMBCUDAPrepare_Private(Mat A)
   PetscCall(AMBCUDAPlan_Private(A));
   if (!wasplanned) {
     if (!cu->fallback && cu->planopt.fallback_mode == AMB_FALLBACK_AUTO) {
-      PetscInt b = cu->planopt.bset ? PetscMin(cu->planopt.b, cu->bmax) : cu->bmodel;
-      PetscCall(AMBCUDAEnsureLayout_Private(A, b));
-      if (cu->bytes > AMB_FALLBACK_RATIO * cu->bytescsr) {
+      PetscInt       b     = cu->planopt.bset ? PetscMin(cu->planopt.b, cu->bmax) : cu->bmodel;
+      PetscInt       v     = cu->planopt.values == AMB_VALUES_SINGLE ? 4 : 8;
+      /* the model without chunk padding is a lower bound of the built layout's (stored values b*blk <= nval, chunks
+         ceil(npairs/32) <= the segments' chunks, and the model grows with both): when it already says CSR, so would
+         the layout, and the build is skipped */
+      PetscLogDouble lower = AMBModelBytes((PetscCount)b * cu->blk[b - 1], b, (PetscInt)((cu->npairs + AMB_C - 1) / AMB_C), cu->m, cu->n, v);
+      if (lower > AMB_FALLBACK_RATIO * cu->bytescsr) {
         cu->fallback = PETSC_TRUE;
-        PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes > %g x CSR %.4g bytes", cu->bytes, (double)AMB_FALLBACK_RATIO, cu->bytescsr));
-        PetscCall(AMBCUDAFreeLayout_Private(cu));
-      } else PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes <= %g x CSR %.4g bytes", cu->bytes, (double)AMB_FALLBACK_RATIO, cu->bytescsr));
+        PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB >= %.4g bytes (b %" PetscInt_FMT ", before chunk padding) > %g x CSR %.4g bytes", lower, b, (double)AMB_FALLBACK_RATIO, cu->bytescsr));
+      } else {
+        PetscCall(AMBCUDAEnsureLayout_Private(A, b)); /* the exact bytes, padding included */
+        if (cu->bytes > AMB_FALLBACK_RATIO * cu->bytescsr) {
+          cu->fallback = PETSC_TRUE;
+          PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes > %g x CSR %.4g bytes", cu->bytes, (double)AMB_FALLBACK_RATIO, cu->bytescsr));
+          PetscCall(AMBCUDAFreeLayout_Private(cu));
+        } else PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes <= %g x CSR %.4g bytes", cu->bytes, (double)AMB_FALLBACK_RATIO, cu->bytescsr));
+      }
     }
     PetscCall(PetscInfo(A, "gpukit: device product uses %s: %s\n", cu->fallback ? "the CSR fallback" : "the AMB kernel", cu->why));
   }
@@ -405,6 +416,11 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
   }
   PetscCall(GpukitTuneShapeCSR(cu->m, (PetscCount)cu->nnz, 0, csr, sizeof(csr)));
   PetscCall(PetscSNPrintf(shape, sizeof(shape), "n%d.W%" PetscInt_FMT ".s%" PetscInt_FMT ".%s%s.%s", (int)PetscCeilReal(PetscLog2Real((PetscReal)PetscMax(cu->n, 1))), cu->planopt.W, cu->planopt.sigma, cu->planopt.values == AMB_VALUES_SINGLE ? "f32" : "f64", cu->planopt.deterministic ? ".det" : "", csr));
+  if (cu->longnb > 0) { /* a fixed long-chunk limit is another kernel configuration (the automatic one keeps the old key) */
+    size_t len;
+    PetscCall(PetscStrlen(shape, &len));
+    PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".L%" PetscInt_FMT, cu->longnb));
+  }
   PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 2, knobs, &cu->tuner));
   PetscCall(GpukitTunerSetShape(cu->tuner, shape));
   PetscCall(GpukitTunerSetDevice(cu->tuner, PETSC_TRUE));
@@ -433,9 +449,12 @@ static PetscErrorCode AMBCUDAGetConfig_Private(Mat A, PetscInt *b, PetscInt *blo
    Products
    ------------------------------------------------------------------------------------------------------------------ */
 
-/* the CSR fallback: y = A x (za NULL) or y = z + A x through cuSPARSE's CSR SpMV (ALG_DEFAULT, as MATAIJCUSPARSE), so
-   that a matrix the model keeps on CSR runs exactly as fast as with aijcusparse; the descriptor follows the device
-   CSR arrays (made again when they were reallocated) */
+/* the CSR fallback: y = A x (za NULL) or y = z + A x through cuSPARSE's CSR SpMV with what MATAIJCUSPARSE uses per
+   default (CUSPARSE_SPMV_CSR_ALG1, cusparseSpMV_preprocess() once per descriptor from CUDA 12.4), so that a matrix the
+   model keeps on CSR runs as fast as with aijcusparse. Per call: the stream, the two vector pointers, the SpMV (and a
+   device copy z -> y for y = z + A x with z != y); the descriptor, work buffer and analysis are made again only when the
+   device CSR arrays were reallocated (new structure). */
+#define AMBCUDA_SPMV_ALG CUSPARSE_SPMV_CSR_ALG1
 static PetscErrorCode AMBCUDACusparseMult_Private(Mat A, const double *xa, const double *za, double *ya, cudaStream_t stream)
 {
   Mat_SeqAMBCUDA *cu  = AMBCUDAGet(A);
@@ -462,15 +481,20 @@ static PetscErrorCode AMBCUDACusparseMult_Private(Mat A, const double *xa, const
   if (za && za != ya) PetscCallCUDA(cudaMemcpyAsync(ya, za, (size_t)cu->m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
   if (!cu->spbufok) { /* the same size for beta 0 and 1 */
     size_t need = 0;
-    PetscCallCUSPARSE(cusparseSpMV_bufferSize(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, &one, cu->spy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &need));
+    PetscCallCUSPARSE(cusparseSpMV_bufferSize(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, &one, cu->spy, CUDA_R_64F, AMBCUDA_SPMV_ALG, &need));
     if (need > cu->spbufsize) {
       if (cu->spbuf) PetscCallCUDA(cudaFree(cu->spbuf));
       PetscCallCUDA(cudaMalloc(&cu->spbuf, need));
       cu->spbufsize = need;
     }
+#if CUDART_VERSION >= 12040
+    /* the analysis ALG1 uses to balance irregular rows (MATAIJCUSPARSE does it once too); it stays valid while the
+       arrays stay: the values change in place, a new structure makes a new descriptor and comes back here */
+    PetscCallCUSPARSE(cusparseSpMV_preprocess(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, &one, cu->spy, CUDA_R_64F, AMBCUDA_SPMV_ALG, cu->spbuf));
+#endif
     cu->spbufok = PETSC_TRUE;
   }
-  PetscCallCUSPARSE(cusparseSpMV(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, za ? &one : &zero, cu->spy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, cu->spbuf));
+  PetscCallCUSPARSE(cusparseSpMV(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, za ? &one : &zero, cu->spy, CUDA_R_64F, AMBCUDA_SPMV_ALG, cu->spbuf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -923,6 +947,15 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
     cu->fixblock = PETSC_TRUE;
     PetscCall(GpukitTunerDestroy(&cu->tuner));
   }
+  {
+    PetscInt longnb = cu->longnb;
+    PetscCall(PetscOptionsInt("-mat_amb_cuda_long_blocks", "Long-chunk limit of the MATAMBCUDA product in blocks: a thread sums at most this many blocks of a lane, longer chunks (power-law rows) are split over more threads (0 = automatic)", "MATAMBCUDA", longnb, &longnb, &set));
+    if (set) {
+      PetscCheck(longnb >= 0 && (long long)longnb <= (long long)INT_MAX, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_long_blocks must be 0 (automatic) or a positive number of blocks, got %" PetscInt_FMT, longnb);
+      if (longnb != cu->longnb) PetscCall(GpukitTunerDestroy(&cu->tuner)); /* its shape names the limit */
+      cu->longnb = longnb;                                                   /* the layout is rebuilt at the next product */
+    }
+  }
   PetscCall(PetscOptionsBool("-mat_amb_autotune", "Tune the device product's b and threads per block with gpukit's tuner (-gpukit_tune); false: the model's b and 256 threads", "MATAMBCUDA", tune, &tune, &set));
   if (set) {
     cu->autotune = tune;
@@ -949,7 +982,7 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
     PetscInt b, block;
     PetscCall(AMBCUDAGetConfig_Private(A, &b, &block));
     PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->why));
-    if (cu->built) PetscCall(PetscViewerASCIIPrintf(viewer, "  device layout: %lld chunks, %lld stored values, %lld rows with no or several segments, model %.4g bytes (CSR %.4g)\n", cu->L.nchunks, cu->L.nval, cu->L.ninit, cu->bytes, cu->bytescsr));
+    if (cu->built) PetscCall(PetscViewerASCIIPrintf(viewer, "  device layout: %lld chunks, %lld stored values, %lld atomic rows, %lld slices of long chunks (limit %d blocks), model %.4g bytes (CSR %.4g)\n", cu->L.nchunks, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, cu->bytes, cu->bytescsr));
     if (cu->tuner) {
       PetscCall(PetscViewerASCIIPushTab(viewer));
       PetscCall(GpukitTunerView(cu->tuner, viewer));
@@ -1158,6 +1191,9 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
      the host AMB product
 .  -mat_amb_values <double,single> - the device values in FP32 (vectors and sums stay FP64)
 .  -mat_amb_cuda_block_size <n> - threads per block of the product (fixes it; otherwise tuned)
+.  -mat_amb_cuda_long_blocks <0> - a thread of the product sums at most this many blocks of a lane; longer chunks
+     (power-law rows) are split over more threads and their rows added atomically (0: automatic, 8 x the mean blocks
+     per (row, segment) pair and at least 128)
 -  -mat_amb_autotune <true> - tune b and the threads per block with gpukit's tuner (kernel "amb_mult")
 
    Level: beginner

@@ -36,6 +36,7 @@
 typedef struct {
   PetscInt  b, W, sigma;
   PetscBool single;
+  PetscInt  longnb; /* the long-chunk limit asked for (0: automatic; ambkernels.h) */
 } AMBCUDAKey;
 
 typedef struct {
@@ -80,6 +81,7 @@ typedef struct {
   /* the product's knobs: b (when not fixed) and threads per block, on the tuner "amb_mult" */
   GpukitTuner tuner;
   PetscInt    block;               /* threads per block when not tuned */
+  PetscInt    longnb;              /* -mat_amb_cuda_long_blocks: long-chunk limit in blocks, 0 automatic */
   PetscBool   fixblock, autotune;
 
   /* COO on the device (gpukitcoo.h): entries -> CSR positions */

@@ -2,15 +2,18 @@
    Device kernels of MATAMBCUDA (interface and layout in ambkernels.h; the host reference is ambhost.c).
 
    The build from the device CSR, in passes over the rows, the (row, segment) pairs and the chunks:
-     1. CountPairs  (thread per row): pairs per row -> pairptr (scan); rows with no or several segments counted;
+     1. CountPairs  (warp per row): pairs per row -> pairptr (scan); rows with no or several segments counted;
      2. FillPairs   (thread per row): segment, row, first and last entry, block count of every pair;
      3. sort        CUB's stable radix sort of the pair numbers, by block count descending, then by (segment, window):
                     the pairs of a segment in window order, within a window by block count, ties by row;
      4. chunks      a histogram of pairs per segment and two scans give each sorted pair its chunk and lane;
-                    atomicMax gives the chunk's block count, a scan its offset cs;
+                    atomicMax gives the chunk's block count, a scan its offset cs; the long chunks (more than
+                    longnb blocks) get their slices and their one-segment rows become atomic rows;
      5. Fill        (thread per pair): block indices, padding indices, and the map CSR entry -> value slot.
    The values are written by the refresh kernel through the map (the same kernel refreshes them when only the values
-   change). CUB's temporary storage and the build's work arrays come from the library's stream-ordered pool.
+   change). CUB's temporary storage and the build's work arrays come from the library's stream-ordered pool; the
+   layout's own arrays are allocated once at their final size (no placeholders freed again: cudaFree synchronises).
+   Three host synchronisations read sizes (pairs, chunks, stored values) and one ends the build.
 */
 #include <climits>
 #include <cub/device/device_radix_sort.cuh>
@@ -35,25 +38,36 @@ inline unsigned Blocks(long long work, int per)
   return (unsigned)((work + per - 1) / per);
 }
 
+/* log2 of a power of 2 (segment widths are checked to be one): col / W = col >> Log2(W) for col >= 0 */
+inline int Log2(int W)
+{
+  int s = 0;
+  while ((1 << s) < W) s++;
+  return s;
+}
+
 /* ------------------------------------------------------------------------------------------------------------------
    Build
    ------------------------------------------------------------------------------------------------------------------ */
 
-/* cnt[r] = the segments row r has entries in; *ninit += rows with cnt != 1 */
-__global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int W, int *__restrict__ cnt, unsigned long long *__restrict__ ninit)
+/* cnt[r] = the segments row r has entries in; *ninit += rows with cnt != 1. One warp per row (a power-law row of 50000
+   entries is not walked by one thread): an entry starts a segment when it is the row's first or its segment differs
+   from the previous entry's (columns ascend within a row). W = 1 << ws. Launched with whole warps (blockDim % 32 == 0),
+   so r is the same on the 32 lanes and every shuffle has its warp. */
+__global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, int *__restrict__ cnt, unsigned long long *__restrict__ ninit)
 {
-  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (r >= m) return;
-  int np = 0, gcur = -1;
-  for (int e = rowptr[r]; e < rowptr[r + 1]; e++) {
-    const int g = colidx[e] / W;
-    if (g != gcur) {
-      np++;
-      gcur = g;
-    }
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x, r = t / 32;
+  const int       lane = (int)(t % 32);
+  if (r >= m) return; /* the whole warp */
+  const int beg = rowptr[r], end = rowptr[r + 1];
+  int       np  = 0;
+  for (int e = beg + lane; e < end; e += 32)
+    if (e == beg || (colidx[e] >> ws) != (colidx[e - 1] >> ws)) np++;
+  for (int off = 16; off > 0; off /= 2) np += __shfl_down_sync(0xffffffffu, np, off);
+  if (lane == 0) {
+    cnt[r] = np;
+    if (np != 1) atomicAdd(ninit, 1ULL);
   }
-  cnt[r] = np;
-  if (np != 1) atomicAdd(ninit, 1ULL);
 }
 
 /* the rows with no or several segments (any order: the init pass does not depend on it) */
@@ -65,14 +79,14 @@ __global__ void InitRowsKernel(int m, const int *__restrict__ pairptr, int *__re
 }
 
 /* per pair: its segment, row, entries [beg, end) and block count (greedy blocking with width b) */
-__global__ void FillPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int W, int b, const int *__restrict__ pairptr, int *__restrict__ pseg, int *__restrict__ prow, int *__restrict__ pbeg, int *__restrict__ pend, int *__restrict__ pnblk)
+__global__ void FillPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, int b, const int *__restrict__ pairptr, int *__restrict__ pseg, int *__restrict__ prow, int *__restrict__ pbeg, int *__restrict__ pend, int *__restrict__ pnblk)
 {
   const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (r >= m) return;
   int p = pairptr[r] - 1, gcur = -1, col0 = 0, nb = 0;
   const int end = rowptr[r + 1];
   for (int e = rowptr[r]; e < end; e++) {
-    const int col = colidx[e], g = col / W;
+    const int col = colidx[e], g = col >> ws; /* col / W */
     if (g != gcur) {
       if (p >= pairptr[r]) { /* close the previous pair */
         pend[p]  = e;
@@ -176,6 +190,36 @@ __global__ void FillKernel(long long np, const int *__restrict__ colidx, int n, 
   for (int kk = k + 1; kk < nbc; kk++) lidx[k0 + (long long)GPUKIT_AMB_C * kk] = (unsigned short)idx;
 }
 
+/* the one-segment rows of long chunks (nblk > longnb) become atomic rows: code -(r+2), listed in extra[] for the init
+   pass (each such row has exactly one lane, so it is listed once) */
+__global__ void LongLanesKernel(long long nslots, const int *__restrict__ cnblk, int longnb, int *__restrict__ lanerow, int *__restrict__ extra, unsigned long long *__restrict__ nextra)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= nslots || cnblk[i / GPUKIT_AMB_C] <= longnb) return;
+  const int code = lanerow[i];
+  if (code < 0) return; /* padding lane, or already atomic */
+  lanerow[i]                        = -(code + 2);
+  extra[atomicAdd(nextra, 1ULL)] = code;
+}
+
+/* slices per chunk beyond its first longnb blocks (t[nc] = 0 for the exclusive scan's total) */
+__global__ void SliceCountKernel(long long nc, const int *__restrict__ cnblk, int longnb, int *__restrict__ t)
+{
+  const long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (c < nc) t[c] = cnblk[c] > longnb ? (cnblk[c] - 1) / longnb : 0;
+  else if (c == nc) t[c] = 0;
+}
+
+__global__ void SliceFillKernel(long long nc, const int *__restrict__ cnblk, int longnb, const int *__restrict__ soff, int *__restrict__ slchunk, int *__restrict__ slbeg)
+{
+  const long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (c >= nc) return;
+  for (int s = soff[c]; s < soff[c + 1]; s++) {
+    slchunk[s] = (int)c;
+    slbeg[s]   = (s - soff[c] + 1) * longnb;
+  }
+}
+
 template <typename T>
 __global__ void RefreshKernel(int nnz, const long long *__restrict__ map, const double *__restrict__ a, T *__restrict__ val)
 {
@@ -184,7 +228,7 @@ __global__ void RefreshKernel(int nnz, const long long *__restrict__ map, const 
 }
 
 /* sums of the pairs' block counts for b = 1..8 (warp-reduced, then one atomic per warp and b) */
-__global__ void BlockCountsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int W, unsigned long long *__restrict__ out)
+__global__ void BlockCountsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, unsigned long long *__restrict__ out)
 {
   const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1];
@@ -192,7 +236,7 @@ __global__ void BlockCountsKernel(int m, const int *__restrict__ rowptr, const i
   if (r < m) {
     int gcur = -1, col0[GPUKIT_AMB_CUDA_MAX_B];
     for (int e = rowptr[r]; e < rowptr[r + 1]; e++) {
-      const int col = colidx[e], g = col / W;
+      const int col = colidx[e], g = col >> ws; /* col / W */
       if (g != gcur) {
         gcur = g;
         cnt[GPUKIT_AMB_CUDA_MAX_B]++;
@@ -239,14 +283,14 @@ __global__ void InitKernel(long long ninit, const int *__restrict__ initrows, co
 
 /* one thread per lane: the lane's partial sum, stored (one-segment row) or added atomically (several) */
 template <int B, bool SINGLE, bool ADD>
-__global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, const double *__restrict__ x, const double *z, double *y)
+__global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, int longnb, const double *__restrict__ x, const double *z, double *y)
 {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i >= nslots) return;
   const int code = __ldcs(lanerow + i);
   if (code == -1) return; /* padding lane */
   const long long c = i / GPUKIT_AMB_C;
-  const int       l = (int)(i % GPUKIT_AMB_C), nb = cnblk[c];
+  const int       l = (int)(i % GPUKIT_AMB_C), nb = min(cnblk[c], longnb); /* a long chunk's other blocks: TailKernel */
   const long long v0 = cs[c] + l, k0 = cs[c] / B + l;
   const double   *xo  = x + cxoff[c];
   double          sum = 0.0;
@@ -261,6 +305,36 @@ __global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long 
   }
   if (code >= 0) y[code] = ADD ? z[code] + sum : sum;
   else atomicAdd(y + (-code - 2), sum);
+}
+
+/* the slices of the long chunks: 32 threads per slice (one per lane), blocks [slbeg, min(slbeg + longnb, nblk)) of the
+   lane, added atomically (every row of a long chunk is an atomic row, initialised by InitKernel) */
+template <int B, bool SINGLE>
+__global__ void __launch_bounds__(1024) TailKernel(long long nt, const int *__restrict__ slchunk, const int *__restrict__ slbeg, int longnb, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, const double *__restrict__ x, double *y)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= nt) return;
+  const long long q = i / GPUKIT_AMB_C;
+  const int       l = (int)(i % GPUKIT_AMB_C), c = slchunk[q], code = lanerow[(long long)c * GPUKIT_AMB_C + l];
+  if (code >= -1) return; /* padding lane (-1); a plain-store row never lies in a long chunk */
+  const int       kb = slbeg[q], ke = min(kb + longnb, cnblk[c]);
+  const long long v0 = cs[c] + l, k0 = cs[c] / B + l;
+  const double   *xo  = x + cxoff[c];
+  double          sum = 0.0;
+  bool            any = false;
+  for (int k = kb; k < ke; k++) {
+    const double   *xp = xo + __ldcs(colidx + k0 + (long long)GPUKIT_AMB_C * k);
+    const long long vk = v0 + (long long)GPUKIT_AMB_C * B * k;
+#pragma unroll
+    for (int j = 0; j < B; j++) {
+      const double a = LoadVal<SINGLE>(val, vk + (long long)GPUKIT_AMB_C * j);
+      if (a != 0.0) {
+        sum += a * __ldg(xp + j);
+        any = true;
+      }
+    }
+  }
+  if (any) atomicAdd(y + (-code - 2), sum); /* a short row's padding blocks in a long chunk add nothing */
 }
 
 /* one thread per row, ONE running sum from init over its pairs in ascending segment order, blocks and block columns
@@ -302,8 +376,14 @@ cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *
   }
   if (L->nchunks == 0) return cudaSuccess;
   const long long nslots = L->nchunks * GPUKIT_AMB_C;
-  MultKernel<B, SINGLE, ADD><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, x, z, y);
-  return cudaGetLastError();
+  MultKernel<B, SINGLE, ADD><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  if (L->nslices > 0) {
+    const long long nt = L->nslices * GPUKIT_AMB_C;
+    TailKernel<B, SINGLE><<<Blocks(nt, block), block, 0, stream>>>(nt, L->slchunk, L->slbeg, L->longnb, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, x, y);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  return cudaSuccess;
 }
 
 template <int B>
@@ -382,18 +462,26 @@ bool ValidCSR(const GpukitAMBCSR *A)
   return A && A->m >= 0 && A->n >= 0 && A->nnz >= 0 && (A->m == 0 || A->rowptr) && (A->nnz == 0 || A->colidx);
 }
 
+/* the arrays of a layout without entries (m == 0 or nnz == 0): cs = {0}, the rest as far as built */
+cudaError_t EmptyLayout(GpukitAMBLayout *L, cudaStream_t stream)
+{
+  GPUKIT_AMB_TRY(DevAlloc(&L->cs, 1));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(L->cs, 0, sizeof(long long), stream));
+  return cudaStreamSynchronize(stream);
+}
+
 } // namespace
 
 extern "C" cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L)
 {
-  void *arrays[] = {L->cs, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->colidx, L->val, L->map, L->initrows, L->pairptr, L->pairslot};
+  void *arrays[] = {L->cs, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->colidx, L->val, L->map, L->initrows, L->pairptr, L->pairslot, L->slchunk, L->slbeg};
   for (void *p : arrays)
     if (p) GPUKIT_AMB_TRY(cudaFree(p));
   *L = GpukitAMBLayout();
   return cudaSuccess;
 }
 
-extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, int sigma, int single, GpukitAMBLayout *L, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, int sigma, int single, int longnb, GpukitAMBLayout *L, cudaStream_t stream)
 {
   const int      m = A ? A->m : 0, n = A ? A->n : 0, nnz = A ? A->nnz : 0;
   const int      nseg = n > 0 ? (int)(((long long)n + W - 1) / W) : 0;
@@ -402,7 +490,7 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   int            hp[1] = {0};
   unsigned long long hninit = 0;
 
-  if (!ValidCSR(A) || !L || b < 1 || b > GPUKIT_AMB_CUDA_MAX_B || W < 32 || W > 65536 || (W & (W - 1)) || sigma < 0) return cudaErrorInvalidValue;
+  if (!ValidCSR(A) || !L || b < 1 || b > GPUKIT_AMB_CUDA_MAX_B || W < 32 || W > 65536 || (W & (W - 1)) || sigma < 0 || longnb < 0) return cudaErrorInvalidValue;
   if (n > 0 && b > n - (nseg - 1) * W) return cudaErrorInvalidValue; /* b must fit the last segment */
   *L        = GpukitAMBLayout();
   L->b      = b;
@@ -415,15 +503,13 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(DevAlloc(&L->pairptr, (long long)m + 1));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->pairptr, 0, sizeof(int), stream));
   GPUKIT_AMB_TRY(DevAlloc(&L->map, nnz));
-  GPUKIT_AMB_TRY(DevAlloc(&L->cs, 1));
-  GPUKIT_AMB_TRY(cudaMemsetAsync(L->cs, 0, sizeof(long long), stream));
-  if (m == 0) return cudaStreamSynchronize(stream);
+  if (m == 0) return EmptyLayout(L, stream);
 
   /* 1. pairs per row, pairptr, the rows of the init pass */
   GPUKIT_AMB_TRY(cnt.Get((size_t)m * sizeof(int)));
   GPUKIT_AMB_TRY(counter.Get(2 * sizeof(unsigned long long)));
   GPUKIT_AMB_TRY(cudaMemsetAsync(counter.p, 0, 2 * sizeof(unsigned long long), stream));
-  CountPairsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, W, cnt.As<int>(), counter.As<unsigned long long>());
+  CountPairsKernel<<<Blocks(32LL * m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, Log2(W), cnt.As<int>(), counter.As<unsigned long long>());
   GPUKIT_AMB_TRY(cudaGetLastError());
   GPUKIT_AMB_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, cnt.As<int>(), L->pairptr + 1, m, stream));
   GPUKIT_AMB_TRY(tmp.Get(bytes));
@@ -434,19 +520,24 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
   L->npairs = hp[0];
   L->ninit  = (long long)hninit;
-  GPUKIT_AMB_TRY(DevAlloc(&L->initrows, L->ninit));
+  if (longnb == 0) { /* automatic: 8 x the mean blocks per pair (at most nnz / (npairs b) when blocks are full) */
+    const long long mean = L->npairs > 0 ? ((long long)nnz + L->npairs * b - 1) / (L->npairs * b) : 1;
+    longnb               = (int)(8 * mean < GPUKIT_AMB_LONG_MIN ? GPUKIT_AMB_LONG_MIN : (8 * mean < INT_MAX ? 8 * mean : INT_MAX));
+  }
+  L->longnb = longnb;
+  /* the init rows are collected in scratch memory: the long chunks' rows join them once the chunks are known */
+  GpukitPoolTemp irows(stream);
+  GPUKIT_AMB_TRY(irows.Get((size_t)(L->ninit > 0 ? L->ninit : 1) * sizeof(int)));
   if (L->ninit > 0) {
-    InitRowsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, L->pairptr, L->initrows, counter.As<unsigned long long>() + 1);
+    InitRowsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, L->pairptr, irows.As<int>(), counter.As<unsigned long long>() + 1);
     GPUKIT_AMB_TRY(cudaGetLastError());
   }
+  if (L->npairs == 0) { /* no entries: every row is an init row */
+    GPUKIT_AMB_TRY(DevAlloc(&L->initrows, L->ninit));
+    GPUKIT_AMB_TRY(cudaMemcpyAsync(L->initrows, irows.p, (size_t)L->ninit * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+    return EmptyLayout(L, stream);
+  }
   GPUKIT_AMB_TRY(DevAlloc(&L->pairslot, L->npairs));
-  GPUKIT_AMB_TRY(DevAlloc(&L->cnblk, 0));
-  GPUKIT_AMB_TRY(DevAlloc(&L->cxoff, 0));
-  GPUKIT_AMB_TRY(DevAlloc(&L->cseg, 0));
-  GPUKIT_AMB_TRY(DevAlloc(&L->lanerow, 0));
-  GPUKIT_AMB_TRY(DevAlloc(&L->colidx, 0));
-  GPUKIT_AMB_TRY(cudaMalloc(&L->val, sizeof(double)));
-  if (L->npairs == 0) return cudaStreamSynchronize(stream);
 
   /* 2. the pairs */
   const long long np = L->npairs;
@@ -458,7 +549,7 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(pnblk.Get((size_t)np * sizeof(int)));
   GPUKIT_AMB_TRY(idxa.Get((size_t)np * sizeof(int)));
   GPUKIT_AMB_TRY(order.Get((size_t)np * sizeof(int)));
-  FillPairsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, W, b, L->pairptr, pseg.As<int>(), prow.As<int>(), pbeg.As<int>(), pend.As<int>(), pnblk.As<int>());
+  FillPairsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, Log2(W), b, L->pairptr, pseg.As<int>(), prow.As<int>(), pbeg.As<int>(), pend.As<int>(), pnblk.As<int>());
   GPUKIT_AMB_TRY(cudaGetLastError());
 
   /* 3. sort: stable by block count descending (sigma > 1), then stable by (segment, window) */
@@ -516,13 +607,6 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
   L->nchunks = hnc;
   if ((long long)hnc * GPUKIT_AMB_C > INT_MAX) return cudaErrorInvalidValue; /* lane numbers are int */
-  GPUKIT_AMB_TRY(cudaFree(L->cnblk));
-  GPUKIT_AMB_TRY(cudaFree(L->cxoff));
-  GPUKIT_AMB_TRY(cudaFree(L->cseg));
-  GPUKIT_AMB_TRY(cudaFree(L->lanerow));
-  GPUKIT_AMB_TRY(cudaFree(L->cs));
-  L->cnblk = L->cxoff = L->cseg = L->lanerow = nullptr;
-  L->cs                                       = nullptr;
   GPUKIT_AMB_TRY(DevAlloc(&L->cnblk, hnc));
   GPUKIT_AMB_TRY(DevAlloc(&L->cxoff, hnc));
   GPUKIT_AMB_TRY(DevAlloc(&L->cseg, hnc));
@@ -532,6 +616,26 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->lanerow, 0xff, (size_t)hnc * GPUKIT_AMB_C * sizeof(int), stream)); /* -1: padding */
   ChunkKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, order.As<int>(), pseg.As<int>(), prow.As<int>(), pnblk.As<int>(), L->pairptr, segstart.As<int>(), chunkstart.As<int>(), W, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->pairslot);
   GPUKIT_AMB_TRY(cudaGetLastError());
+  /* long chunks: their one-segment rows become atomic rows (listed in extra), their blocks past longnb slices */
+  GpukitPoolTemp extra(stream), lcount(stream), scnt(stream), soff(stream);
+  unsigned long long hnextra = 0;
+  int                hnsl    = 0;
+  GPUKIT_AMB_TRY(extra.Get((size_t)((long long)hnc * GPUKIT_AMB_C < m ? (long long)hnc * GPUKIT_AMB_C : m) * sizeof(int)));
+  GPUKIT_AMB_TRY(lcount.Get(sizeof(unsigned long long)));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(lcount.p, 0, sizeof(unsigned long long), stream));
+  GPUKIT_AMB_TRY(scnt.Get(((size_t)hnc + 1) * sizeof(int)));
+  GPUKIT_AMB_TRY(soff.Get(((size_t)hnc + 1) * sizeof(int)));
+  if (hnc > 0) {
+    LongLanesKernel<<<Blocks((long long)hnc * GPUKIT_AMB_C, THREADS), THREADS, 0, stream>>>((long long)hnc * GPUKIT_AMB_C, L->cnblk, longnb, L->lanerow, extra.As<int>(), lcount.As<unsigned long long>());
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  SliceCountKernel<<<Blocks((long long)hnc + 1, THREADS), THREADS, 0, stream>>>(hnc, L->cnblk, longnb, scnt.As<int>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  bytes = 0;
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, scnt.As<int>(), soff.As<int>(), hnc + 1, stream));
+  GPUKIT_AMB_TRY(tmp.Get(bytes));
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, scnt.As<int>(), soff.As<int>(), hnc + 1, stream));
+  GPUKIT_AMB_TRY(tmp.Release());
   GPUKIT_AMB_TRY(csz.Get(((size_t)hnc + 1) * sizeof(long long)));
   ChunkSizeKernel<<<Blocks((long long)hnc + 1, THREADS), THREADS, 0, stream>>>(hnc, b, L->cnblk, csz.As<long long>());
   GPUKIT_AMB_TRY(cudaGetLastError());
@@ -549,15 +653,26 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
     GPUKIT_AMB_TRY(cub::DeviceReduce::Max(tmp.p, bytes, L->cnblk, mx.As<int>(), hnc, stream));
     GPUKIT_AMB_TRY(cudaMemcpyAsync(&L->nval, L->cs + hnc, sizeof(long long), cudaMemcpyDeviceToHost, stream));
     GPUKIT_AMB_TRY(cudaMemcpyAsync(&L->maxnblk, mx.p, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    GPUKIT_AMB_TRY(cudaMemcpyAsync(&hnextra, lcount.p, sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
+    GPUKIT_AMB_TRY(cudaMemcpyAsync(&hnsl, soff.As<int>() + hnc, sizeof(int), cudaMemcpyDeviceToHost, stream));
     GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
     GPUKIT_AMB_TRY(tmp.Release());
   }
 
+  /* the slices of the long chunks, and the init rows with the long chunks' one-segment rows appended */
+  L->nslices = hnsl;
+  GPUKIT_AMB_TRY(DevAlloc(&L->slchunk, L->nslices));
+  GPUKIT_AMB_TRY(DevAlloc(&L->slbeg, L->nslices));
+  if (hnsl > 0) {
+    SliceFillKernel<<<Blocks(hnc, THREADS), THREADS, 0, stream>>>(hnc, L->cnblk, longnb, soff.As<int>(), L->slchunk, L->slbeg);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  GPUKIT_AMB_TRY(DevAlloc(&L->initrows, L->ninit + (long long)hnextra));
+  if (L->ninit > 0) GPUKIT_AMB_TRY(cudaMemcpyAsync(L->initrows, irows.p, (size_t)L->ninit * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+  if (hnextra > 0) GPUKIT_AMB_TRY(cudaMemcpyAsync(L->initrows + L->ninit, extra.p, (size_t)hnextra * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+  L->ninit += (long long)hnextra;
+
   /* 5. indices and the map; values zeroed (the refresh fills them) */
-  GPUKIT_AMB_TRY(cudaFree(L->colidx));
-  GPUKIT_AMB_TRY(cudaFree(L->val));
-  L->colidx = nullptr;
-  L->val    = nullptr;
   GPUKIT_AMB_TRY(DevAlloc(&L->colidx, L->nval / b));
   GPUKIT_AMB_TRY(cudaMalloc(&L->val, (size_t)(L->nval > 0 ? L->nval : 1) * (single ? sizeof(float) : sizeof(double))));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->colidx, 0, (size_t)(L->nval / b) * sizeof(unsigned short), stream));
@@ -606,11 +721,11 @@ extern "C" cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *A, int W, lo
   GpukitPoolTemp     out(stream);
   unsigned long long h[GPUKIT_AMB_CUDA_MAX_B + 1];
 
-  if (!ValidCSR(A) || !blk || !npairs || W < 32) return cudaErrorInvalidValue;
+  if (!ValidCSR(A) || !blk || !npairs || W < 32 || W > 65536 || (W & (W - 1))) return cudaErrorInvalidValue;
   GPUKIT_AMB_TRY(out.Get(sizeof(h)));
   GPUKIT_AMB_TRY(cudaMemsetAsync(out.p, 0, sizeof(h), stream));
   if (A->m > 0) {
-    BlockCountsKernel<<<Blocks(A->m, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, W, out.As<unsigned long long>());
+    BlockCountsKernel<<<Blocks(A->m, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, Log2(W), out.As<unsigned long long>());
     GPUKIT_AMB_TRY(cudaGetLastError());
   }
   GPUKIT_AMB_TRY(cudaMemcpyAsync(h, out.p, sizeof(h), cudaMemcpyDeviceToHost, stream));

@@ -15,8 +15,13 @@
                value j: val[cs[c] + 32*(k*b + j) + l];  padding blocks repeat the lane's last index with values 0,
                padding lanes have index 0 and values 0.
    Beyond the host layout the device one keeps, per lane, a row code (lanerow): row r when r has entries in exactly one
-   segment (the product stores y[r] with a plain store), -(r+2) when r has several (the product adds with FP64
-   atomicAdd after an init pass over initrows[], the rows with no or several segments), -1 for a padding lane.
+   segment and its chunk is not long (the product stores y[r] with a plain store), -(r+2) when r has several segments
+   or its only pair lies in a long chunk (the product adds with FP64 atomicAdd after an init pass over initrows[], the
+   rows with no or several segments and the one-segment rows of long chunks), -1 for a padding lane.
+   LONG CHUNKS (power-law rows: one thread per lane would walk a 50000-entry row alone while the rest of the GPU
+   idles): a chunk with more than longnb blocks is summed in pieces of at most longnb blocks, the first by the lane's
+   thread of the main kernel, the others (the slices slchunk/slbeg) by a second kernel; all add atomically. The stored
+   layout is unchanged (same cs, colidx, val, map): only who sums which blocks. The deterministic product ignores it.
 
    ORDER of the deterministic product (AMBMult_Host's, bitwise): ONE running sum acc = init (0, or z[r]); for each of
    r's pairs in ascending segment order, for k, j ascending: acc = acc + val*x (each multiply and add rounded:
@@ -58,6 +63,9 @@ typedef struct {
   long long nval;    /* stored values including zero fill and padding = cs[nchunks] */
   long long ninit;   /* rows with no or several segments */
   int       maxnblk; /* the longest chunk, in blocks */
+  int       longnb;  /* long-chunk limit: a lane's thread sums at most longnb blocks; the blocks of a longer chunk past
+                        the first longnb go to slices of longnb blocks, each summed by its own 32 threads */
+  long long nslices; /* those slices (0 when no chunk is longer than longnb) */
   /* device arrays */
   long long      *cs;       /* nchunks + 1 */
   int            *cnblk;    /* nchunks: blocks per lane in the chunk */
@@ -70,13 +78,17 @@ typedef struct {
   int            *initrows; /* ninit */
   int            *pairptr;  /* m + 1: the pairs of row r are pairptr[r] .. pairptr[r+1]-1, ascending segment */
   int            *pairslot; /* npairs: 32*chunk + lane of each pair */
+  int            *slchunk;  /* nslices: the chunk of each slice */
+  int            *slbeg;    /* nslices: its first block (its last is min(slbeg + longnb, cnblk[chunk]) - 1) */
 } GpukitAMBLayout;
 
 /* Builds the structure of L (sizes, cs, cnblk, cxoff, cseg, lanerow, colidx, map, initrows, pairptr, pairslot) from the
    CSR; val is allocated and zeroed, not filled (GpukitAMBRefreshCUDA() fills it). b in 1..8 and b <= width of the last
    segment, W a power of 2 in 32..65536, sigma 0, 1 or a multiple of 32 dividing W. L must be zeroed or freed before.
+   longnb: the long-chunk limit in blocks (>= 1), 0 chooses max(GPUKIT_AMB_LONG_MIN, 8 x the mean blocks per pair).
    Synchronises the stream. Temporary memory from the library's pool (src/sys/gpukitpool.h). */
-cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *csr, int b, int W, int sigma, int single, GpukitAMBLayout *L, cudaStream_t stream);
+cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *csr, int b, int W, int sigma, int single, int longnb, GpukitAMBLayout *L, cudaStream_t stream);
+#define GPUKIT_AMB_LONG_MIN 128 /* the automatic long-chunk limit is at least this many blocks */
 
 /* frees the device arrays of L (cudaFree: synchronous) and zeroes it */
 cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L);
@@ -84,8 +96,9 @@ cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L);
 /* the values of L from the CSR values a (nnz, device): val[map[e]] = a[e] (rounded to float with single) */
 cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream);
 
-/* y = A x (z NULL) or y = z + A x (z may be y) with the AMB layout. deterministic 0: one thread per lane, plain stores
-   for one-segment rows and FP64 atomics for the others (after an init pass over initrows when ninit > 0);
+/* y = A x (z NULL) or y = z + A x (z may be y) with the AMB layout. deterministic 0: one thread per lane (at most
+   longnb blocks; the rest of a long chunk by the tail kernel over the slices), plain stores for one-segment rows and
+   FP64 atomics for the others (after an init pass over initrows when ninit > 0);
    1: one thread per row over its pairs in the host order (bitwise equal to AMBMult_Host for double values).
    block: threads per block, a multiple of 32 in 32..1024. */
 cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int deterministic, cudaStream_t stream);
