@@ -10,6 +10,10 @@
 #                     eigenvalue estimate's "noisy" right-hand side, which PETSc fills on the host (the smoothers have no
 #                     other right-hand side at set-up; -mg_levels_ksp_chebyshev_esteig_noisy 0 stops with "Chebyshev
 #                     must use a noisy ... right-hand side ... when no right-hand side is available" under PCMG)
+#   ours-gpu-aijcusparse  examples/cavity -use_gpu -dm_vec_type cuda -dm_mat_type aijcusparse: the same example and
+#                     kernels on PETSc's format (Jacobian values through MatSetValuesCOO() with a device array; the COO
+#                     pattern set once per matrix in sorted row order, DMCreateMatrix() told to skip its own structure),
+#                     so that its SNESSolve against ours-gpu's is the format's own share
 #   ex19-aijcusparse  stock SNES ex19 -dm_vec_type cuda -dm_mat_type aijcusparse (Jacobian by FD colouring on the host)
 #   ex19-aij-np2      stock SNES ex19 -dm_mat_type aij on 2 MPI ranks (CPU)
 # and, on request (GPUKIT_CAVITY_CONFIGS), CPU runs for reference: ours-sgdia, ours-sgdia-array (-jacobian_assembly
@@ -33,7 +37,7 @@
 # $PETSC_DIR/share/petsc/examples/src/snes/tutorials/ex19.c, deps/src/petsc-*/src/snes/tutorials/ex19.c. Without a
 # source the ex19 runs are skipped (and said so). Environment: PETSC_DIR (default: the PETSc OBJDIR was built against),
 # OBJDIR (build/gpu), LIBDIR ($OBJDIR/lib), MPIEXEC, GPUKIT_CAVITY_REFINE ("5 6 7"), GPUKIT_CAVITY_CONFIGS (default
-# "ours-gpu ours-gpu-lean ex19-aijcusparse ex19-aij-np2"), GPUKIT_CAVITY_TIMEOUT (300 s per run), GPUKIT_COMMIT.
+# "ours-gpu ours-gpu-lean ours-gpu-aijcusparse ex19-aijcusparse ex19-aij-np2"), GPUKIT_CAVITY_TIMEOUT (300 s per run), GPUKIT_COMMIT.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -46,7 +50,7 @@ export PETSC_DIR PETSC_ARCH=
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export LD_LIBRARY_PATH=$PETSC_DIR/lib:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 refines=${GPUKIT_CAVITY_REFINE:-5 6 7}
-configs=${GPUKIT_CAVITY_CONFIGS:-ours-gpu ours-gpu-lean ex19-aijcusparse ex19-aij-np2}
+configs=${GPUKIT_CAVITY_CONFIGS:-ours-gpu ours-gpu-lean ours-gpu-aijcusparse ex19-aijcusparse ex19-aij-np2}
 run_timeout=${GPUKIT_CAVITY_TIMEOUT:-300}
 t0=$SECONDS
 
@@ -92,6 +96,7 @@ for r in $refines; do
     case $c in
     ours-gpu) exe=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda) ;;
     ours-gpu-lean) exe=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda) extra=("${lean[@]}") ;;
+    ours-gpu-aijcusparse) exe=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type aijcusparse) ;;
     ex19-aijcusparse) exe=("$ex19" -dm_vec_type cuda -dm_mat_type aijcusparse) ;;
     ex19-aij-np2) exe=("$ex19" -dm_mat_type aij) np=2 post=(-mg_coarse_pc_type redundant -mg_coarse_redundant_pc_type lu) ;; # PETSc's own LU is sequential
     ex19-aij) exe=("$ex19" -dm_mat_type aij) ;;
@@ -176,9 +181,12 @@ echo "== driven cavity, $device, PETSc $pver: SNESSolve s, iterations, copies in
 awk '
   function f(k,   m) { if (match($0, "\"" k "\": [^,}]*")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*: /, "", m); gsub(/"/, "", m); return m } return "-" }
   function pct(x) { return (x == "null" || x == "-") ? "-" : sprintf("%.0f%%", 100 * x) }
-  BEGIN { printf "%-6s %-17s %9s %6s %5s %8s %8s %6s %6s %6s %6s %6s %8s %9s\n", "grid", "run", "SNESSolve", "Newton", "KSP", "CtoG", "GtoC", "Jac", "Res", "PCSetUp", "MatMult", "PCApply", "speedup", "sol.diff" }
-  { printf "%-6s %-17s %9.3f %6s %5s %8s %8s %6s %6s %6s %6s %6s %7sx %9s\n", f("grid") "^2", f("config"), f("snes_solve_s"), f("newton_its"), f("ksp_its"), f("cpu_to_gpu_count"), f("gpu_to_cpu_count"),
-      pct(f("share_jacobian")), pct(f("share_residual")), pct(f("share_pcsetup")), pct(f("share_matmult")), pct(f("share_pcapply")), f("speedup_vs_reference"), f("solution_rel_diff_vs_reference") }
+  BEGIN { printf "%-6s %-21s %9s %6s %5s %8s %8s %6s %6s %6s %6s %6s %8s %8s %9s\n", "grid", "run", "SNESSolve", "Newton", "KSP", "CtoG", "GtoC", "Jac", "Res", "PCSetUp", "MatMult", "PCApply", "speedup", "vs.ours", "sol.diff" }
+  # vs.ours: SNESSolve over that of ours-gpu on the same grid (ours-gpu runs first on each grid)
+  { t = f("snes_solve_s"); if (f("config") == "ours-gpu") ours[f("grid")] = t
+    rel = (f("grid") in ours && ours[f("grid")] > 0 && t > 0) ? sprintf("%.2fx", t / ours[f("grid")]) : "-"
+    printf "%-6s %-21s %9.3f %6s %5s %8s %8s %6s %6s %6s %6s %6s %7sx %8s %9s\n", f("grid") "^2", f("config"), t, f("newton_its"), f("ksp_its"), f("cpu_to_gpu_count"), f("gpu_to_cpu_count"),
+      pct(f("share_jacobian")), pct(f("share_residual")), pct(f("share_pcsetup")), pct(f("share_matmult")), pct(f("share_pcapply")), f("speedup_vs_reference"), rel, f("solution_rel_diff_vs_reference") }
 ' "$tmp/records"
 echo "== host<->device copies by Newton step, from the example (CpuToGpu/GpuToCpu (of which VecMDot results)):"
 sed -n 's/.*"config": "\([^"]*\)", "grid": \([0-9]*\),.*"copies_by_step": "\([^"]*\)".*/  \2^2 \1: \3/p' "$tmp/records"

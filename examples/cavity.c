@@ -4,8 +4,9 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
                            "  -lidvelocity <v>   dimensionless lid velocity (default 1/(mx*my), as ex19)\n"
                            "  -grashof <g>       Grashof number (default 1)\n"
                            "  -prandtl <p>       Prandtl number (default 1, at least 0)\n"
-                           "  -jacobian_assembly stencil|array   host Jacobian through MatSetValuesStencil (default), or written\n"
-                           "                     straight into the matrix: the MATSGDIA array, or COO (MatSetValuesCOO) for other types\n"
+                           "  -jacobian_assembly auto|stencil|array   host Jacobian through MatSetValuesStencil, or written straight\n"
+                           "                     into the matrix: the MATSGDIA array, or COO (MatSetValuesCOO) for other types; auto\n"
+                           "                     (default): each matrix type's own fast path, array for sgdia, stencil for the others\n"
                            "  -use_gpu           residual and Jacobian by CUDA kernels on device arrays (needs -dm_vec_type cuda and\n"
                            "                     -dm_mat_type sgdiacuda or aijcusparse)\n"
                            "  -coarse_mat_type <type>   with -pc_type mg: matrix type of the coarsest level (e.g. aijcusparse, so that\n"
@@ -34,7 +35,9 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
    host code here and the CUDA kernels in cavitycuda.cu.
 
    Jacobian:
-     - host, -jacobian_assembly stencil (default): MatSetValuesStencil, 4 rows x (in-domain star points x 4)
+     - host, -jacobian_assembly auto (default): array below for MATSGDIA (its native interface: no index per entry),
+       stencil below for every other type (for AIJ MatSetValuesStencil is faster than COO, whose set-up is per matrix);
+     - host, -jacobian_assembly stencil: MatSetValuesStencil, 4 rows x (in-domain star points x 4)
        per grid point, so any matrix type works (aij, baij, sgdia, aijcusparse, sgdiacuda, ...);
      - host, -jacobian_assembly array: the values written in MATSGDIA's array layout, straight into the matrix
        (MatSGDIAGetArray) for sgdia types, or as COO values (MatSetPreallocationCOO once per matrix, then
@@ -57,13 +60,14 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
 #include <petsctime.h>
 #include "cavity.h"
 
-PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA;
+PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA, CAVITY_COOSetUp;
 
 typedef enum {
+  CAVITY_ASSEMBLY_AUTO,
   CAVITY_ASSEMBLY_STENCIL,
   CAVITY_ASSEMBLY_ARRAY
 } CavityAssembly;
-static const char *const CavityAssemblies[] = {"stencil", "array", "CavityAssembly", "CAVITY_ASSEMBLY_", NULL};
+static const char *const CavityAssemblies[] = {"auto", "stencil", "array", "CavityAssembly", "CAVITY_ASSEMBLY_", NULL};
 
 typedef struct {
   CavityParams   p;
@@ -185,35 +189,37 @@ PetscErrorCode CavitySGDIALayout(Mat B, const CavityGrid *g, CavityLayout *L)
 
 PetscErrorCode CavityGetCOO(DM dm, Mat B, PetscBool device, Vec *vals)
 {
-  DMDALocalInfo info;
-  PetscInt     *ci, *cj, m, n;
+  CavityGrid   g;
+  CavityParams none = {0, 0, 0};
+  PetscInt    *ci, *cj, n, e = 0;
 
   PetscFunctionBeginUser;
   PetscCall(PetscObjectQuery((PetscObject)B, "CavityCOOValues", (PetscObject *)vals));
   if (*vals) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(DMDAGetLocalInfo(dm, &info));
-  m = CAVITY_DOF * info.xm * info.ym;
-  n = CAVITY_NPOINTS * CAVITY_DOF * m;
+  PetscCall(PetscLogEventBegin(CAVITY_COOSetUp, B, 0, 0, 0));
+  PetscCall(CavityGetGrid(dm, &none, &g));
+  n = CavityCOOCount(&g);
   PetscCall(PetscMalloc2(n, &ci, n, &cj));
-  /* entry (s*4 + c)*m + p*4 + r, in ghosted local indices (the DMDA's local-to-global mapping, which
-     DMCreateMatrix() gave the matrix); -1 where the neighbour is outside the domain (the entry is ignored) */
-  for (PetscInt s = 0; s < CAVITY_NPOINTS; s++) {
-    const PetscInt dx = s == CAVITY_W ? -1 : (s == CAVITY_E ? 1 : 0), dy = s == CAVITY_S ? -1 : (s == CAVITY_N ? 1 : 0);
+  /* CavityCOORow()'s order: row by row, in-domain star points S, W, C, E, N, components ascending; in ghosted local
+     indices (the DMDA's local-to-global mapping, which DMCreateMatrix() gave the matrix) */
+  for (PetscInt j = g.ys; j < g.ys + g.ym; j++) {
+    for (PetscInt i = g.xs; i < g.xs + g.xm; i++) {
+      const PetscInt pl = (j - g.gys) * g.gxm + (i - g.gxs);
 
-    for (PetscInt c = 0; c < CAVITY_DOF; c++) {
-      for (PetscInt p = 0; p < info.xm * info.ym; p++) {
-        const PetscInt i = info.xs + p % info.xm, j = info.ys + p / info.xm, in = i + dx, jn = j + dy;
-        const PetscBool inside = (PetscBool)(in >= 0 && in < info.mx && jn >= 0 && jn < info.my);
+      for (PetscInt r = 0; r < CAVITY_DOF; r++) {
+        for (PetscInt s = 0; s < CAVITY_NPOINTS; s++) {
+          const PetscInt dx = s == CAVITY_W ? -1 : (s == CAVITY_E ? 1 : 0), dy = s == CAVITY_S ? -1 : (s == CAVITY_N ? 1 : 0);
 
-        for (PetscInt r = 0; r < CAVITY_DOF; r++) {
-          const PetscInt e = (s * CAVITY_DOF + c) * m + p * CAVITY_DOF + r;
-
-          ci[e] = inside ? ((j - info.gys) * info.gxm + (i - info.gxs)) * CAVITY_DOF + r : -1;
-          cj[e] = inside ? ((jn - info.gys) * info.gxm + (in - info.gxs)) * CAVITY_DOF + c : -1;
+          if (i + dx < 0 || i + dx >= g.mx || j + dy < 0 || j + dy >= g.my) continue;
+          for (PetscInt c = 0; c < CAVITY_DOF; c++, e++) {
+            ci[e] = pl * CAVITY_DOF + r;
+            cj[e] = (pl + dy * g.gxm + dx) * CAVITY_DOF + c;
+          }
         }
       }
     }
   }
+  PetscCheck(e == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cavity: %" PetscInt_FMT " COO entries written, %" PetscInt_FMT " expected", e, n);
   PetscCall(PetscInfo(B, "Cavity: COO preallocation of %" PetscInt_FMT " entries (%s values)\n", n, device ? "device" : "host"));
   PetscCall(MatSetPreallocationCOOLocal(B, n, ci, cj));
   PetscCall(PetscFree2(ci, cj));
@@ -223,6 +229,25 @@ PetscErrorCode CavityGetCOO(DM dm, Mat B, PetscBool device, Vec *vals)
   PetscCall(PetscObjectCompose((PetscObject)B, "CavityCOOValues", (PetscObject)*vals));
   PetscCall(VecDestroy(vals)); /* B holds it */
   PetscCall(PetscObjectQuery((PetscObject)B, "CavityCOOValues", (PetscObject *)vals));
+  PetscCall(PetscLogEventEnd(CAVITY_COOSetUp, B, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* does the Jacobian of a matrix of this type go through COO (CavityGetCOO())? Then DMCreateMatrix() only sets the
+   sizes and the local-to-global mapping (DMSetMatrixPreallocateSkip(): the COO set-up makes the structure), instead of
+   building a structure of zeros that the COO set-up throws away */
+static PetscErrorCode CavityUsesCOO(const AppCtx *user, MatType type, PetscBool *coo)
+{
+  PetscBool sg;
+
+  PetscFunctionBeginUser;
+  *coo = PETSC_FALSE;
+  if (!type) PetscFunctionReturn(PETSC_SUCCESS);
+  if (user->use_gpu) PetscCall(PetscStrInList(type, "aijcusparse,seqaijcusparse,mpiaijcusparse", ',', coo));
+  else if (user->assembly == CAVITY_ASSEMBLY_ARRAY) {
+    PetscCall(PetscStrInList(type, "sgdia,seqsgdia,mpisgdia,sgdiacuda,seqsgdiacuda,mpisgdiacuda", ',', &sg));
+    *coo = (PetscBool)!sg;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -284,13 +309,13 @@ static PetscErrorCode JacobianArray(DM dm, const CavityGrid *g, const CavityFiel
     PetscCall(CavitySGDIALayout(B, g, &L));
     PetscCall(MatSGDIAGetArray(B, &v));
   } else {
-    L.g = *g;
-    L.k = CAVITY_NPOINTS;
-    for (PetscInt s = 0; s < CAVITY_NPOINTS; s++) L.slot[s] = s;
     PetscCall(CavityGetCOO(dm, B, PETSC_FALSE, &coo));
     PetscCall(VecGetArrayWrite(coo, &v));
   }
-  for (PetscInt row = 0; row < m; row++) CavityLayoutRow(&L, xl, row, v);
+  if (issg)
+    for (PetscInt row = 0; row < m; row++) CavityLayoutRow(&L, xl, row, v);
+  else
+    for (PetscInt row = 0; row < m; row++) CavityCOORow(g, xl, row, v);
   if (issg) {
     PetscCall(MatSGDIARestoreArray(B, &v)); /* the matrix stays assembled; its values changed */
   } else {
@@ -313,7 +338,13 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, void *xx, Mat J, Ma
   PetscFunctionBeginUser;
   PetscCall(PetscLogEventBegin(CAVITY_Jacobian, B, 0, 0, 0));
   PetscCall(CavityGetGrid(info->da, &user->p, &g));
-  if (user->assembly == CAVITY_ASSEMBLY_STENCIL) PetscCall(JacobianStencil(&g, xl, B));
+  if (user->assembly == CAVITY_ASSEMBLY_AUTO) { /* per matrix: every MG level has its own, of the level's type */
+    PetscBool issg;
+
+    PetscCall(IsSGDIA(B, &issg));
+    if (issg) PetscCall(JacobianArray(info->da, &g, xl, B));
+    else PetscCall(JacobianStencil(&g, xl, B));
+  } else if (user->assembly == CAVITY_ASSEMBLY_STENCIL) PetscCall(JacobianStencil(&g, xl, B));
   else PetscCall(JacobianArray(info->da, &g, xl, B));
   if (J != B) {
     PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
@@ -375,8 +406,10 @@ static PetscErrorCode CavityInterpolationToGPU(KSP ksp, Vec b, Vec x, void *ctx)
      PCMG's DMCreateInterpolation(coarse, fine) then returns a MATSHELL of CUDA kernels where it applies) */
 static PetscErrorCode CavityCoarsenHook(DM fine, DM coarse, void *ctx)
 {
-  AppCtx  *user = (AppCtx *)ctx;
-  PetscInt level;
+  AppCtx   *user = (AppCtx *)ctx;
+  PetscInt  level;
+  MatType   type;
+  PetscBool coo;
 
   PetscFunctionBeginUser;
   PetscCall(DMCoarsenHookAdd(coarse, CavityCoarsenHook, NULL, ctx));
@@ -385,6 +418,9 @@ static PetscErrorCode CavityCoarsenHook(DM fine, DM coarse, void *ctx)
     PetscCall(PetscInfo(coarse, "Cavity: coarsest MG level (coarsened %" PetscInt_FMT " times) gets matrix type %s\n", level, user->coarse_mattype));
     PetscCall(DMSetMatType(coarse, user->coarse_mattype));
   }
+  PetscCall(DMGetMatType(coarse, &type));
+  PetscCall(CavityUsesCOO(user, type, &coo));
+  PetscCall(DMSetMatrixPreallocateSkip(coarse, coo));
 #if defined(CAVITY_HAVE_CUDA)
   if (user->attach_interp) PetscCall(CavityDeviceInterpolationAttach(coarse));
 #endif
@@ -593,7 +629,7 @@ static PetscErrorCode ProcessOptions(DM da, AppCtx *user)
   user->p.lid             = 1.0 / (mx * my); /* as ex19 */
   user->p.prandtl         = 1.0;
   user->p.grashof         = 1.0;
-  user->assembly          = CAVITY_ASSEMBLY_STENCIL;
+  user->assembly          = CAVITY_ASSEMBLY_AUTO;
   user->use_gpu           = PETSC_FALSE;
   user->check_converged   = PETSC_TRUE;
   user->device_interp     = PETSC_TRUE;
@@ -666,6 +702,7 @@ int main(int argc, char **argv)
   PetscCall(PetscLogEventRegister("CavityJacCUDA", classid, &CAVITY_JacobianCUDA));
   PetscCall(PetscLogEventRegister("CavityInterpGPU", classid, &CAVITY_InterpToGPU));
   PetscCall(PetscLogEventRegister("CavityInterpCUDA", classid, &CAVITY_InterpCUDA));
+  PetscCall(PetscLogEventRegister("CavityCOOSetUp", classid, &CAVITY_COOSetUp));
 
   /* the grid: 4 x 4 by default, -da_grid_x/y, -da_refine (as ex19) */
   PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 4, 4, PETSC_DECIDE, PETSC_DECIDE, CAVITY_DOF, 1, NULL, NULL, &da));
@@ -714,7 +751,14 @@ int main(int argc, char **argv)
     else if (galerkin != PC_MG_GALERKIN_NONE) PetscCall(PetscInfo(snes, "Cavity: Galerkin coarse operators need an assembled interpolation: DMDA's, converted to %s after the first PCSetUp\n", MATAIJCUSPARSE));
     else user.attach_interp = PETSC_TRUE;
   }
-  if (ismg && user.mglevels > 1 && (user.coarse_mattype[0] || user.attach_interp)) PetscCall(DMCoarsenHookAdd(da, CavityCoarsenHook, NULL, &user));
+  {
+    PetscBool coo;
+
+    PetscCall(DMGetMatType(da, &mtype));
+    PetscCall(CavityUsesCOO(&user, mtype, &coo));
+    PetscCall(DMSetMatrixPreallocateSkip(da, coo));
+  }
+  if (ismg && user.mglevels > 1) PetscCall(DMCoarsenHookAdd(da, CavityCoarsenHook, NULL, &user));
   if (user.coarse_mattype[0] && !ismg) PetscCall(PetscInfo(snes, "Cavity: -coarse_mat_type ignored: the PC is not PCMG\n"));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "lid velocity = %g, prandtl # = %g, grashof # = %g\n", (double)user.p.lid, (double)user.p.prandtl, (double)user.p.grashof));
 

@@ -78,12 +78,13 @@ typedef struct {
 } CavityParams;
 
 /* log events, registered by examples/cavity.c */
-PETSC_EXTERN PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA;
+PETSC_EXTERN PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA, CAVITY_COOSetUp;
 
 /* the grid of the DMDA dm (any MG level) with the parameters */
 PETSC_EXTERN PetscErrorCode CavityGetGrid(DM, const CavityParams *, CavityGrid *);
-/* B's COO preallocation in the order of CavityLayout with k = 5 (made once per matrix) and its value vector,
-   of type VECSEQCUDA when device is true (else VECSEQ); the vector belongs to B */
+/* B's COO preallocation (made once per matrix) in row order: CavityCOORow() below, so that PETSc's COO set-up finds
+   the rows sorted and, on one rank, each row's columns strictly increasing (no sort; O(entries)); and its value
+   vector, of type VECSEQCUDA when device is true (else VECSEQ); the vector belongs to B */
 PETSC_EXTERN PetscErrorCode CavityGetCOO(DM, Mat, PetscBool, Vec *);
 /* the layout of a MATSGDIA(CUDA) matrix: its stencil points mapped to the star; an error for another stencil */
 PETSC_EXTERN PetscErrorCode CavitySGDIALayout(Mat, const CavityGrid *, CavityLayout *);
@@ -252,6 +253,62 @@ CAVITY_HD void CavityLayoutRow(const CavityLayout *L, const CavityField *xl, Pet
     const PetscInt t = L->slot[s];
     for (PetscInt c = 0; c < CAVITY_DOF; c++) v[(s * CAVITY_DOF + c) * m + row] = t >= 0 ? J[t][c] : 0.0;
   }
+}
+
+/* ---- the COO order (matrix types other than MATSGDIA): row by row, only the entries inside the domain ----------
+   Owned point p = (j - ys)*xm + (i - xs) has cnt(i, j) in-domain star points (5 less one per wall it lies on); its
+   4 rows each hold cnt*4 entries, star points in the order S, W, C, E, N and components ascending, which is the
+   order of the global columns on one rank. Entries of earlier points come first, so a row starts at
+   16 * (sum of cnt over the earlier owned points) + r*4*cnt(i, j). */
+
+/* in-domain star points of grid point (i, j) */
+CAVITY_HD PetscInt CavityPointCount(const CavityGrid *g, PetscInt i, PetscInt j)
+{
+  return CAVITY_NPOINTS - (i == 0) - (i == g->mx - 1) - (j == 0) - (j == g->my - 1);
+}
+
+/* COO entries before owned point (i, j) (box order); (xs, ys + ym) gives the total */
+CAVITY_HD PetscInt CavityCOOPointStart(const CavityGrid *g, PetscInt i, PetscInt j)
+{
+  const PetscInt xs = g->xs, ys = g->ys, xm = g->xm;
+  const PetscInt lx = (xs == 0) + (xs + xm == g->mx); /* wall points in each row of the box (left, right) */
+  PetscInt       n;
+
+  if (g->xm <= 0 || g->ym <= 0) return 0;
+  /* whole rows ys .. j-1 of the box; rows 0 and my-1 lose one point more each */
+  n = (j - ys) * (CAVITY_NPOINTS * xm - lx) - xm * ((ys == 0 && j > 0) + (g->my - 1 < j));
+  /* points xs .. i-1 of row j */
+  n += CAVITY_NPOINTS * (i - xs) - (xs == 0 && i > 0) - (g->mx - 1 < i) - (i - xs) * ((j == 0) + (j == g->my - 1));
+  return CAVITY_DOF * CAVITY_DOF * n;
+}
+
+/* COO entries of the owned box */
+CAVITY_HD PetscInt CavityCOOCount(const CavityGrid *g)
+{
+  return CavityCOOPointStart(g, g->xs, g->ys + g->ym);
+}
+
+/* Row `row` (= p*4 + r) in the COO order: its cnt*4 values at v[CavityCOOPointStart() + r*4*cnt ...]. The host loop
+   (examples/cavity.c) and the CUDA kernel call it per row. */
+CAVITY_HD void CavityCOORow(const CavityGrid *g, const CavityField *xl, PetscInt row, PetscScalar *v)
+{
+  const PetscInt     p = row / CAVITY_DOF, r = row % CAVITY_DOF;
+  const PetscInt     i = g->xs + p % g->xm, j = g->ys + p / g->xm;
+  const CavityField *nb[CAVITY_NPOINTS];
+  PetscScalar        J[CAVITY_NPOINTS][CAVITY_DOF];
+  PetscScalar       *w = v + CavityCOOPointStart(g, i, j) + r * CAVITY_DOF * CavityPointCount(g, i, j);
+
+  CavityNeighbours(g, xl, i, j, nb);
+  CavityJacobianRow(g, i, j, r, nb, J);
+  if (j > 0)
+    for (PetscInt c = 0; c < CAVITY_DOF; c++) *w++ = J[CAVITY_S][c];
+  if (i > 0)
+    for (PetscInt c = 0; c < CAVITY_DOF; c++) *w++ = J[CAVITY_W][c];
+  for (PetscInt c = 0; c < CAVITY_DOF; c++) *w++ = J[CAVITY_C][c];
+  if (i < g->mx - 1)
+    for (PetscInt c = 0; c < CAVITY_DOF; c++) *w++ = J[CAVITY_E][c];
+  if (j < g->my - 1)
+    for (PetscInt c = 0; c < CAVITY_DOF; c++) *w++ = J[CAVITY_N][c];
 }
 
 /* Row `row` of the Jacobian into a dense column-major array a (leading dimension lda) on one rank, where the

@@ -8,8 +8,11 @@
    consecutive threads write consecutive addresses:
      - MATSGDIACUDA: straight into the matrix, MatSGDIAGetArrayWriteCUDA()/MatSGDIARestoreArrayWriteCUDA()
        (every slot is written, 0 where the neighbour is outside the domain);
-     - MATAIJCUSPARSE: into a device vector of COO values (the COO pattern is set once per matrix, CavityGetCOO()
-       in cavity.c), then MatSetValuesCOO() with that device array.
+     - MATAIJCUSPARSE: one thread per row writes the row's in-domain values in COO order (CavityCOORow(): row by
+       row, columns ascending) into a device vector, then MatSetValuesCOO() with that device array. The COO pattern
+       is set once per matrix (CavityGetCOO() in cavity.c) in that order, so that PETSc's host set-up needs no sort,
+       and DMCreateMatrix() builds no structure for it (cavity.c sets DMSetMatrixPreallocateSkip() on every level
+       whose matrices are aijcusparse).
    Nothing goes through the host per Newton step. Kernels run on the stream of the current PetscDeviceContext,
    the one PETSc's CUDA vectors use.
 
@@ -91,6 +94,15 @@ __global__ static void CavityJacobianKernel(const CavityLayout L, const CavityFi
   const PetscInt row = (PetscInt)blockIdx.x * blockDim.x + threadIdx.x;
 
   if (row < m) CavityLayoutRow(&L, xl, row, v);
+}
+
+/* one thread per row: CavityCOORow() (MATAIJCUSPARSE) */
+__global__ static void CavityJacobianCOOKernel(const CavityGrid g, const CavityField *__restrict__ xl, PetscScalar *__restrict__ v)
+{
+  const PetscInt m   = CAVITY_DOF * g.xm * g.ym;
+  const PetscInt row = (PetscInt)blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (row < m) CavityCOORow(&g, xl, row, v);
 }
 
 /* one thread per row: CavityDenseRow() (MATSEQDENSECUDA, one rank) */
@@ -190,9 +202,6 @@ PetscErrorCode CavityFormJacobianCUDA(SNES snes, Vec X, Mat J, Mat B, void *ctx)
     PetscCall(CavitySGDIALayout(B, &g, &L));
     PetscCall(MatSGDIAGetArrayWriteCUDA(B, &v));
   } else {
-    L.g = g;
-    L.k = CAVITY_NPOINTS;
-    for (PetscInt s = 0; s < CAVITY_NPOINTS; s++) L.slot[s] = s;
     PetscCall(CavityGetCOO(dm, B, PETSC_TRUE, &coo));
     PetscCall(VecCUDAGetArrayWrite(coo, &v));
   }
@@ -200,7 +209,10 @@ PetscErrorCode CavityFormJacobianCUDA(SNES snes, Vec X, Mat J, Mat B, void *ctx)
   PetscCall(VecCUDAGetArrayRead(Xl, &x));
   PetscCall(PetscLogGpuTimeBegin());
   if (m > 0) {
-    CavityJacobianKernel<<<(unsigned int)((m + CAVITY_CUDA_BLOCK - 1) / CAVITY_CUDA_BLOCK), CAVITY_CUDA_BLOCK, 0, stream>>>(L, (const CavityField *)x, v);
+    const unsigned int nb = (unsigned int)((m + CAVITY_CUDA_BLOCK - 1) / CAVITY_CUDA_BLOCK);
+
+    if (issg) CavityJacobianKernel<<<nb, CAVITY_CUDA_BLOCK, 0, stream>>>(L, (const CavityField *)x, v);
+    else CavityJacobianCOOKernel<<<nb, CAVITY_CUDA_BLOCK, 0, stream>>>(g, (const CavityField *)x, v);
     PetscCallCUDA(cudaGetLastError());
   }
   PetscCall(PetscLogGpuTimeEnd());

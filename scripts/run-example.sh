@@ -3,7 +3,9 @@
 # with gpukit's MATSGDIA, then with PETSc's AIJ, on 1 and 2 MPI ranks, and a check that all four runs agree.
 #
 # Grid 257 x 257 (9 x 9 refined 5 times), Newton with FGMRES and multigrid on every level (Chebyshev/Jacobi
-# smoothing, rediscretised coarse levels, LU on the coarsest level, which is AIJ: -coarse_mat_type aij). Every run
+# smoothing, rediscretised coarse levels, LU on the coarsest level, which is AIJ: -coarse_mat_type aij). Each type
+# assembles its Jacobian by its own fast path (the example's default -jacobian_assembly auto: sgdia written straight
+# into its array, MatSGDIAGetArray(); aij through MatSetValuesStencil, faster for AIJ than COO). Every run
 # must converge (the example exits with an error otherwise), use the matrix type asked for, take the same number
 # of Newton iterations as the others and the same number of KSP iterations as the other type on the same ranks, and
 # reach the same solution: per field (u, v, omega, T), max|x - x_ref| <= 1e-6 max|x_ref| against the 1-rank AIJ run
