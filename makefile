@@ -65,7 +65,7 @@ endif
 
 HEADERS := $(wildcard include/*.h) $(shell find src -name '*.h')
 
-.PHONY: all lib deps run test test-gpu bench petsc-cuda install clean check-petsc cuda-check examples tests benches
+.PHONY: all lib deps run test test-gpu bench petsc-cuda install clean check-petsc cuda-check examples tests benches conformance-dmda
 
 all: lib
 
@@ -149,6 +149,11 @@ test: deps
 test-gpu:
 	@$(MAKE) --no-print-directory tests
 	@$(RUN_ENV) GPUKIT_GPU=1 bash tests/run.sh
+
+# issue 16: every DMDA tutorial of PETSc's snes/ksp/ts, aij against sgdia on 1-3 ranks (long: not in `make test`;
+# e.g. make conformance-dmda DMDA_ARGS="--filter ^snes_ex5_ -j 2")
+conformance-dmda: lib
+	@$(RUN_ENV) LIB=$(abspath $(LIB)) bash tests/conformance/dmda/sweep.sh $(DMDA_ARGS)
 
 bench: lib $(BENCH_BIN)
 	@bash bench/run.sh
