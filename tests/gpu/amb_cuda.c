@@ -401,6 +401,19 @@ static PetscErrorCode CheckRefresh(Ctx *c)
   PetscCall(MatGetOwnershipRange(c->R, &rs, &re));
   PetscCall(MatGetSize(c->R, NULL, &n));
   PetscCall(CheckProducts(c, c->D, c->R, "before the value change"));
+  { /* fix b at the layout's current one: with b tuned, the tuner's search may still rebuild the layout for a candidate b
+       during the products below (how far the search has come depends on timing, e.g. on each rank's own GPU) */
+    PetscInt  b, W;
+    PetscBool      fallback;
+    PetscLogDouble bytes;
+    char           bs[32];
+    PetscCall(MatAMBGetInfo(c->D, &b, &W, &fallback, &bytes));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &b, 1, MPIU_INT, MPI_MAX, c->comm));
+    PetscCall(PetscSNPrintf(bs, sizeof(bs), "%" PetscInt_FMT, PetscMax(b, 1)));
+    PetscCall(SetOpt("-mat_amb_b", bs));
+    PetscCall(MatSetFromOptions(c->D));
+    PetscCall(CheckProducts(c, c->D, c->R, "with b fixed before the value change"));
+  }
   /* host values with the same pattern: the first stored entry of every local row, scaled */
   PetscCall(GetStats(c->D, &s0));
   for (PetscInt i = rs; i < re; i++) {
