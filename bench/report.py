@@ -219,7 +219,10 @@ def read_any(path):
 
 def latest_records(folder, pattern):
     """the newest results file in folder matching pattern (by name: the date), and its records"""
-    files = sorted(glob.glob(os.path.join(folder, pattern)))
+    def datekey(f):  # the date in the name (cavity-<device>-<YYYY-MM-DD>.json), then the name
+        m = re.search(r"(\d{4}-\d{2}-\d{2})", os.path.basename(f))
+        return (m.group(1) if m else "", f)
+    files = sorted(glob.glob(os.path.join(folder, pattern)), key=datekey)
     return files, (read_any(files[-1]) if files else [])
 
 
@@ -494,6 +497,10 @@ def main():
     L.append("MATAMB and MATDCSR on the generated large matrices (SpMV against MATAIJCUSPARSE, MATSELLCUDA, cuSPARSE SELL/BSR;")
     L.append("insertion, iterative update, defragmentation, memory): [performance-formats.md](performance-formats.md), written by")
     L.append("`bench/report_formats.py` from `bench/results/amb/` and `bench/results/dcsr/` (`bash bench/amb.sh`, `bash bench/dcsr.sh` on a GPU).")
+    L.append("")
+    L.append("Many GPUs (weak and strong scaling of MATSGDIACUDA, CG and KSPCACG against MATMPIAIJCUSPARSE) and stock PETSc programs")
+    L.append("with PCMG on the GPU (SNES ex19, KSP ex45: aijcusparse against sgdiacuda): [performance-multigpu.md](performance-multigpu.md)")
+    L.append("(`bench/multigpu.sh`, `bench/stockmg.sh`; records in `bench/results/multigpu/`, `bench/results/stockmg/`).")
     L.append("")
     L.append("## How to reproduce")
     L.append("")
