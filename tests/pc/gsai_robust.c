@@ -37,8 +37,9 @@ static PetscErrorCode ViewToString(PC pc, char *buf, size_t len)
   if (rank == 0) {
     FILE *f = fopen(fname, "r");
     PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", fname);
-    (void)fread(buf, 1, len - 1, f);
+    size_t got = fread(buf, 1, len - 1, f);
     fclose(f);
+    PetscCheck(got > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "read nothing back from %s (the PCView output)", fname);
     (void)remove(fname);
   }
   PetscCallMPI(MPI_Bcast(buf, (PetscMPIInt)len, MPI_CHAR, 0, PETSC_COMM_WORLD));
