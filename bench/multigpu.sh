@@ -4,27 +4,33 @@
 #   weak   MatMult, 3-D 7-point, 256^3 rows per GPU (n = 256, 323, 406 for 1, 2, 4 GPUs): sgdiacuda and aijcusparse
 #          (bench/sgdia_mult), with -use_gpu_aware_mpi 0 (halo staged through the host) and, where MPI is CUDA-aware,
 #          1; CG + Jacobi and KSPCACG (s = 4, 8) per iteration on sgdiacuda, CG on aijcusparse (bench/cacg_bench);
-#   strong the latency-bound 128^3 on 1, 2, 4 GPUs: CG against KSPCACG s = 4, 8 (sgdiacuda), CG on aijcusparse.
-# Efficiency = time on 1 GPU / time on P GPUs (weak), speed-up (strong). Records: bench/results/multigpu-<date>.jsonl
-# (the benchmarks' own JSON records, each with "gpus" and "gpu_aware" added); copied to $OUT when set.
+#   strong the latency-bound 128^3 on 1, 2, 4 GPUs: CG against KSPCACG s = 4, 8 (sgdiacuda), CG on aijcusparse;
+#   cavity the driven cavity (examples/cavity -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda, bench/cavity.sh's
+#          ours-gpu options: FGMRES + MG, Chebyshev/Jacobi levels, LU coarse (redundant LU on more than one GPU),
+#          -use_gpu_aware_mpi 0) at 1025^2 and 2049^2 on 1, 2, 4 GPUs: SNESSolve time, Newton and KSP iterations (the
+#          example's summary line), and the solution (-snes_view_solution, natural ordering) compared with the 1-GPU
+#          run's by tests/cavity/cavity_vecdiff (1e-6 relative; Newton counts must match too, else the run fails);
+#   gsai   PCGSAI set-up on the device, 3-D 7-point Laplacian (examples/poisson -dim 3, aijcusparse, CG, -pc_gsai_type
+#          spd) on 1, 2, 4 GPUs: the GSAISetUp and PCSetUp events of -log_view (max over ranks), CG iterations, and
+#          which path built M ("built on the device" / "host" in PCView: the multi-rank device set-up is new).
+# Efficiency = time on 1 GPU / time on P GPUs (weak), speed-up (strong, cavity, gsai). Records:
+# bench/results/multigpu-<date>.jsonl (the benchmarks' own JSON records, each with "bench_set", "gpus" and "gpu_aware"
+# added; the cavity and gsai records are written here in the same form); copied to $OUT when set. Each run is under
+# a timeout; a failed or timed-out run is reported, has no record and makes the exit status 1.
 #
-#   bash bench/multigpu.sh        on a 2- or 4-GPU machine, after tests/gpu/run built the benchmarks (build/gpu)
+#   bash bench/multigpu.sh        on a 2- or 4-GPU machine, after tests/gpu/run built the benchmarks and examples
+#                                 (build/gpu; tests/gpu/multi.sh does both)
 #
 # Environment: OBJDIR (build/gpu), PETSC_DIR (gpucarry/petsc-cuda), GPUKIT_MULTI_GPUS (1 2 4, capped at the GPUs
-# present), GPUKIT_MULTI_WEAK_N ("256 323 406"), GPUKIT_MULTI_STRONG_N (128), GPUKIT_MULTI_TIMEOUT (300 s per run),
-# GPUKIT_MULTI_SKIP (words: weakmult weakcg strong aware).
+# present), GPUKIT_MULTI_WEAK_N ("256 323 406"), GPUKIT_MULTI_STRONG_N (128), GPUKIT_MULTI_CAVITY_REFINE ("7 8": 9x9
+# refined to 1025^2, 2049^2), GPUKIT_MULTI_GSAI_N (161: 161^3 rows), GPUKIT_MULTI_TIMEOUT (300 s per run),
+# GPUKIT_MULTI_SKIP (words: weakmult weakcg strong aware cavity gsai). Shared set-up: bench/gpucommon.sh.
 set -uo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
-source "$top/scripts/mpienv.sh"
-objdir=${OBJDIR:-build/gpu}
-PETSC_DIR=${PETSC_DIR:-$top/gpucarry/petsc-cuda}
-export LD_LIBRARY_PATH=$PETSC_DIR/lib:${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source "$(dirname "$0")/gpucommon.sh" || exit 1
 export NCCL_NVLS_ENABLE=0
 tmo=${GPUKIT_MULTI_TIMEOUT:-300}
 skip=" ${GPUKIT_MULTI_SKIP:-} "
-ngpu=$(timeout 30 nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-device=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
+ngpu=$(gk_ngpus)
 read -r -a weakn <<<"${GPUKIT_MULTI_WEAK_N:-256 323 406}"
 sn=${GPUKIT_MULTI_STRONG_N:-128}
 gpus=()
@@ -33,9 +39,8 @@ echo "multigpu: $ngpu x ${device:-?} visible; runs on ${gpus[*]} GPU(s); $(mpiex
 mult=$objdir/bench/sgdia_mult cacg=$objdir/bench/cacg_bench
 for b in "$mult" "$cacg"; do [ -x "$b" ] || { echo "multigpu.sh: $b is missing (tests/gpu/run builds the benchmarks)" >&2; exit 1; }; done
 out=bench/results/multigpu-$(date -u +%Y-%m-%d).jsonl
-rm -f "$out"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpukit-multigpu.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+gk_results "$out"
+gk_tmpdir multigpu
 failed=0
 
 # is this MPI CUDA-aware? (OpenMPI says so through ompi_info)
@@ -49,7 +54,7 @@ run() {
   shift 3
   rm -f "$tmp/rec.jsonl"
   echo "== $label: $p GPU(s), gpu-aware $aw: $*"
-  if ! timeout "$tmo" mpiexec --bind-to none -n "$p" "$@" -use_gpu_aware_mpi "$aw" -json "$tmp/rec.jsonl" 2>&1 | tail -n 14; then
+  if ! gk_mpiexec "$tmo" "$p" "$@" -use_gpu_aware_mpi "$aw" -json "$tmp/rec.jsonl" 2>&1 | tail -n 14; then
     echo "multigpu.sh: $label on $p GPU(s) failed" >&2
     failed=1
     return
@@ -74,16 +79,111 @@ for i in "${!gpus[@]}"; do
   esac
 done
 
+# the driven cavity on 1, 2, 4 GPUs (strong scaling of a whole Newton-Krylov solve); the solution must agree with the
+# 1-GPU run's
+cavity=$objdir/examples/cavity vecdiff=$objdir/tests/cavity/cavity_vecdiff
+case $skip in *" cavity "*) ;; *)
+  if [ ! -x "$cavity" ] || [ ! -x "$vecdiff" ]; then
+    echo "multigpu.sh: $cavity or $vecdiff is missing (tests/gpu/run builds them); cavity runs skipped" >&2
+    failed=1
+  else
+    crefs=${GPUKIT_MULTI_CAVITY_REFINE:-7 8}
+    for r in $crefs; do
+      grid=$(awk -v r="$r" 'BEGIN {n = 9; for (i = 0; i < r; i++) n = 2 * n - 1; print n}')
+      ref= refnewton=
+      for p in "${gpus[@]}"; do
+        coarse=(-mg_coarse_pc_type lu)
+        [ "$p" -gt 1 ] && coarse=(-mg_coarse_pc_type redundant -mg_coarse_redundant_pc_type lu) # PETSc's own LU is sequential
+        tag=cavity-$grid-$p
+        cmd=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda -da_grid_x 9 -da_grid_y 9 -da_refine "$r" -ksp_type fgmres -pc_type mg
+          -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi "${coarse[@]}" -snes_converged_reason -ksp_converged_reason -use_gpu_aware_mpi 0)
+        echo "== cavity $grid^2: $p GPU(s), gpu-aware 0: ${cmd[*]}"
+        gk_mpiexec "$tmo" "$p" "${cmd[@]}" -log_view ":$tmp/$tag.log" -snes_view_solution "binary:$tmp/$tag.bin" >"$tmp/$tag.out" 2>&1 </dev/null
+        rc=$?
+        sum=$(grep '^cavity: grid ' "$tmp/$tag.out" | tail -n 1)
+        if [ $rc -ne 0 ] || [ -z "$sum" ]; then
+          [ $rc -eq 124 ] && why="timed out after ${tmo}s" || why="exit $rc"
+          grep -v '^\[' "$tmp/$tag.out" | tail -n 8
+          echo "multigpu.sh: cavity $grid^2 on $p GPU(s) failed ($why)" >&2
+          failed=1
+          continue
+        fi
+        echo "   $sum"
+        # cavity: grid MxN, ranks P, mat T, vec T, gpu yes, Newton its N, KSP its N, residual norm X, SNESSolve T s, REASON
+        newton=$(sed -n 's/.*Newton its \([0-9]*\),.*/\1/p' <<<"$sum")
+        kits=$(sed -n 's/.* KSP its \([0-9]*\),.*/\1/p' <<<"$sum")
+        rnorm=$(sed -n 's/.*residual norm \([^,]*\),.*/\1/p' <<<"$sum")
+        tsolve=$(sed -n 's/.*SNESSolve \([0-9.]*\) s,.*/\1/p' <<<"$sum")
+        reason=$(sed -n 's/.* s, \([A-Z_]*\)$/\1/p' <<<"$sum")
+        tlog=$(gk_event "$tmp/$tag.log" SNESSolve | awk '{print $4}')
+        diff=null ok=true
+        if [ -z "$ref" ]; then
+          ref=$tag refnewton=$newton
+        else
+          d=$("$vecdiff" -a "$tmp/$ref.bin" -b "$tmp/$tag.bin" -rtol 1e-6 2>&1)
+          [ $? -eq 0 ] || ok=false
+          diff=$(sed -n 's/.*largest relative difference \([^ ,)]*\).*/\1/p' <<<"$d" | head -n 1)
+          [ "$newton" = "$refnewton" ] || ok=false
+          echo "   solution vs $ref: $(grep '^vecdiff' <<<"$d" | head -n 1); Newton its $newton (1st run $refnewton)"
+          [ $ok = true ] || { echo "multigpu.sh: cavity $grid^2 on $p GPU(s): the solution or the Newton count differs from $ref's" >&2; failed=1; }
+        fi
+        echo "{\"bench\": \"multigpu_cavity\", \"bench_set\": \"cavity\", \"mat_type\": \"sgdiacuda\", \"method\": \"cavity_$grid\", \"grid\": $grid, \"da_refine\": $r, \"snes_solve_s\": ${tsolve:-null}, \"snes_solve_logview_s\": ${tlog:-null}, \"newton_its\": ${newton:-null}, \"ksp_its\": ${kits:-null}, \"residual_norm\": ${rnorm:-null}, \"reason\": \"$reason\", \"reference\": \"$ref\", \"solution_rel_diff_vs_reference\": ${diff:-null}, \"solution_matches\": $ok, \"command\": \"${cmd[*]}\", $(gk_runinfo_json), \"gpus\": $p, \"gpu_aware\": 0}" >>"$out"
+        # the finest grid's -log_view travels back too (a few tens of kB each)
+        [ -n "${OUT:-}" ] && [ "$r" = "${crefs##* }" ] && cp "$tmp/$tag.log" "$OUT/multigpu-$tag-logview.txt" 2>/dev/null
+      done
+    done
+  fi ;;
+esac
+
+# PCGSAI's set-up on 1, 2, 4 GPUs: which path built M (device or host) and how long it took
+poisson=$objdir/examples/poisson
+case $skip in *" gsai "*) ;; *)
+  if [ ! -x "$poisson" ]; then
+    echo "multigpu.sh: $poisson is missing (tests/gpu/run builds it); gsai runs skipped" >&2
+    failed=1
+  else
+    gn=${GPUKIT_MULTI_GSAI_N:-161}
+    refits=
+    for p in "${gpus[@]}"; do
+      tag=gsai-$gn-$p
+      cmd=("$poisson" -dim 3 -n "$gn" -dm_mat_type aijcusparse -dm_vec_type cuda -ksp_type cg -ksp_rtol 1e-8 -pc_type gsai -pc_gsai_type spd -ksp_view -use_gpu_aware_mpi 0)
+      echo "== gsai $gn^3: $p GPU(s), gpu-aware 0: ${cmd[*]}"
+      gk_mpiexec "$tmo" "$p" "${cmd[@]}" -log_view ":$tmp/$tag.log" >"$tmp/$tag.out" 2>&1 </dev/null
+      rc=$?
+      if [ $rc -ne 0 ] || [ ! -s "$tmp/$tag.log" ]; then
+        [ $rc -eq 124 ] && why="timed out after ${tmo}s" || why="exit $rc"
+        grep -v '^\[' "$tmp/$tag.out" | tail -n 8
+        echo "multigpu.sh: gsai $gn^3 on $p GPU(s) failed ($why)" >&2
+        failed=1
+        continue
+      fi
+      path=$(sed -n 's/.*built on the \(device\|host\).*/\1/p' "$tmp/$tag.out" | head -n 1)
+      tset=$(gk_event "$tmp/$tag.log" GSAISetUp | awk '{print $4}')
+      tpc=$(gk_event "$tmp/$tag.log" PCSetUp | awk '{print $4}')
+      tksp=$(gk_event "$tmp/$tag.log" KSPSolve | awk '{print $4}')
+      its=$(sed -n 's/^ *iterations *\([0-9]*\) (\([A-Z_]*\)).*/\1/p' "$tmp/$tag.out" | head -n 1)
+      reason=$(sed -n 's/^ *iterations *[0-9]* (\([A-Z_]*\)).*/\1/p' "$tmp/$tag.out" | head -n 1)
+      [ -z "$refits" ] && refits=$its
+      echo "   M built on the ${path:-?}; GSAISetUp ${tset:-?} s, PCSetUp ${tpc:-?} s, KSPSolve ${tksp:-?} s, CG its ${its:-?} ($reason; 1st run $refits)"
+      [ "$its" = "$refits" ] || echo "multigpu.sh: gsai $gn^3 on $p GPU(s): $its CG iterations, $refits on ${gpus[0]} GPU(s) (M should not depend on the partition)" >&2
+      echo "{\"bench\": \"multigpu_gsai\", \"bench_set\": \"gsai\", \"mat_type\": \"aijcusparse\", \"method\": \"gsai_spd_$gn\", \"n\": $gn, \"rows\": $((gn * gn * gn)), \"setup_path\": \"${path:-unknown}\", \"gsai_setup_s\": ${tset:-null}, \"pc_setup_s\": ${tpc:-null}, \"ksp_solve_s\": ${tksp:-null}, \"its\": ${its:-null}, \"reason\": \"$reason\", \"command\": \"${cmd[*]}\", $(gk_runinfo_json), \"gpus\": $p, \"gpu_aware\": 0}" >>"$out"
+    done
+  fi ;;
+esac
+
 # a summary: efficiency (weak) and speed-up (strong) against 1 GPU, per record kind
 python3 - "$out" <<'PY' || true
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 def key(r):
     return (r.get("bench_set"), r.get("format") or r.get("mat_type"), r.get("method", ""), r.get("gpu_aware"))
-def t(r):  # seconds: sgdia_mult's time_ms (one MatMult, fastest batch), cacg_bench's time_per_it_ms
+def t(r):  # seconds: sgdia_mult's time_ms (one MatMult, fastest batch), cacg_bench's time_per_it_ms, SNESSolve, GSAI set-up
     for k in ("time_ms", "time_per_it_ms"):
         if r.get(k):
             return 1e-3 * float(r[k])
+    for k in ("snes_solve_s", "gsai_setup_s"):
+        if r.get(k):
+            return float(r[k])
     return None
 base = {}
 for r in recs:
@@ -96,5 +196,5 @@ for r in recs:
     print("%-10s %-12s %-12s %5s %6s %12s %8s" % (k[0], k[1], k[2], k[3], r.get("gpus"), "%.4f" % (1e3 * tt) if tt else "-", "%.2f" % (b / tt) if (b and tt) else "-"))
 PY
 echo "multigpu: records in $out"
-[ -n "${OUT:-}" ] && cp "$out" "$OUT/" 2>/dev/null
+gk_copy_out "$out"
 exit $failed

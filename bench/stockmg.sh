@@ -11,37 +11,21 @@
 #
 # Environment: PETSC_DIR (default gpucarry/petsc-cuda), OBJDIR (build/gpu), GPUKIT_STOCKMG_EX19_REFINE (6: 9x9 refined
 # to 513^2), GPUKIT_STOCKMG_EX45_REFINE (5: 9^3 refined to 257^3), GPUKIT_STOCKMG_TYPES ("aijcusparse sgdiacuda"),
-# GPUKIT_STOCKMG_TIMEOUT (240 s per run), GPUKIT_COMMIT.
+# GPUKIT_STOCKMG_TIMEOUT (240 s per run), GPUKIT_COMMIT. Shared set-up: bench/gpucommon.sh.
 set -uo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
-source "$top/scripts/mpienv.sh"
-objdir=${OBJDIR:-build/gpu}
-PETSC_DIR=${PETSC_DIR:-$top/gpucarry/petsc-cuda}
-export LD_LIBRARY_PATH=$PETSC_DIR/lib:${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source "$(dirname "$0")/gpucommon.sh" || exit 1
 tmo=${GPUKIT_STOCKMG_TIMEOUT:-240}
 r19=${GPUKIT_STOCKMG_EX19_REFINE:-6}
 r45=${GPUKIT_STOCKMG_EX45_REFINE:-5}
 lib=$top/$objdir/lib/libpetscgpukit.so
 [ -f "$lib" ] || { echo "stockmg.sh: no $lib (build the library first: tests/gpu/run)" >&2; exit 1; }
-vars=$PETSC_DIR/lib/petsc/conf/petscvariables
-cc=$(sed -n 's/^PCC = //p' "$vars"); incs=$(sed -n 's/^PETSC_CC_INCLUDES = //p' "$vars"); libs=$(sed -n 's/^PETSC_WITH_EXTERNAL_LIB = //p' "$vars")
-mkdir -p "$objdir/tutorials" bench/results
 for ex in snes/tutorials/ex19 ksp/ksp/tutorials/ex45; do
-  src=$PETSC_DIR/share/petsc/examples/src/$ex.c
-  [ -f "$src" ] || { echo "stockmg.sh: no $src (tests/gpu/pack.sh carries it)" >&2; exit 1; }
-  # shellcheck disable=SC2086
-  timeout 120 ${cc:-mpicc} -O2 -w $incs "$src" -o "$objdir/tutorials/mg_$(basename "$ex")" -Wl,-rpath,"$PETSC_DIR/lib" $libs -lm || { echo "stockmg.sh: building $ex failed" >&2; exit 1; }
+  gk_build_tutorial "$ex" "$objdir/tutorials/mg_$(basename "$ex")" || exit 1
 done
 out=bench/results/stockmg-$(date -u +%Y-%m-%d).jsonl
-rm -f "$out"
-commit=${GPUKIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-device=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpukit-stockmg.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+gk_results "$out"
+gk_tmpdir stockmg
 mg=(-pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -dm_vec_type cuda -use_gpu_aware_mpi 0 -log_view ":$tmp/log")
-# event <log> <name>: the event's line of -log_view
-event() { grep -E "^$2 " "$1" | head -n 1; }
 printf '%-5s %-12s %9s %7s %7s %9s %9s\n' prog mat_type KSPSolve_s KSPits SNESits PCApp_H2D PCApp_D2H
 failed=0
 declare -A tsolve
@@ -61,7 +45,7 @@ for prog in ex19 ex45; do
       continue
     fi
     grep -q -i "type: *$mt\|$mt" "$tmp/log" || true
-    ks=$(event "$tmp/log" KSPSolve); pa=$(event "$tmp/log" PCApply)
+    ks=$(gk_event "$tmp/log" KSPSolve); pa=$(gk_event "$tmp/log" PCApply)
     t=$(awk '{print $4}' <<<"$ks")
     # the last five columns of a GPU build's -log_view: CpuToGpu count, size, GpuToCpu count, size, GPU %F
     h2d=$(awk '{print $(NF-4)}' <<<"$pa"); d2h=$(awk '{print $(NF-2)}' <<<"$pa")
@@ -75,5 +59,5 @@ for prog in ex19 ex45; do
   [ -n "$a" ] && [ -n "$s" ] && echo "$prog: KSPSolve aijcusparse / sgdiacuda = $(awk -v a="$a" -v s="$s" 'BEGIN {printf "%.2f", a / s}')"
 done
 echo "device: ${device:-?}, commit $commit; records in $out"
-[ -n "${OUT:-}" ] && cp "$out" "$OUT/" 2>/dev/null
+gk_copy_out "$out"
 exit $failed

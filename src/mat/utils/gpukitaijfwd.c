@@ -1004,71 +1004,90 @@ static PetscErrorCode FwdGetFactor_Package(Mat A, MatSolverType pkg, MatFactorTy
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode FwdGetFactor_PETSc(Mat A, MatFactorType ftype, Mat *F)
-{
-  PetscFunctionBegin;
-  PetscCall(FwdGetFactor_Package(A, MATSOLVERPETSC, ftype, F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+/* MatSolverTypeRegister()'s callback is MatSolverFn(Mat, MatFactorType, Mat *): no context pointer, and MatGetFactor()
+   does not pass the package it looked up (with no package asked for it takes the first registered), so one function
+   cannot serve several packages. FWD_GET_FACTOR(name, pkg) generates the one-line callback of each package; the table
+   fwd_factors below says what is registered, in registration order (the first package registered for a type name is
+   its default). */
+#define FWD_GET_FACTOR(name, pkg) \
+  static PetscErrorCode FwdGetFactor_##name(Mat A, MatFactorType ftype, Mat *F) \
+  { \
+    PetscFunctionBegin; \
+    PetscCall(FwdGetFactor_Package(A, pkg, ftype, F)); \
+    PetscFunctionReturn(PETSC_SUCCESS); \
+  }
 
-#if defined(PETSC_HAVE_MUMPS)
-static PetscErrorCode FwdGetFactor_MUMPS(Mat A, MatFactorType ftype, Mat *F)
-{
-  PetscFunctionBegin;
-  PetscCall(FwdGetFactor_Package(A, MATSOLVERMUMPS, ftype, F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-#endif
-
+FWD_GET_FACTOR(PETSc, MATSOLVERPETSC)
 #if defined(PETSC_HAVE_SUPERLU)
-static PetscErrorCode FwdGetFactor_SuperLU(Mat A, MatFactorType ftype, Mat *F)
-{
-  PetscFunctionBegin;
-  PetscCall(FwdGetFactor_Package(A, MATSOLVERSUPERLU, ftype, F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+FWD_GET_FACTOR(SuperLU, MATSOLVERSUPERLU)
 #endif
-
 #if defined(PETSC_HAVE_SUITESPARSE)
-static PetscErrorCode FwdGetFactor_UMFPACK(Mat A, MatFactorType ftype, Mat *F)
-{
-  PetscFunctionBegin;
-  PetscCall(FwdGetFactor_Package(A, MATSOLVERUMFPACK, ftype, F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode FwdGetFactor_KLU(Mat A, MatFactorType ftype, Mat *F)
-{
-  PetscFunctionBegin;
-  PetscCall(FwdGetFactor_Package(A, MATSOLVERKLU, ftype, F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode FwdGetFactor_CHOLMOD(Mat A, MatFactorType ftype, Mat *F)
-{
-  PetscFunctionBegin;
-  PetscCall(FwdGetFactor_Package(A, MATSOLVERCHOLMOD, ftype, F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+FWD_GET_FACTOR(UMFPACK, MATSOLVERUMFPACK)
+FWD_GET_FACTOR(KLU, MATSOLVERKLU)
+FWD_GET_FACTOR(CHOLMOD, MATSOLVERCHOLMOD)
 #endif
+#if defined(PETSC_HAVE_MUMPS)
+FWD_GET_FACTOR(MUMPS, MATSOLVERMUMPS)
+#endif
+#if defined(PETSC_HAVE_SUPERLU_DIST)
+FWD_GET_FACTOR(SuperLU_DIST, MATSOLVERSUPERLU_DIST)
+#endif
+#if defined(PETSC_HAVE_CUDA)
+FWD_GET_FACTOR(CUSPARSE, MATSOLVERCUSPARSE)
+#endif
+
+#define FWD_LU       (1 << MAT_FACTOR_LU)
+#define FWD_ILU      (1 << MAT_FACTOR_ILU)
+#define FWD_CHOLESKY (1 << MAT_FACTOR_CHOLESKY)
+#define FWD_ICC      (1 << MAT_FACTOR_ICC)
+
+typedef struct {
+  MatSolverType pkg;
+  PetscInt      ftypes;  /* FWD_LU | FWD_ILU | ... */
+  PetscBool     seqonly; /* only for one-rank type names (not starting with "mpi") */
+  PetscErrorCode (*getfactor)(Mat, MatFactorType, Mat *);
+} FwdFactorEntry;
+
+static const FwdFactorEntry fwd_factors[] = {
+  {MATSOLVERPETSC,        FWD_LU | FWD_ILU | FWD_CHOLESKY | FWD_ICC, PETSC_TRUE,  FwdGetFactor_PETSc       },
+#if defined(PETSC_HAVE_SUPERLU)
+  {MATSOLVERSUPERLU,      FWD_LU | FWD_ILU,                          PETSC_TRUE,  FwdGetFactor_SuperLU     },
+#endif
+#if defined(PETSC_HAVE_SUITESPARSE)
+  {MATSOLVERUMFPACK,      FWD_LU,                                    PETSC_TRUE,  FwdGetFactor_UMFPACK     },
+  {MATSOLVERKLU,          FWD_LU,                                    PETSC_TRUE,  FwdGetFactor_KLU         },
+  {MATSOLVERCHOLMOD,      FWD_CHOLESKY,                              PETSC_TRUE,  FwdGetFactor_CHOLMOD     },
+#endif
+#if defined(PETSC_HAVE_MUMPS)
+  {MATSOLVERMUMPS,        FWD_LU | FWD_CHOLESKY,                     PETSC_FALSE, FwdGetFactor_MUMPS       },
+#endif
+#if defined(PETSC_HAVE_SUPERLU_DIST)
+  {MATSOLVERSUPERLU_DIST, FWD_LU,                                    PETSC_FALSE, FwdGetFactor_SuperLU_DIST},
+#endif
+};
 
 #if defined(PETSC_HAVE_CUDA)
-static PetscErrorCode FwdGetFactor_CUSPARSE(Mat A, MatFactorType ftype, Mat *F)
-{
-  PetscFunctionBegin;
-  PetscCall(FwdGetFactor_Package(A, MATSOLVERCUSPARSE, ftype, F));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+static const FwdFactorEntry fwd_device_factors[] = {
+  {MATSOLVERCUSPARSE, FWD_LU | FWD_ILU | FWD_CHOLESKY | FWD_ICC, PETSC_TRUE, FwdGetFactor_CUSPARSE},
+};
 #endif
 
-#if defined(PETSC_HAVE_SUPERLU_DIST)
-static PetscErrorCode FwdGetFactor_SuperLU_DIST(Mat A, MatFactorType ftype, Mat *F)
+/* registers the entries of a table for one type name, in table order, each entry's factor types in PETSc's
+   order LU, ILU, Cholesky, ICC (as registered before the table) */
+static PetscErrorCode FwdRegisterTable(MatType type, const FwdFactorEntry *tab, size_t n)
 {
+  const MatFactorType order[] = {MAT_FACTOR_LU, MAT_FACTOR_ILU, MAT_FACTOR_CHOLESKY, MAT_FACTOR_ICC};
+  PetscBool           mpi;
+
   PetscFunctionBegin;
-  PetscCall(FwdGetFactor_Package(A, MATSOLVERSUPERLU_DIST, ftype, F));
+  PetscCall(PetscStrbeginswith(type, "mpi", &mpi));
+  for (size_t i = 0; i < n; i++) {
+    if (mpi && tab[i].seqonly) continue;
+    for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+      if (tab[i].ftypes & (1 << order[k])) PetscCall(MatSolverTypeRegister(tab[i].pkg, type, order[k], tab[i].getfactor));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-#endif
 
 /*@C
   GpukitMatAIJForwardRegisterFactors - Registers factorizations of a gpukit matrix type through its AIJ copy
@@ -1091,32 +1110,8 @@ static PetscErrorCode FwdGetFactor_SuperLU_DIST(Mat A, MatFactorType ftype, Mat 
 @*/
 PetscErrorCode GpukitMatAIJForwardRegisterFactors(MatType type)
 {
-  PetscBool mpi;
-
   PetscFunctionBegin;
-  PetscCall(PetscStrbeginswith(type, "mpi", &mpi));
-  if (!mpi) {
-    PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, type, MAT_FACTOR_LU, FwdGetFactor_PETSc));
-    PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, type, MAT_FACTOR_ILU, FwdGetFactor_PETSc));
-    PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, type, MAT_FACTOR_CHOLESKY, FwdGetFactor_PETSc));
-    PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, type, MAT_FACTOR_ICC, FwdGetFactor_PETSc));
-#if defined(PETSC_HAVE_SUPERLU)
-    PetscCall(MatSolverTypeRegister(MATSOLVERSUPERLU, type, MAT_FACTOR_LU, FwdGetFactor_SuperLU));
-    PetscCall(MatSolverTypeRegister(MATSOLVERSUPERLU, type, MAT_FACTOR_ILU, FwdGetFactor_SuperLU));
-#endif
-#if defined(PETSC_HAVE_SUITESPARSE)
-    PetscCall(MatSolverTypeRegister(MATSOLVERUMFPACK, type, MAT_FACTOR_LU, FwdGetFactor_UMFPACK));
-    PetscCall(MatSolverTypeRegister(MATSOLVERKLU, type, MAT_FACTOR_LU, FwdGetFactor_KLU));
-    PetscCall(MatSolverTypeRegister(MATSOLVERCHOLMOD, type, MAT_FACTOR_CHOLESKY, FwdGetFactor_CHOLMOD));
-#endif
-  }
-#if defined(PETSC_HAVE_MUMPS)
-  PetscCall(MatSolverTypeRegister(MATSOLVERMUMPS, type, MAT_FACTOR_LU, FwdGetFactor_MUMPS));
-  PetscCall(MatSolverTypeRegister(MATSOLVERMUMPS, type, MAT_FACTOR_CHOLESKY, FwdGetFactor_MUMPS));
-#endif
-#if defined(PETSC_HAVE_SUPERLU_DIST)
-  PetscCall(MatSolverTypeRegister(MATSOLVERSUPERLU_DIST, type, MAT_FACTOR_LU, FwdGetFactor_SuperLU_DIST));
-#endif
+  PetscCall(FwdRegisterTable(type, fwd_factors, sizeof(fwd_factors) / sizeof(fwd_factors[0])));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1145,10 +1140,7 @@ PetscErrorCode GpukitMatAIJForwardRegisterDeviceFactors(MatType type)
 {
   PetscFunctionBegin;
 #if defined(PETSC_HAVE_CUDA)
-  PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, type, MAT_FACTOR_LU, FwdGetFactor_CUSPARSE));
-  PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, type, MAT_FACTOR_ILU, FwdGetFactor_CUSPARSE));
-  PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, type, MAT_FACTOR_CHOLESKY, FwdGetFactor_CUSPARSE));
-  PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, type, MAT_FACTOR_ICC, FwdGetFactor_CUSPARSE));
+  PetscCall(FwdRegisterTable(type, fwd_device_factors, sizeof(fwd_device_factors) / sizeof(fwd_device_factors[0])));
 #else
   (void)type;
 #endif
