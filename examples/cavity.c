@@ -9,6 +9,11 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
                            "                     (default): each matrix type's own fast path, array for sgdia, stencil for the others\n"
                            "  -use_gpu           residual and Jacobian by CUDA kernels on device arrays (needs -dm_vec_type cuda and\n"
                            "                     -dm_mat_type sgdiacuda or aijcusparse)\n"
+                           "  -cavity_aij_fill auto|coo|csr   how the Jacobian's values reach an AIJ matrix (-use_gpu with aijcusparse,\n"
+                           "                     or -jacobian_assembly array with aij): csr, straight into the CSR value array of a\n"
+                           "                     one-rank matrix given the stencil's structure by the example (checked once per\n"
+                           "                     matrix); coo, MatSetPreallocationCOO once per matrix and MatSetValuesCOO; auto\n"
+                           "                     (default): csr on one rank, else coo\n"
                            "  -coarse_mat_type <type>   with -pc_type mg: matrix type of the coarsest level (e.g. aijcusparse, so that\n"
                            "                     its LU solves run on the GPU; densecuda, one rank, with\n"
                            "                     -mg_coarse_pc_factor_mat_solver_type cuda: LU by cuSOLVER on the device)\n"
@@ -41,10 +46,19 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
        per grid point, so any matrix type works (aij, baij, sgdia, aijcusparse, sgdiacuda, ...);
      - host, -jacobian_assembly array: the values written in MATSGDIA's array layout, straight into the matrix
        (MatSGDIAGetArray) for sgdia types, or as COO values (MatSetPreallocationCOO once per matrix, then
-       MatSetValuesCOO) for any other type: the host twin of the GPU path;
-     - -use_gpu: the same layout written by a CUDA kernel into MatSGDIAGetArrayWriteCUDA() (sgdiacuda) or into
-       a device array given to MatSetValuesCOO() (aijcusparse); the residual by a kernel on the DMDA's device
-       local vector. No host round trip per Newton step.
+       MatSetValuesCOO) for any other type, or, for AIJ on one rank (-cavity_aij_fill auto or csr), straight into
+       the CSR value array (MatSeqAIJGetArrayWrite()): the host twin of the GPU path;
+     - -use_gpu: the same layout written by a CUDA kernel into MatSGDIAGetArrayWriteCUDA() (sgdiacuda), or for
+       aijcusparse straight into the device CSR value array (MatSeqAIJCUSPARSEGetArrayWrite(), one rank,
+       -cavity_aij_fill auto or csr) or into a device array given to MatSetValuesCOO() (several ranks, or
+       -cavity_aij_fill coo); the residual by a kernel on the DMDA's device local vector. No host round trip per
+       Newton step.
+   The CSR fill (CavityGetCSR()): DMCreateMatrix() makes no structure (DMSetMatrixPreallocateSkip(): DMDA's own,
+   zeros inserted through MatSetValuesLocal(), costs seconds at 1025^2); the first Jacobian of each matrix gives it
+   the stencil's structure (exact preallocation, MatSeqAIJSetColumnIndices(), assembly: O(nonzeros), no sort), and
+   checks it row by row (on the device for aijcusparse) once per nonzero state; on one rank each row's columns are
+   its in-domain star points in ascending order, so the CSR value array is the COO value array and the same row
+   function writes both.
    With -pc_type mg every level is rediscretised: PCMG coarsens the DMDA and the Jacobian above runs on each
    level (on the GPU with -use_gpu). DMDA makes the interpolation MATAIJ (host) for any -dm_mat_type whose name
    does not start with "aij" (sgdia, sgdiacuda), and its scaling vector by host products. With -use_gpu this
@@ -60,7 +74,8 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
 #include <petsctime.h>
 #include "cavity.h"
 
-PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA, CAVITY_COOSetUp;
+PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA, CAVITY_COOSetUp, CAVITY_CSRSetUp;
+static const char *const CavityFills[] = {"auto", "coo", "csr", "CavityFill", "CAVITY_FILL_", NULL};
 
 typedef enum {
   CAVITY_ASSEMBLY_AUTO,
@@ -190,7 +205,7 @@ PetscErrorCode CavitySGDIALayout(Mat B, const CavityGrid *g, CavityLayout *L)
 PetscErrorCode CavityGetCOO(DM dm, Mat B, PetscBool device, Vec *vals)
 {
   CavityGrid   g;
-  CavityParams none = {0, 0, 0};
+  CavityParams none = {0, 0, 0, CAVITY_FILL_AUTO};
   PetscInt    *ci, *cj, n, e = 0;
 
   PetscFunctionBeginUser;
@@ -233,9 +248,137 @@ PetscErrorCode CavityGetCOO(DM dm, Mat B, PetscBool device, Vec *vals)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* does the Jacobian of a matrix of this type go through COO (CavityGetCOO())? Then DMCreateMatrix() only sets the
-   sizes and the local-to-global mapping (DMSetMatrixPreallocateSkip(): the COO set-up makes the structure), instead of
-   building a structure of zeros that the COO set-up throws away */
+/* the rows of B's host CSR structure that differ from the stencil's (CavityCSRRowMatches()) */
+static PetscErrorCode CavityCSRCheckHost(Mat B, const CavityGrid *g, PetscInt *nbad)
+{
+  const PetscInt *ia, *ja;
+  PetscInt        n, m = CAVITY_DOF * g->xm * g->ym;
+  PetscBool       done;
+
+  PetscFunctionBeginUser;
+  *nbad = 0;
+  PetscCall(MatGetRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done && n == m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cavity: no CSR structure of %" PetscInt_FMT " rows from MatGetRowIJ()", m);
+  for (PetscInt row = 0; row < m; row++) *nbad += !CavityCSRRowMatches(g, row, ia, ja);
+  PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* B's structure := the stencil's: exact preallocation, the columns of CavityCSRColumns(), assembly. O(nonzeros), no
+   search or sort (DMDA's own structure, zeros inserted through MatSetValuesLocal(), takes seconds at 1025^2) */
+static PetscErrorCode CavityCSRSetStructure(Mat B, const CavityGrid *g)
+{
+  const PetscInt m = CAVITY_DOF * g->xm * g->ym, n = CavityCOOCount(g);
+  PetscInt      *nnz, *cols, e = 0;
+  PetscScalar   *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc2(m, &nnz, n, &cols));
+  for (PetscInt row = 0; row < m; row += CAVITY_DOF) { /* the 4 rows of a grid point have the same columns */
+    const PetscInt k = CavityCSRColumns(g, row, cols + e);
+
+    for (PetscInt r = 1; r < CAVITY_DOF; r++) PetscCall(PetscArraycpy(cols + e + r * k, cols + e, k));
+    for (PetscInt r = 0; r < CAVITY_DOF; r++) nnz[row + r] = k;
+    e += CAVITY_DOF * k;
+  }
+  PetscCheck(e == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cavity: %" PetscInt_FMT " CSR entries written, %" PetscInt_FMT " expected", e, n);
+  PetscCall(MatSeqAIJSetPreallocation(B, 0, nnz));
+  PetscCall(MatSeqAIJSetColumnIndices(B, cols));
+  PetscCall(PetscFree2(nnz, cols));
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatSetOption(B, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
+  /* the host copy is the current one (aijcusparse: the next device access uploads the new structure, even if an older
+     one was on the device). Its values are not initialised: the Jacobian writes every entry before any use */
+  PetscCall(MatSeqAIJGetArrayWrite(B, &a));
+  PetscCall(MatSeqAIJRestoreArrayWrite(B, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode CavityGetCSR(DM dm, Mat B, CavityFill fill, PetscBool device, PetscBool *csr)
+{
+  Vec                rec = NULL; /* B's record: [nonzero state when checked, whether the CSR fill applies] */
+  const PetscScalar *rv;
+  PetscScalar       *wv;
+  PetscObjectState   nzstate;
+  PetscMPIInt        size;
+  PetscBool          typeok, assembled = PETSC_FALSE;
+  CavityGrid         g;
+  CavityParams       none = {0, 0, 0, CAVITY_FILL_AUTO};
+  PetscInt           M, N, mloc, nbad = -1;
+  MatType            type;
+  char               why[256] = "";
+
+  PetscFunctionBeginUser;
+  *csr = PETSC_FALSE;
+  if (fill == CAVITY_FILL_COO) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetNonzeroState(B, &nzstate));
+  PetscCall(PetscObjectQuery((PetscObject)B, "CavityCSRRecord", (PetscObject *)&rec));
+  if (rec) { /* decided before: COO stays (its set-up changed the structure); CSR stays while the structure does */
+    PetscBool done;
+
+    PetscCall(VecGetArrayRead(rec, &rv));
+    *csr = (PetscBool)(PetscRealPart(rv[1]) != 0);
+    done = (PetscBool)(!*csr || (PetscObjectState)PetscRealPart(rv[0]) == nzstate);
+    PetscCall(VecRestoreArrayRead(rec, &rv));
+    if (done) PetscFunctionReturn(PETSC_SUCCESS);
+    *csr = PETSC_FALSE;
+  }
+  PetscCall(PetscLogEventBegin(CAVITY_CSRSetUp, B, 0, 0, 0));
+  PetscCall(CavityGetGrid(dm, &none, &g));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)B), &size));
+  PetscCall(MatGetType(B, &type));
+  if (device) PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJCUSPARSE, &typeok));
+  else PetscCall(PetscObjectTypeCompareAny((PetscObject)B, &typeok, MATSEQAIJ, MATSEQAIJCUSPARSE, ""));
+  PetscCall(MatGetSize(B, &M, &N));
+  PetscCall(MatGetLocalSize(B, &mloc, NULL));
+  if (size > 1) PetscCall(PetscSNPrintf(why, sizeof(why), "the matrix lives on %d ranks (the CSR fill writes a one-rank matrix)", size));
+  else if (!typeok) PetscCall(PetscSNPrintf(why, sizeof(why), "the matrix is %s, not %s", type, device ? MATSEQAIJCUSPARSE : "seqaij or seqaijcusparse"));
+  else if (M != CAVITY_DOF * g.mx * g.my || N != M || mloc != CAVITY_DOF * g.xm * g.ym) PetscCall(PetscSNPrintf(why, sizeof(why), "the matrix is %" PetscInt_FMT " x %" PetscInt_FMT ", not the %" PetscInt_FMT " x %" PetscInt_FMT " grid's", M, N, g.mx, g.my));
+  if (!why[0]) {
+    /* a structure already there (e.g. DMDA's, without DMSetMatrixPreallocateSkip()) is used if it is the stencil's */
+    PetscCall(MatAssembled(B, &assembled));
+    if (assembled) {
+  #if defined(CAVITY_HAVE_CUDA)
+      if (device) PetscCall(CavityCSRCheckCUDA(B, &g, &nbad));
+      else
+  #endif
+        PetscCall(CavityCSRCheckHost(B, &g, &nbad));
+    }
+    if (nbad != 0) {
+      PetscCall(PetscInfo(B, "Cavity: CSR fill: %s; the stencil's structure is set (%" PetscInt_FMT " entries)\n", assembled ? "the matrix's structure is not the stencil's" : "the matrix has no structure yet", CavityCOOCount(&g)));
+      PetscCall(CavityCSRSetStructure(B, &g));
+  #if defined(CAVITY_HAVE_CUDA)
+      if (device) PetscCall(CavityCSRCheckCUDA(B, &g, &nbad));
+      else
+  #endif
+        PetscCall(CavityCSRCheckHost(B, &g, &nbad));
+      if (nbad) PetscCall(PetscSNPrintf(why, sizeof(why), "%" PetscInt_FMT " rows of the structure set differ from the stencil's", nbad));
+    }
+  }
+  PetscCheck(!why[0] || fill != CAVITY_FILL_CSR, PetscObjectComm((PetscObject)B), PETSC_ERR_SUP, "-cavity_aij_fill csr does not apply to the Jacobian of the %" PetscInt_FMT " x %" PetscInt_FMT " grid: %s; use -cavity_aij_fill auto or coo", g.mx, g.my, why);
+  *csr = (PetscBool)!why[0];
+  if (*csr) PetscCall(PetscInfo(B, "Cavity: CSR fill of the %" PetscInt_FMT " x %" PetscInt_FMT " grid's %s: values straight into the %s CSR array (structure checked)\n", g.mx, g.my, type, device ? "device" : "host"));
+  else PetscCall(PetscInfo(B, "Cavity: CSR fill does not apply to the %" PetscInt_FMT " x %" PetscInt_FMT " grid's %s: %s; COO instead\n", g.mx, g.my, type, why));
+  PetscCall(MatGetNonzeroState(B, &nzstate));
+  if (!rec) {
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, 2, &rec));
+    PetscCall(PetscObjectCompose((PetscObject)B, "CavityCSRRecord", (PetscObject)rec));
+    PetscCall(VecDestroy(&rec)); /* B holds it */
+    PetscCall(PetscObjectQuery((PetscObject)B, "CavityCSRRecord", (PetscObject *)&rec));
+  }
+  PetscCall(VecGetArrayWrite(rec, &wv));
+  wv[0] = (PetscReal)nzstate;
+  wv[1] = *csr ? 1.0 : 0.0;
+  PetscCall(VecRestoreArrayWrite(rec, &wv));
+  PetscCall(PetscLogEventEnd(CAVITY_CSRSetUp, B, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* does the Jacobian of a matrix of this type go through COO (CavityGetCOO()) or the CSR fill (CavityGetCSR())? Then
+   DMCreateMatrix() only sets the sizes and the local-to-global mapping (DMSetMatrixPreallocateSkip(): the COO set-up,
+   or CavityGetCSR() in O(nonzeros), makes the structure), instead of building a structure of zeros through
+   MatSetValuesLocal() that the COO set-up would throw away and that costs more than CavityGetCSR()'s own */
 static PetscErrorCode CavityUsesCOO(const AppCtx *user, MatType type, PetscBool *coo)
 {
   PetscBool sg;
@@ -294,11 +437,12 @@ static PetscErrorCode JacobianStencil(const CavityGrid *g, const CavityField *xl
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* host Jacobian in the array layout: into the MATSGDIA array, or COO values */
-static PetscErrorCode JacobianArray(DM dm, const CavityGrid *g, const CavityField *xl, Mat B)
+/* host Jacobian in the array layout: into the MATSGDIA array, straight into the CSR value array (AIJ, one rank), or
+   COO values */
+static PetscErrorCode JacobianArray(DM dm, const CavityGrid *g, const CavityField *xl, Mat B, CavityFill fill)
 {
   CavityLayout L;
-  PetscBool    issg;
+  PetscBool    issg, csr = PETSC_FALSE;
   PetscScalar *v;
   Vec          coo = NULL;
   PetscInt     m = CAVITY_DOF * g->xm * g->ym;
@@ -309,15 +453,21 @@ static PetscErrorCode JacobianArray(DM dm, const CavityGrid *g, const CavityFiel
     PetscCall(CavitySGDIALayout(B, g, &L));
     PetscCall(MatSGDIAGetArray(B, &v));
   } else {
-    PetscCall(CavityGetCOO(dm, B, PETSC_FALSE, &coo));
-    PetscCall(VecGetArrayWrite(coo, &v));
+    PetscCall(CavityGetCSR(dm, B, fill, PETSC_FALSE, &csr));
+    if (csr) PetscCall(MatSeqAIJGetArrayWrite(B, &v));
+    else {
+      PetscCall(CavityGetCOO(dm, B, PETSC_FALSE, &coo));
+      PetscCall(VecGetArrayWrite(coo, &v));
+    }
   }
   if (issg)
     for (PetscInt row = 0; row < m; row++) CavityLayoutRow(&L, xl, row, v);
-  else
+  else /* COO order, which is the CSR order of the stencil's structure on one rank (cavity.h) */
     for (PetscInt row = 0; row < m; row++) CavityCOORow(g, xl, row, v);
   if (issg) {
     PetscCall(MatSGDIARestoreArray(B, &v)); /* the matrix stays assembled; its values changed */
+  } else if (csr) {
+    PetscCall(MatSeqAIJRestoreArrayWrite(B, &v)); /* likewise */
   } else {
     PetscCall(VecRestoreArrayWrite(coo, &v));
     PetscCall(VecGetArrayRead(coo, (const PetscScalar **)&v));
@@ -342,10 +492,10 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, void *xx, Mat J, Ma
     PetscBool issg;
 
     PetscCall(IsSGDIA(B, &issg));
-    if (issg) PetscCall(JacobianArray(info->da, &g, xl, B));
+    if (issg) PetscCall(JacobianArray(info->da, &g, xl, B, user->p.fill));
     else PetscCall(JacobianStencil(&g, xl, B));
   } else if (user->assembly == CAVITY_ASSEMBLY_STENCIL) PetscCall(JacobianStencil(&g, xl, B));
-  else PetscCall(JacobianArray(info->da, &g, xl, B));
+  else PetscCall(JacobianArray(info->da, &g, xl, B, user->p.fill));
   if (J != B) {
     PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
@@ -629,6 +779,7 @@ static PetscErrorCode ProcessOptions(DM da, AppCtx *user)
   user->p.lid             = 1.0 / (mx * my); /* as ex19 */
   user->p.prandtl         = 1.0;
   user->p.grashof         = 1.0;
+  user->p.fill            = CAVITY_FILL_AUTO;
   user->assembly          = CAVITY_ASSEMBLY_AUTO;
   user->use_gpu           = PETSC_FALSE;
   user->check_converged   = PETSC_TRUE;
@@ -643,6 +794,7 @@ static PetscErrorCode ProcessOptions(DM da, AppCtx *user)
   PetscCall(PetscOptionsReal("-prandtl", "Prandtl number: ratio of momentum to thermal diffusivity (at least 0)", NULL, user->p.prandtl, &user->p.prandtl, NULL));
   PetscCall(PetscOptionsEnum("-jacobian_assembly", "How the host Jacobian reaches the matrix", NULL, CavityAssemblies, (PetscEnum)user->assembly, (PetscEnum *)&user->assembly, NULL));
   PetscCall(PetscOptionsBool("-use_gpu", "Residual and Jacobian by CUDA kernels on device arrays", NULL, user->use_gpu, &user->use_gpu, NULL));
+  PetscCall(PetscOptionsEnum("-cavity_aij_fill", "How the Jacobian's values reach an AIJ matrix (-use_gpu aijcusparse, -jacobian_assembly array aij): straight into the CSR array (one rank), or COO", NULL, CavityFills, (PetscEnum)user->p.fill, (PetscEnum *)&user->p.fill, NULL));
   PetscCall(PetscOptionsString("-coarse_mat_type", "With -pc_type mg: matrix type of the coarsest level", NULL, user->coarse_mattype, user->coarse_mattype, sizeof(user->coarse_mattype), NULL));
   PetscCall(PetscOptionsBool("-cavity_device_interpolation", "With -use_gpu and -pc_type mg: MG interpolation by CUDA kernels (else DMDA's host matrix, converted)", NULL, user->device_interp, &user->device_interp, NULL));
   PetscCall(PetscOptionsBool("-check_interpolation", "With -use_gpu: compare the device MG interpolation with DMDA's and exit", NULL, user->check_interp, &user->check_interp, NULL));
@@ -651,6 +803,12 @@ static PetscErrorCode ProcessOptions(DM da, AppCtx *user)
   PetscCheck(user->p.prandtl >= 0.0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-prandtl must be at least 0, got %g", (double)user->p.prandtl);
   PetscCheck(!PetscIsInfOrNanReal(user->p.lid), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-lidvelocity must be a finite number, got %g", (double)user->p.lid);
   PetscCheck(!PetscIsInfOrNanReal(user->p.grashof), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-grashof must be a finite number, got %g", (double)user->p.grashof);
+  {
+    PetscMPIInt size;
+
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    PetscCheck(user->p.fill != CAVITY_FILL_CSR || size == 1, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-cavity_aij_fill csr writes straight into the CSR arrays of a one-rank matrix; on %d ranks use -cavity_aij_fill auto (COO there) or coo", size);
+  }
 #if !defined(CAVITY_HAVE_CUDA)
   PetscCheck(!user->use_gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-use_gpu: this build has no CUDA; build gpukit and this example against a PETSc configured with CUDA (make petsc-cuda) and real scalars");
 #endif
@@ -703,6 +861,7 @@ int main(int argc, char **argv)
   PetscCall(PetscLogEventRegister("CavityInterpGPU", classid, &CAVITY_InterpToGPU));
   PetscCall(PetscLogEventRegister("CavityInterpCUDA", classid, &CAVITY_InterpCUDA));
   PetscCall(PetscLogEventRegister("CavityCOOSetUp", classid, &CAVITY_COOSetUp));
+  PetscCall(PetscLogEventRegister("CavityCSRSetUp", classid, &CAVITY_CSRSetUp));
 
   /* the grid: 4 x 4 by default, -da_grid_x/y, -da_refine (as ex19) */
   PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 4, 4, PETSC_DECIDE, PETSC_DECIDE, CAVITY_DOF, 1, NULL, NULL, &da));

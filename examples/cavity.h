@@ -72,13 +72,23 @@ typedef struct {
   PetscInt gxs, gys, gxm;  /* box of the input array (coarse grid for P x, fine for P^T x) */
 } CavityInterpBox;
 
-/* physical parameters, from the options */
+/* how the Jacobian's values reach a (Seq/MPI)AIJ matrix, -cavity_aij_fill: straight into the CSR value array of a
+   one-rank matrix whose structure is the stencil's (CavityGetCSR()), or through COO (CavityGetCOO()); auto: CSR where
+   it applies, else COO */
+typedef enum {
+  CAVITY_FILL_AUTO,
+  CAVITY_FILL_COO,
+  CAVITY_FILL_CSR
+} CavityFill;
+
+/* physical parameters, from the options, and the AIJ fill */
 typedef struct {
-  PetscReal lid, grashof, prandtl;
+  PetscReal  lid, grashof, prandtl;
+  CavityFill fill;
 } CavityParams;
 
 /* log events, registered by examples/cavity.c */
-PETSC_EXTERN PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA, CAVITY_COOSetUp;
+PETSC_EXTERN PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA, CAVITY_COOSetUp, CAVITY_CSRSetUp;
 
 /* the grid of the DMDA dm (any MG level) with the parameters */
 PETSC_EXTERN PetscErrorCode CavityGetGrid(DM, const CavityParams *, CavityGrid *);
@@ -86,6 +96,12 @@ PETSC_EXTERN PetscErrorCode CavityGetGrid(DM, const CavityParams *, CavityGrid *
    the rows sorted and, on one rank, each row's columns strictly increasing (no sort; O(entries)); and its value
    vector, of type VECSEQCUDA when device is true (else VECSEQ); the vector belongs to B */
 PETSC_EXTERN PetscErrorCode CavityGetCOO(DM, Mat, PetscBool, Vec *);
+/* whether B's values can be written straight into its CSR value array in CavityCOORow()'s order (one rank, MATSEQAIJ,
+   or MATSEQAIJCUSPARSE when device is true): B gets the stencil's structure (once per matrix: exact preallocation, the
+   column indices, assembly) unless it has it already, and the structure is verified (host arrays, or the device
+   arrays by CavityCSRCheckCUDA()) once per nonzero state. CAVITY_FILL_COO: false; CAVITY_FILL_AUTO: false, with a
+   PetscInfo() line, where it does not apply; CAVITY_FILL_CSR: an error there */
+PETSC_EXTERN PetscErrorCode CavityGetCSR(DM, Mat, CavityFill, PetscBool, PetscBool *);
 /* the layout of a MATSGDIA(CUDA) matrix: its stencil points mapped to the star; an error for another stencil */
 PETSC_EXTERN PetscErrorCode CavitySGDIALayout(Mat, const CavityGrid *, CavityLayout *);
 
@@ -93,6 +109,8 @@ PETSC_EXTERN PetscErrorCode CavitySGDIALayout(Mat, const CavityGrid *, CavityLay
 /* the GPU path (examples/cavitycuda.cu): residual and Jacobian by CUDA kernels on device arrays */
 PETSC_EXTERN PetscErrorCode CavityFormFunctionCUDA(SNES, Vec, Vec, void *);
 PETSC_EXTERN PetscErrorCode CavityFormJacobianCUDA(SNES, Vec, Mat, Mat, void *);
+/* rows of the MATSEQAIJCUSPARSE B whose device CSR structure differs from the stencil's (CavityCSRRowMatches()) */
+PETSC_EXTERN PetscErrorCode CavityCSRCheckCUDA(Mat, const CavityGrid *, PetscInt *);
 /* the MG interpolation on the device (cavitycuda.cu): whether it applies to a coarse/fine DMDA pair (collective; why
    says why not, or what it is), the MATSHELL and its scaling vector 1 ./ (P^T 1) (rscale may be NULL), and the
    replacement of a coarse DMDA's DMCreateInterpolation() by one that returns them where they apply */
@@ -309,6 +327,40 @@ CAVITY_HD void CavityCOORow(const CavityGrid *g, const CavityField *xl, PetscInt
     for (PetscInt c = 0; c < CAVITY_DOF; c++) *w++ = J[CAVITY_E][c];
   if (j < g->my - 1)
     for (PetscInt c = 0; c < CAVITY_DOF; c++) *w++ = J[CAVITY_N][c];
+}
+
+/* ---- the CSR order (one rank, MATSEQAIJ/MATSEQAIJCUSPARSE with the stencil's structure) ------------------------
+   On one rank the global index of (i, j, c) is (j*mx + i)*4 + c, so a row's in-domain star points S, W, C, E, N are
+   its columns in ascending order and each row holds exactly its COO entries: its CSR values start at its COO start
+   (CavityCOOPointStart() + r*4*cnt), and CavityCOORow() writes the CSR value array as it is. */
+
+/* the global columns of row `row` (one rank), ascending; returns their number, 4*cnt */
+CAVITY_HD PetscInt CavityCSRColumns(const CavityGrid *g, PetscInt row, PetscInt *cols)
+{
+  const PetscInt p = row / CAVITY_DOF, i = g->xs + p % g->xm, j = g->ys + p / g->xm;
+  PetscInt       n = 0;
+
+  for (PetscInt s = 0; s < CAVITY_NPOINTS; s++) {
+    const PetscInt in = i + (s == CAVITY_W ? -1 : (s == CAVITY_E ? 1 : 0)), jn = j + (s == CAVITY_S ? -1 : (s == CAVITY_N ? 1 : 0));
+
+    if (in < 0 || in >= g->mx || jn < 0 || jn >= g->my) continue;
+    for (PetscInt c = 0; c < CAVITY_DOF; c++) cols[n++] = (jn * g->mx + in) * CAVITY_DOF + c;
+  }
+  return n;
+}
+
+/* does row `row` of the CSR structure (ia, ja) start where CavityCOORow() writes it and hold exactly its columns? */
+CAVITY_HD PetscBool CavityCSRRowMatches(const CavityGrid *g, PetscInt row, const PetscInt *ia, const PetscInt *ja)
+{
+  const PetscInt p = row / CAVITY_DOF, r = row % CAVITY_DOF, i = g->xs + p % g->xm, j = g->ys + p / g->xm;
+  const PetscInt cnt = CavityPointCount(g, i, j), start = CavityCOOPointStart(g, i, j) + r * CAVITY_DOF * cnt;
+  PetscInt       cols[CAVITY_NPOINTS * CAVITY_DOF], n;
+
+  if (ia[row] != start || ia[row + 1] - ia[row] != CAVITY_DOF * cnt) return PETSC_FALSE;
+  n = CavityCSRColumns(g, row, cols);
+  for (PetscInt k = 0; k < n; k++)
+    if (ja[start + k] != cols[k]) return PETSC_FALSE;
+  return PETSC_TRUE;
 }
 
 /* Row `row` of the Jacobian into a dense column-major array a (leading dimension lda) on one rank, where the

@@ -9,10 +9,14 @@
      - MATSGDIACUDA: straight into the matrix, MatSGDIAGetArrayWriteCUDA()/MatSGDIARestoreArrayWriteCUDA()
        (every slot is written, 0 where the neighbour is outside the domain);
      - MATAIJCUSPARSE: one thread per row writes the row's in-domain values in COO order (CavityCOORow(): row by
-       row, columns ascending) into a device vector, then MatSetValuesCOO() with that device array. The COO pattern
-       is set once per matrix (CavityGetCOO() in cavity.c) in that order, so that PETSc's host set-up needs no sort,
-       and DMCreateMatrix() builds no structure for it (cavity.c sets DMSetMatrixPreallocateSkip() on every level
-       whose matrices are aijcusparse).
+       row, columns ascending). On one rank (-cavity_aij_fill auto or csr) that order is the CSR order of the
+       stencil's structure, which CavityGetCSR() (cavity.c) gives the matrix and checks here (CavityCSRCheckCUDA(),
+       on the device CSR arrays) once per matrix, so the kernel writes straight into the device CSR value array
+       (MatSeqAIJCUSPARSEGetArrayWrite()): no COO set-up, no extra array, no scatter. Otherwise (several ranks, or
+       -cavity_aij_fill coo) it writes a device vector, then MatSetValuesCOO() with that device array; the COO
+       pattern is set once per matrix (CavityGetCOO() in cavity.c) in that order, so that PETSc's host set-up needs no
+       sort. Either way DMCreateMatrix() builds no structure (cavity.c sets DMSetMatrixPreallocateSkip() on every
+       level whose matrices are aijcusparse).
    Nothing goes through the host per Newton step. Kernels run on the stream of the current PetscDeviceContext,
    the one PETSc's CUDA vectors use.
 
@@ -105,6 +109,40 @@ __global__ static void CavityJacobianCOOKernel(const CavityGrid g, const CavityF
   if (row < m) CavityCOORow(&g, xl, row, v);
 }
 
+/* one thread per row: counts the rows whose CSR structure is not the stencil's (CavityCSRRowMatches()) */
+__global__ static void CavityCSRCheckKernel(const CavityGrid g, const PetscInt *__restrict__ ia, const PetscInt *__restrict__ ja, unsigned int *__restrict__ nbad)
+{
+  const PetscInt m   = CAVITY_DOF * g.xm * g.ym;
+  const PetscInt row = (PetscInt)blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (row < m && !CavityCSRRowMatches(&g, row, ia, ja)) atomicAdd(nbad, 1u);
+}
+
+PetscErrorCode CavityCSRCheckCUDA(Mat B, const CavityGrid *g, PetscInt *nbad)
+{
+  const PetscInt *ia, *ja;
+  const PetscInt  m = CAVITY_DOF * g->xm * g->ym;
+  unsigned int   *dbad, hbad = 0;
+  cudaStream_t    stream;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatSeqAIJCUSPARSEGetIJ(B, PETSC_FALSE, &ia, &ja)); /* uploads the matrix if it is on the host only */
+  PetscCall(CavityGetStream(&stream));
+  PetscCallCUDA(cudaMalloc((void **)&dbad, sizeof(*dbad)));
+  PetscCallCUDA(cudaMemsetAsync(dbad, 0, sizeof(*dbad), stream));
+  if (m > 0) {
+    CavityCSRCheckKernel<<<(unsigned int)((m + CAVITY_CUDA_BLOCK - 1) / CAVITY_CUDA_BLOCK), CAVITY_CUDA_BLOCK, 0, stream>>>(*g, ia, ja, dbad);
+    PetscCallCUDA(cudaGetLastError());
+  }
+  PetscCallCUDA(cudaMemcpyAsync(&hbad, dbad, sizeof(hbad), cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  PetscCall(PetscLogGpuToCpu(sizeof(hbad)));
+  PetscCallCUDA(cudaFree(dbad));
+  PetscCall(MatSeqAIJCUSPARSERestoreIJ(B, PETSC_FALSE, &ia, &ja));
+  *nbad = (PetscInt)hbad;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* one thread per row: CavityDenseRow() (MATSEQDENSECUDA, one rank) */
 __global__ static void CavityJacobianDenseKernel(const CavityGrid g, const CavityField *__restrict__ xl, PetscInt lda, PetscScalar *__restrict__ a)
 {
@@ -157,7 +195,7 @@ PetscErrorCode CavityFormJacobianCUDA(SNES snes, Vec X, Mat J, Mat B, void *ctx)
   CavityLayout        L;
   const PetscScalar  *x;
   PetscScalar        *v;
-  PetscBool           issg, iscusparse, isdense;
+  PetscBool           issg, iscusparse, isdense, csr = PETSC_FALSE;
   cudaStream_t        stream;
   PetscInt            m;
   MatType             mtype;
@@ -202,8 +240,12 @@ PetscErrorCode CavityFormJacobianCUDA(SNES snes, Vec X, Mat J, Mat B, void *ctx)
     PetscCall(CavitySGDIALayout(B, &g, &L));
     PetscCall(MatSGDIAGetArrayWriteCUDA(B, &v));
   } else {
-    PetscCall(CavityGetCOO(dm, B, PETSC_TRUE, &coo));
-    PetscCall(VecCUDAGetArrayWrite(coo, &v));
+    PetscCall(CavityGetCSR(dm, B, par->fill, PETSC_TRUE, &csr));
+    if (csr) PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(B, &v)); /* every entry is written below */
+    else {
+      PetscCall(CavityGetCOO(dm, B, PETSC_TRUE, &coo));
+      PetscCall(VecCUDAGetArrayWrite(coo, &v));
+    }
   }
   PetscCall(CavityGetStream(&stream));
   PetscCall(VecCUDAGetArrayRead(Xl, &x));
@@ -212,13 +254,15 @@ PetscErrorCode CavityFormJacobianCUDA(SNES snes, Vec X, Mat J, Mat B, void *ctx)
     const unsigned int nb = (unsigned int)((m + CAVITY_CUDA_BLOCK - 1) / CAVITY_CUDA_BLOCK);
 
     if (issg) CavityJacobianKernel<<<nb, CAVITY_CUDA_BLOCK, 0, stream>>>(L, (const CavityField *)x, v);
-    else CavityJacobianCOOKernel<<<nb, CAVITY_CUDA_BLOCK, 0, stream>>>(g, (const CavityField *)x, v);
+    else CavityJacobianCOOKernel<<<nb, CAVITY_CUDA_BLOCK, 0, stream>>>(g, (const CavityField *)x, v); /* COO order = CSR order (csr) */
     PetscCallCUDA(cudaGetLastError());
   }
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(VecCUDARestoreArrayRead(Xl, &x));
   if (issg) {
     PetscCall(MatSGDIARestoreArrayWriteCUDA(B, &v)); /* the matrix stays assembled; its device values are current */
+  } else if (csr) {
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(B, &v)); /* likewise */
   } else {
     const PetscScalar *cv;
 
