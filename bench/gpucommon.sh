@@ -29,7 +29,7 @@ commit=${GPUKIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown
 device=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
 
 gk_tmpdir() {
-  tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpukit-$1.XXXXXX")
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpukit-$1.XXXXXX") || { echo "gpucommon.sh: mktemp failed" >&2; exit 1; }
   trap 'rm -rf "$tmp"' EXIT
 }
 

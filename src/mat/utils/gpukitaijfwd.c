@@ -1068,7 +1068,7 @@ static const FwdFactorEntry fwd_factors[] = {
 
 #if defined(PETSC_HAVE_CUDA)
 static const FwdFactorEntry fwd_device_factors[] = {
-  {MATSOLVERCUSPARSE, FWD_LU | FWD_ILU | FWD_CHOLESKY | FWD_ICC, PETSC_TRUE, FwdGetFactor_CUSPARSE},
+  {MATSOLVERCUSPARSE, FWD_LU | FWD_ILU | FWD_CHOLESKY | FWD_ICC, PETSC_FALSE, FwdGetFactor_CUSPARSE},
 };
 #endif
 
