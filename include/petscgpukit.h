@@ -142,6 +142,7 @@ $  `PCGSAI_PATTERN_A`         - the stored pattern of A, plus the diagonal
 $  `PCGSAI_PATTERN_THRESHOLD` - the entries of A with |a| > (1 - tau) max |a| over the same row (left) or column (right), plus the diagonal
 $  `PCGSAI_PATTERN_POWER`     - the pattern of the k-th power of the thresholded matrix
 $  `PCGSAI_PATTERN_AUTO`      - (default) a budgeted power pattern: power 2 of A, at most about budget x nnz(A)/n entries per row
+$  `PCGSAI_PATTERN_ADAPTIVE`  - grown from the diagonal, in rounds, where the residual of each row of M is largest (SPAI-like; `PCGSAISetAdaptive()`), capped by the budget
 
    Level: intermediate
 
@@ -151,7 +152,8 @@ typedef enum {
   PCGSAI_PATTERN_A,
   PCGSAI_PATTERN_THRESHOLD,
   PCGSAI_PATTERN_POWER,
-  PCGSAI_PATTERN_AUTO
+  PCGSAI_PATTERN_AUTO,
+  PCGSAI_PATTERN_ADAPTIVE
 } PCGSAIPatternType;
 PETSC_EXTERN const char *const PCGSAIPatternTypes[];
 
@@ -175,6 +177,9 @@ PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpInfo(PC, PetscInt *, PetscInt *, Petsc
 PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpTimes(PC, PetscReal *, PetscReal *, PetscReal *, PetscReal *, PetscReal *);
 PETSC_EXTERN PetscErrorCode PCGSAISetBudget(PC, PetscReal);
 PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpChoices(PC, PCGSAIType *, PCGSAIPatternType *, PetscReal *, PetscInt *, PetscInt *);
+PETSC_EXTERN PetscErrorCode PCGSAISetAdaptive(PC, PetscInt, PetscInt, PetscReal);
+PETSC_EXTERN PetscErrorCode PCGSAIGetAdaptive(PC, PetscInt *, PetscInt *, PetscReal *);
+PETSC_EXTERN PetscErrorCode PCGSAIGetAdaptiveInfo(PC, PetscInt *, PetscInt *, PetscReal *, PetscReal *);
 
 /* KSPCACG (issue 7): public functions here */
 /*E

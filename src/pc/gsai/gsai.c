@@ -3,16 +3,18 @@
    options, view, set-up dispatch, apply, the public functions and their man pages. The set-up algorithm is elsewhere:
    on the host in gsaipattern.c (rows of B, pattern), gsaisolve.c (local problems, failures) and gsaihost.c (the
    driver, one or more ranks); on the device, for a one-rank CUDA matrix, in gsaicuda.cu and gsaikernels.cu. Both
-   compute the same M (see gsaiimpl.h for the formulation).
+   compute the same M (see gsaiimpl.h for the formulation). The adaptive pattern: gsaiadaptive.c (host, the reference),
+   gsaiadaptivecuda.cu and gsaiadaptivekernels.cu (device).
 */
 #include <petsctime.h>
 #include "gsaiimpl.h"
 
 const char *const PCGSAITypes[]        = {"general", "spd", "auto", "PCGSAIType", "PCGSAI_", NULL};
-const char *const PCGSAIPatternTypes[] = {"a", "threshold", "power", "auto", "PCGSAIPatternType", "PCGSAI_PATTERN_", NULL};
+const char *const PCGSAIPatternTypes[] = {"a", "threshold", "power", "auto", "adaptive", "PCGSAIPatternType", "PCGSAI_PATTERN_", NULL};
 const char *const GSAIStageNames[]     = {"rows", "pattern", "solve", "assemble"};
 
 PetscLogEvent PC_GSAI_SetUp, PC_GSAI_Rows, PC_GSAI_Pattern, PC_GSAI_Solve, PC_GSAI_Assemble, PC_GSAI_PatternCUDA, PC_GSAI_DimsCUDA, PC_GSAI_SolveCUDA, PC_GSAI_AssembleCUDA;
+PetscLogEvent PC_GSAI_Adaptive, PC_GSAI_AdaptiveCUDA;
 
 /* ------------------------------------------------------------------------------------------------------
    Set-up: the side, then the host (gsaihost.c) or the device (gsaicuda.cu) builds M
@@ -159,9 +161,11 @@ static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
   } else gs->pattern = gs->patternopt;
   if (gs->pattern == PCGSAI_PATTERN_A && (gs->tauset || gs->powerset)) ign = gs->tauset && gs->powerset ? "-pc_gsai_threshold and -pc_gsai_power have no effect with -pc_gsai_pattern a" : (gs->tauset ? "-pc_gsai_threshold has no effect with -pc_gsai_pattern a" : "-pc_gsai_power has no effect with -pc_gsai_pattern a");
   else if (gs->pattern == PCGSAI_PATTERN_THRESHOLD && gs->powerset) ign = "-pc_gsai_power has no effect with -pc_gsai_pattern threshold";
+  else if (gs->pattern == PCGSAI_PATTERN_ADAPTIVE && (gs->tauset || gs->powerset)) ign = "-pc_gsai_threshold and -pc_gsai_power have no effect with -pc_gsai_pattern adaptive";
+  else if (gs->pattern != PCGSAI_PATTERN_ADAPTIVE && gs->adset) ign = "-pc_gsai_adaptive_steps, _per_step and _tol (PCGSAISetAdaptive()) have no effect unless -pc_gsai_pattern adaptive";
   if (ign[0]) {
     PetscCall(PetscSNPrintf(gs->patternwhy, sizeof(gs->patternwhy), "%s", ign));
-    PetscCall(PetscInfo(pc, "%s (use -pc_gsai_pattern power or auto)\n", ign));
+    PetscCall(PetscInfo(pc, "%s\n", ign));
   }
 
   /* the cap */
@@ -378,13 +382,37 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
     PetscCall(PetscInfo(pc, "A has %" PetscInt_FMT " zero or missing diagonal entries and %" PetscInt_FMT " dense rows: building M on the host\n", gs->nzerodiag, gs->ndense));
   }
 #endif
-  if (caps.device && !device && !gs->devicefallback)
+  gs->adhost = PETSC_FALSE;
+  if (gs->pattern == PCGSAI_PATTERN_ADAPTIVE && caps.device) {
+    /* the device grows the pattern for the left general and the spd types with short rows (gsaiadaptivecuda.cu); the
+       others are grown on the host (gsaiadaptive.c) and M is stored as a device matrix */
+    const char    *why  = NULL;
+    const PetscInt cap  = gs->maxnnz > 0 ? gs->maxnnz : A->rmap->N;
+    const PetscInt room = PetscMin(cap, 1 + gs->adsteps * gs->adperstep);
+  #if defined(GPUKIT_GSAICUDA_AVAILABLE)
+    if (!device) why = gs->devicefallback ? "zero diagonal entries or dense rows" : (!gs->usedevice ? "-pc_gsai_use_device false" : (size > 1 ? "several ranks" : "A is bound to the CPU"));
+    else if (size > 1) why = "several ranks (the device grows the pattern on one rank)";
+    else if (gs->type == PCGSAI_GENERAL && gs->sideused == PC_RIGHT) why = "the right type (the device grows the left general and the spd types)";
+    else if (room > GSAI_ADAPTIVE_DEVICE_MAXJ) why = "rows of more than 64 entries (steps x per_step or the cap)";
+    else if (gs->adperstep > GSAI_ADAPTIVE_DEVICE_MAXSTEP) why = "more than 16 entries per step";
+  #else
+    why = "no device set-up in this build";
+    (void)room;
+  #endif
+    if (why) {
+      device     = PETSC_FALSE;
+      gs->adhost = PETSC_TRUE;
+      PetscCall(PetscInfo(pc, "-pc_gsai_pattern adaptive: the pattern and M are built on the host (%s); M is stored on the device\n", why));
+    }
+  }
+  if (caps.device && !device && !gs->devicefallback && !gs->adhost)
     PetscCall(PetscInfo(pc, "Building M on the host for a %s matrix (%s)\n", ((PetscObject)A)->type_name, !gs->usedevice ? "-pc_gsai_use_device false" : (size > 1 ? "the device set-up is for one rank" : "no device set-up for it in this build")));
   reuse = (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && gs->havepattern && gs->ptype == gs->type && gs->pside == gs->sideused && gs->ondevice == device) ? PETSC_TRUE : PETSC_FALSE;
   if (!reuse) PetscCall(PCReset_GSAI(pc));
   for (PetscInt s = 0; s < GSAI_NSTAGES; s++) gs->time[s] = 0;
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
-  if (device) {
+  if (device && gs->pattern == PCGSAI_PATTERN_ADAPTIVE) PetscCall(PCSetUp_GSAI_AdaptiveCUDA(pc, A, reuse));
+  else if (device) {
     PetscCall(PCSetUp_GSAI_CUDA(pc, A, reuse));
     if (!reuse) { /* the device does not count the cut patterns; it has no forced entries (zero diagonals go to the host) */
       gs->ncapped   = -1;
@@ -393,7 +421,11 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
     }
   } else
 #endif
-    PetscCall(PCSetUp_GSAI_Host(pc, A, reuse));
+    if (gs->pattern == PCGSAI_PATTERN_ADAPTIVE) {
+    /* the pattern grown by the residuals (gsaiadaptive.c), then the values on it as for a kept pattern (gsaihost.c) */
+    if (!reuse) PetscCall(GSAIAdaptivePattern(pc, A));
+    PetscCall(PCSetUp_GSAI_Host(pc, A, PETSC_TRUE));
+  } else PetscCall(PCSetUp_GSAI_Host(pc, A, reuse));
   gs->ondevice = device;
   PetscCall(VecDestroy(&gs->dirichlet));
   PetscCall(VecDestroy(&gs->dwork));
@@ -504,13 +536,17 @@ static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
     const PetscReal tau   = setup ? gs->tau : gs->tauopt;
     const PetscInt  power = setup ? gs->power : gs->poweropt;
     PetscCall(PetscSNPrintf(line, sizeof(line), "pattern %s%s", PCGSAIPatternTypes[pattern], setup && gs->patternopt == GSAI_PATTERN_AUTO ? " (picked by auto)" : ""));
-    if (pattern != PCGSAI_PATTERN_A) {
+    if (pattern != PCGSAI_PATTERN_A && pattern != PCGSAI_PATTERN_ADAPTIVE) {
       PetscCall(PetscStrlen(line, &len));
       PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, ", threshold tau %g (relative to the largest |a| of the %s of A)", (double)tau, type == PCGSAI_GENERAL && setup && gs->sideused == PC_RIGHT ? "column" : "row"));
     }
     if (pattern == PCGSAI_PATTERN_POWER) {
       PetscCall(PetscStrlen(line, &len));
       PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, ", power %" PetscInt_FMT, power));
+    }
+    if (pattern == PCGSAI_PATTERN_ADAPTIVE) {
+      PetscCall(PetscStrlen(line, &len));
+      PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, " (from the diagonal, grown where the residual of the %s is largest): %" PetscInt_FMT " steps, %" PetscInt_FMT " entries per step, target residual %g", what, gs->adsteps, gs->adperstep, (double)gs->adtol));
     }
   }
   if (setup && gs->maxnnz > 0) {
@@ -525,8 +561,12 @@ static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
   if (!setup) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s: %" PetscInt_FMT " nonzeros (%.2f per row), %s, built on the %s\n", gs->type == PCGSAI_SPD ? "G" : "M", gs->nnz, gs->M->rmap->N ? (double)gs->nnz / (double)gs->M->rmap->N : 0.0, ((PetscObject)gs->M)->type_name, gs->ondevice ? "device" : "host"));
   if (gs->conversion[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "conversion: %s\n", gs->conversion));
+  if (gs->pattern == PCGSAI_PATTERN_ADAPTIVE) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "adaptive: nnz(%s)/nnz(A) = %.3f after %" PetscInt_FMT " of %" PetscInt_FMT " rounds of growth; %" PetscInt_FMT " of %" PetscInt_FMT " %s met the target residual %g, %" PetscInt_FMT " stopped at the cap; largest residual %.3g\n", gs->type == PCGSAI_SPD ? "G" : "M", (double)gs->adnnzratio, gs->adrounds, gs->adsteps, gs->admet, gs->M->rmap->N, gs->type == PCGSAI_SPD ? "rows of G" : (gs->sideused == PC_RIGHT ? "columns" : "rows"), (double)gs->adtol, gs->adcapped, (double)gs->admaxres));
+    if (gs->adhost) PetscCall(PetscViewerASCIIPrintf(viewer, "adaptive: A is a device matrix, but the adaptive pattern and M were built on the host (-info says why)\n"));
+  }
   if (gs->maxnnz > 0) {
-    if (gs->ncapped >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "capped: the cap cut the pattern of %" PetscInt_FMT " %ss\n", gs->ncapped, what));
+    if (gs->ncapped >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "capped: the cap cut the pattern of %" PetscInt_FMT " %s\n", gs->ncapped, type == PCGSAI_SPD ? "rows of G" : (gs->sideused == PC_RIGHT ? "columns" : "rows")));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "capped: not counted by the device set-up\n"));
   }
   if (gs->type == PCGSAI_SPD && gs->ndirichlet) PetscCall(PetscViewerASCIIPrintf(viewer, "A is not symmetric: its %" PetscInt_FMT " rows with only a diagonal entry are solved exactly and their couplings eliminated (one more product with A per application)\n", gs->ndirichlet));
@@ -558,7 +598,7 @@ static PetscErrorCode PCSetFromOptions_GSAI(PC pc, GpukitOptionItems PetscOption
   PetscOptionsHeadBegin(PetscOptionsObject, "GSAI (sparse approximate inverse) options");
   PetscCall(PetscOptionsEnum("-pc_gsai_type", "general: min ||AM-I||_F (right) or ||MA-I||_F (left); spd: M = G^T G (FSAI); auto: spd for a symmetric A", "PCGSAISetType", PCGSAITypes, (PetscEnum)gs->typeopt, (PetscEnum *)&type, &flg));
   if (flg) PetscCall(PCGSAISetType(pc, type));
-  PetscCall(PetscOptionsEnum("-pc_gsai_pattern", "Sparsity pattern of M: a, threshold, power or auto (power 2, capped by the budget)", "PCGSAISetPattern", PCGSAIPatternTypes, (PetscEnum)gs->patternopt, (PetscEnum *)&pattern, &flg));
+  PetscCall(PetscOptionsEnum("-pc_gsai_pattern", "Sparsity pattern of M: a, threshold, power, auto (power 2, capped by the budget) or adaptive", "PCGSAISetPattern", PCGSAIPatternTypes, (PetscEnum)gs->patternopt, (PetscEnum *)&pattern, &flg));
   if (flg) PetscCall(PCGSAISetPattern(pc, pattern));
   PetscCall(PetscOptionsReal("-pc_gsai_threshold", "Keep |a_ij| > (1 - tau) max |a| of the row (left) or column (right), 0 <= tau <= 1", "PCGSAISetThreshold", gs->tauopt, &tau, &flg));
   if (flg) PetscCall(PCGSAISetThreshold(pc, tau));
@@ -574,6 +614,15 @@ static PetscErrorCode PCSetFromOptions_GSAI(PC pc, GpukitOptionItems PetscOption
     PetscCall(PetscOptionsEList("-pc_gsai_side", "Side the general M is built for (default: -ksp_pc_side, else left)", "PCGSAISetSide", sides, 3, sides[cur], &idx, &flg));
     side = idx == 1 ? PC_LEFT : (idx == 2 ? PC_RIGHT : PC_SIDE_DEFAULT);
     if (flg) PetscCall(PCGSAISetSide(pc, side));
+  }
+  {
+    PetscInt  st = gs->adsteps, ps = gs->adperstep;
+    PetscReal at = gs->adtol;
+    PetscBool f1, f2, f3;
+    PetscCall(PetscOptionsInt("-pc_gsai_adaptive_steps", "Pattern adaptive: rounds of growth, 1 or more", "PCGSAISetAdaptive", gs->adsteps, &st, &f1));
+    PetscCall(PetscOptionsInt("-pc_gsai_adaptive_per_step", "Pattern adaptive: entries added per row (column) and round, 1 or more", "PCGSAISetAdaptive", gs->adperstep, &ps, &f2));
+    PetscCall(PetscOptionsReal("-pc_gsai_adaptive_tol", "Pattern adaptive: a row stops growing when its residual is at most this, in [0, 1)", "PCGSAISetAdaptive", gs->adtol, &at, &f3));
+    if (f1 || f2 || f3) PetscCall(PCGSAISetAdaptive(pc, st, ps, at));
   }
   PetscCall(PetscOptionsBool("-pc_gsai_use_device", "Build M on the GPU when A is a CUDA matrix", "PCGSAISetUseDevice", gs->usedevice, &b, &flg));
   if (flg) PetscCall(PCGSAISetUseDevice(pc, b));
@@ -600,7 +649,7 @@ static PetscErrorCode PCReset_GSAI(PC pc)
 }
 
 static const char *const GSAIComposed[] = {"PCGSAISetType_C",   "PCGSAIGetType_C", "PCGSAISetPattern_C", "PCGSAIGetPattern_C",   "PCGSAISetThreshold_C", "PCGSAIGetThreshold_C",       "PCGSAISetPower_C",  "PCGSAIGetPower_C",    "PCGSAISetMaxNnz_C",
-                                           "PCGSAIGetMaxNnz_C", "PCGSAISetSide_C", "PCGSAIGetSide_C",    "PCGSAISetUseDevice_C", "PCGSAIGetUseDevice_C", "PCGSAISetDeviceWorkspace_C", "PCGSAIGetMatrix_C", "PCGSAIGetSetUpInfo_C", "PCGSAIGetSetUpTimes_C", "PCGSAISetBudget_C", "PCGSAIGetSetUpChoices_C"};
+                                           "PCGSAIGetMaxNnz_C", "PCGSAISetSide_C", "PCGSAIGetSide_C",    "PCGSAISetUseDevice_C", "PCGSAIGetUseDevice_C", "PCGSAISetDeviceWorkspace_C", "PCGSAIGetMatrix_C", "PCGSAIGetSetUpInfo_C", "PCGSAIGetSetUpTimes_C", "PCGSAISetBudget_C", "PCGSAIGetSetUpChoices_C", "PCGSAISetAdaptive_C", "PCGSAIGetAdaptive_C", "PCGSAIGetAdaptiveInfo_C"};
 
 static PetscErrorCode PCDestroy_GSAI(PC pc)
 {
@@ -640,7 +689,7 @@ static PetscErrorCode PCGSAISetPattern_GSAI(PC pc, PCGSAIPatternType pattern)
   PC_GSAI *gs = (PC_GSAI *)pc->data;
 
   PetscFunctionBegin;
-  PetscCheck(pattern >= PCGSAI_PATTERN_A && pattern <= GSAI_PATTERN_AUTO, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Unknown PCGSAIPatternType %d: use a, threshold, power or auto", (int)pattern);
+  PetscCheck(pattern >= PCGSAI_PATTERN_A && pattern <= PCGSAI_PATTERN_ADAPTIVE, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "Unknown PCGSAIPatternType %d: use a, threshold, power, auto or adaptive", (int)pattern);
   if (gs->patternopt != pattern) pc->setupcalled = PETSC_FALSE;
   gs->patternopt = pattern;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -734,6 +783,50 @@ static PetscErrorCode PCGSAIGetSetUpChoices_GSAI(PC pc, PCGSAIType *type, PCGSAI
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode PCGSAISetAdaptive_GSAI(PC pc, PetscInt steps, PetscInt perstep, PetscReal tol)
+{
+  PC_GSAI *gs = (PC_GSAI *)pc->data;
+
+  PetscFunctionBegin;
+  if (steps == PETSC_DEFAULT) steps = GSAI_ADAPTIVE_STEPS_DEFAULT;
+  if (perstep == PETSC_DEFAULT) perstep = GSAI_ADAPTIVE_PERSTEP_DEFAULT;
+  if (tol == (PetscReal)PETSC_DEFAULT) tol = GSAI_ADAPTIVE_TOL_DEFAULT;
+  PetscCheck(steps >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCGSAI adaptive steps must be 1 or more (the rounds in which each row of M may grow its pattern), got %" PetscInt_FMT, steps);
+  PetscCheck(perstep >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCGSAI adaptive entries per step must be 1 or more (the entries a row of M may add in one round), got %" PetscInt_FMT, perstep);
+  PetscCheck(tol >= 0.0 && tol < 1.0, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "PCGSAI adaptive target residual must lie in [0, 1) (a row of M stops growing when ||e_k - m_k A||_2 is at most it; 0: grow to the steps or the cap), got %g", (double)tol);
+  if (gs->adsteps != steps || gs->adperstep != perstep || gs->adtol != tol) pc->setupcalled = PETSC_FALSE;
+  gs->adsteps   = steps;
+  gs->adperstep = perstep;
+  gs->adtol     = tol;
+  gs->adset     = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCGSAIGetAdaptive_GSAI(PC pc, PetscInt *steps, PetscInt *perstep, PetscReal *tol)
+{
+  PC_GSAI *gs = (PC_GSAI *)pc->data;
+
+  PetscFunctionBegin;
+  if (steps) *steps = gs->adsteps;
+  if (perstep) *perstep = gs->adperstep;
+  if (tol) *tol = gs->adtol;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode PCGSAIGetAdaptiveInfo_GSAI(PC pc, PetscInt *nmet, PetscInt *ncapped, PetscReal *ratio, PetscReal *maxres)
+{
+  PC_GSAI *gs = (PC_GSAI *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCheck(gs->M, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
+  PetscCheck(gs->pattern == PCGSAI_PATTERN_ADAPTIVE, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI was not set up with the adaptive pattern (-pc_gsai_pattern adaptive)");
+  if (nmet) *nmet = gs->admet;
+  if (ncapped) *ncapped = gs->adcapped;
+  if (ratio) *ratio = gs->adnnzratio;
+  if (maxres) *maxres = gs->admaxres;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode PCGSAISetSide_GSAI(PC pc, PCSide side)
 {
   PC_GSAI *gs = (PC_GSAI *)pc->data;
@@ -823,7 +916,10 @@ static PetscErrorCode PCGSAIGetSetUpTimes_GSAI(PC pc, PetscReal *total, PetscRea
 
    Options Database Keys:
 +  -pc_gsai_type <general,spd,auto>      - general: M minimises ||AM - I||_F (right) or ||MA - I||_F (left); spd: M = G^T G (FSAI), SPD for `KSPCG`; auto (default): spd for a symmetric A
-.  -pc_gsai_pattern <a,threshold,power,auto> - the pattern of M: that of A, thresholded A, a power of thresholded A, or auto (default: power 2, budget cap)
+.  -pc_gsai_pattern <a,threshold,power,auto,adaptive> - the pattern of M: that of A, thresholded A, a power of thresholded A, auto (default: power 2, budget cap), or adaptive (grown from the diagonal where each row's residual is largest)
+.  -pc_gsai_adaptive_steps <s>           - pattern adaptive: rounds of growth (default 5)
+.  -pc_gsai_adaptive_per_step <p>        - pattern adaptive: entries added per row and round (default 2)
+.  -pc_gsai_adaptive_tol <t>             - pattern adaptive: a row stops when its residual is at most t (default 0.1)
 .  -pc_gsai_budget <r>                   - the default cap: r times the average nonzeros per row of A (default 2)
 .  -pc_gsai_threshold <tau>              - 0 <= tau <= 1: keep |a_ij| > (1 - tau) max |a| of the row (left, spd) or column (right); default 0.9
 .  -pc_gsai_power <k>                    - k >= 1: pattern of the k-th power of the thresholded A; default 2
@@ -864,6 +960,9 @@ static PetscErrorCode PCCreate_GSAI(PC pc)
   gs->side      = PC_SIDE_DEFAULT;
   gs->usedevice = PETSC_TRUE;
   gs->sideused  = PC_LEFT;
+  gs->adsteps   = GSAI_ADAPTIVE_STEPS_DEFAULT;
+  gs->adperstep = GSAI_ADAPTIVE_PERSTEP_DEFAULT;
+  gs->adtol     = GSAI_ADAPTIVE_TOL_DEFAULT;
 
   pc->ops->setup               = PCSetUp_GSAI;
   pc->ops->apply               = PCApply_GSAI;
@@ -895,6 +994,9 @@ static PetscErrorCode PCCreate_GSAI(PC pc)
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetSetUpTimes_C", PCGSAIGetSetUpTimes_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAISetBudget_C", PCGSAISetBudget_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetSetUpChoices_C", PCGSAIGetSetUpChoices_GSAI));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAISetAdaptive_C", PCGSAISetAdaptive_GSAI));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetAdaptive_C", PCGSAIGetAdaptive_GSAI));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetAdaptiveInfo_C", PCGSAIGetAdaptiveInfo_GSAI));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -910,6 +1012,8 @@ PetscErrorCode PCRegister_GSAI_Private(void)
   PetscCall(PetscLogEventRegister("GSAIDimsCUDA", PC_CLASSID, &PC_GSAI_DimsCUDA));
   PetscCall(PetscLogEventRegister("GSAISolveCUDA", PC_CLASSID, &PC_GSAI_SolveCUDA));
   PetscCall(PetscLogEventRegister("GSAIAssembleCUDA", PC_CLASSID, &PC_GSAI_AssembleCUDA));
+  PetscCall(PetscLogEventRegister("GSAIAdaptive", PC_CLASSID, &PC_GSAI_Adaptive));
+  PetscCall(PetscLogEventRegister("GSAIAdaptiveCUDA", PC_CLASSID, &PC_GSAI_AdaptiveCUDA));
   PetscCall(PCRegister(PCGSAI, PCCreate_GSAI));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -982,10 +1086,10 @@ PetscErrorCode PCGSAIGetType(PC pc, PCGSAIType *type)
 
   Input Parameters:
 + pc      - the `PCGSAI` preconditioner
-- pattern - `PCGSAI_PATTERN_A` (the stored pattern of A), `PCGSAI_PATTERN_THRESHOLD` (A thresholded with `PCGSAISetThreshold()`), `PCGSAI_PATTERN_POWER` (the `PCGSAISetPower()`-th power of the thresholded A) or `PCGSAI_PATTERN_AUTO` (the default: the power pattern with power 2 and threshold 1 unless set, capped by `PCGSAISetBudget()`)
+- pattern - `PCGSAI_PATTERN_A` (the stored pattern of A), `PCGSAI_PATTERN_THRESHOLD` (A thresholded with `PCGSAISetThreshold()`), `PCGSAI_PATTERN_POWER` (the `PCGSAISetPower()`-th power of the thresholded A), `PCGSAI_PATTERN_AUTO` (the default: the power pattern with power 2 and threshold 1 unless set, capped by `PCGSAISetBudget()`) or `PCGSAI_PATTERN_ADAPTIVE` (grown from the diagonal by the rows' residuals, `PCGSAISetAdaptive()`)
 
   Options Database Key:
-. -pc_gsai_pattern <a,threshold,power,auto> - the pattern
+. -pc_gsai_pattern <a,threshold,power,auto,adaptive> - the pattern
 
   Level: intermediate
 
@@ -1453,7 +1557,7 @@ PetscErrorCode PCGSAISetBudget(PC pc, PetscReal budget)
 
   Output Parameters:
 + type    - `PCGSAI_GENERAL` or `PCGSAI_SPD` (or `NULL`)
-. pattern - `PCGSAI_PATTERN_A`, `PCGSAI_PATTERN_THRESHOLD` or `PCGSAI_PATTERN_POWER` (or `NULL`)
+. pattern - `PCGSAI_PATTERN_A`, `PCGSAI_PATTERN_THRESHOLD`, `PCGSAI_PATTERN_POWER` or `PCGSAI_PATTERN_ADAPTIVE` (or `NULL`)
 . tau     - the threshold used (or `NULL`)
 . power   - the power used (or `NULL`)
 - maxnnz  - the cap used, 0 for none (or `NULL`)
@@ -1467,5 +1571,97 @@ PetscErrorCode PCGSAIGetSetUpChoices(PC pc, PCGSAIType *type, PCGSAIPatternType 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
   PetscUseMethod(pc, "PCGSAIGetSetUpChoices_C", (PC, PCGSAIType *, PCGSAIPatternType *, PetscReal *, PetscInt *, PetscInt *), (pc, type, pattern, tau, power, maxnnz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCGSAISetAdaptive - Sets the growth of the adaptive pattern of `PCGSAI` (`PCGSAI_PATTERN_ADAPTIVE`)
+
+  Logically Collective
+
+  Input Parameters:
++ pc      - the `PCGSAI` preconditioner
+. steps   - the rounds of growth, 1 or more (`PETSC_DEFAULT`: 5)
+. perstep - the entries a row (column) of M may add in one round, 1 or more (`PETSC_DEFAULT`: 2)
+- tol     - the target residual, in [0, 1): a row stops growing when its residual is at most tol (`PETSC_DEFAULT`: 0.1)
+
+  Options Database Keys:
++ -pc_gsai_adaptive_steps <s>    - the rounds
+. -pc_gsai_adaptive_per_step <p> - the entries per round
+- -pc_gsai_adaptive_tol <t>      - the target residual
+
+  Level: intermediate
+
+  Notes:
+  Every row k of M starts from the diagonal (general type with a_kk = 0: also the entries that reach index k). In each
+  round a row that is still growing solves its local problem on its pattern and computes its residual: general,
+  r = e_k^T - m_k A (the row of ||MA - I||_F; columns for the right type), with ||r||_2 in [0, 1]; spd, r_i = (g_k A)_i / sqrt(a_kk)
+  for i < k outside the pattern, g_k the row of G. It then adds the perstep indices with the largest |r_i| (ties to the
+  smaller index), unless its residual is at most tol, it holds the cap (`PCGSAISetMaxNnz()`, by default the budget of
+  `PCGSAISetBudget()`) or it has no candidate. nnz(M) stays at most n * cap, about budget * nnz(A) by default, and at most
+  n * (1 + steps * perstep). The values of M are then the least-squares (or FSAI) solution on the final pattern, as for
+  the static patterns. `PCView()` prints nnz(M)/nnz(A) and how many rows met the target.
+
+.seealso: `PCGSAI`, `PCGSAIGetAdaptive()`, `PCGSAISetPattern()`, `PCGSAISetMaxNnz()`, `PCGSAISetBudget()`, `PCGSAIGetAdaptiveInfo()`
+@*/
+PetscErrorCode PCGSAISetAdaptive(PC pc, PetscInt steps, PetscInt perstep, PetscReal tol)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscValidLogicalCollectiveInt(pc, steps, 2);
+  PetscValidLogicalCollectiveInt(pc, perstep, 3);
+  PetscValidLogicalCollectiveReal(pc, tol, 4);
+  PetscTryMethod(pc, "PCGSAISetAdaptive_C", (PC, PetscInt, PetscInt, PetscReal), (pc, steps, perstep, tol));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCGSAIGetAdaptive - Gets the growth parameters of the adaptive pattern of `PCGSAI`
+
+  Not Collective
+
+  Input Parameter:
+. pc - the `PCGSAI` preconditioner
+
+  Output Parameters:
++ steps   - the rounds of growth (or `NULL`)
+. perstep - the entries per round (or `NULL`)
+- tol     - the target residual (or `NULL`)
+
+  Level: intermediate
+
+.seealso: `PCGSAI`, `PCGSAISetAdaptive()`
+@*/
+PetscErrorCode PCGSAIGetAdaptive(PC pc, PetscInt *steps, PetscInt *perstep, PetscReal *tol)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscUseMethod(pc, "PCGSAIGetAdaptive_C", (PC, PetscInt *, PetscInt *, PetscReal *), (pc, steps, perstep, tol));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCGSAIGetAdaptiveInfo - Gets what the adaptive pattern of the last set-up of `PCGSAI` achieved
+
+  Not Collective
+
+  Input Parameter:
+. pc - the `PCGSAI` preconditioner, set up with `PCGSAI_PATTERN_ADAPTIVE`
+
+  Output Parameters:
++ nmet    - the rows (columns) whose final residual is at most the target, over all ranks (or `NULL`)
+. ncapped - the rows (columns) that stopped at the cap above the target (or `NULL`)
+. ratio   - nnz(M) / nnz(A) (spd: nnz(G) / nnz(A)) (or `NULL`)
+- maxres  - the largest final residual of a row (or `NULL`)
+
+  Level: advanced
+
+.seealso: `PCGSAI`, `PCGSAISetAdaptive()`, `PCGSAIGetSetUpInfo()`
+@*/
+PetscErrorCode PCGSAIGetAdaptiveInfo(PC pc, PetscInt *nmet, PetscInt *ncapped, PetscReal *ratio, PetscReal *maxres)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscUseMethod(pc, "PCGSAIGetAdaptiveInfo_C", (PC, PetscInt *, PetscInt *, PetscReal *, PetscReal *), (pc, nmet, ncapped, ratio, maxres));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -99,6 +99,18 @@ typedef struct {
   Mat       *fetched;     /* MPI: those rows (MatCreateSubMatrices), reused */
   Mat        N;           /* right: N, with M = N^T */
 
+  /* the adaptive pattern (gsaiadaptive.c): options, and what the last set-up that made the pattern achieved */
+  PetscInt  adsteps;     /* rounds of growth, >= 1 */
+  PetscInt  adperstep;   /* entries added per row and round, >= 1 */
+  PetscReal adtol;       /* target residual of a row, >= 0 */
+  PetscBool adset;       /* set by the user (reported when the pattern is not adaptive) */
+  PetscInt  admet;       /* rows whose final residual is at most adtol (global) */
+  PetscInt  adcapped;    /* rows that stopped at the cap above adtol (global) */
+  PetscInt  adrounds;    /* rounds actually needed (a round where no row grew ends the growth) */
+  PetscReal adnnzratio;  /* nnz(M) / nnz(A) */
+  PetscReal admaxres;    /* the largest final residual of a row (global) */
+  PetscBool adhost;      /* A is a device matrix but the adaptive pattern was built on the host */
+
   void       *cuda;  /* device set-up data (gsaicuda.cu), NULL on the host */
   GpukitTuner tuner; /* device set-up: the block sizes of the large and huge classes (gsaicuda.cu), kept across set-ups */
 } PC_GSAI;
@@ -207,9 +219,25 @@ PETSC_INTERN PetscErrorCode GSAISolveRows(PC, const GSAIRows *, PetscInt, PetscS
 /* the whole host set-up of M (gsaihost.c) */
 PETSC_INTERN PetscErrorCode PCSetUp_GSAI_Host(PC, Mat, PetscBool);
 
+/* the adaptive pattern (gsaiadaptive.c), host reference for 1 or more ranks: grows gs->Jptr/Jcol from the diagonal (and, general
+   type, the entries that reach a zero diagonal) by the rows' residuals, sets gs->fetchis on several ranks and the counts; the
+   values are then computed by PCSetUp_GSAI_Host(pc, A, PETSC_TRUE) on that pattern */
+PETSC_INTERN PetscErrorCode GSAIAdaptivePattern(PC, Mat);
+#define GSAI_ADAPTIVE_STEPS_DEFAULT   5
+#define GSAI_ADAPTIVE_PERSTEP_DEFAULT 2
+#define GSAI_ADAPTIVE_TOL_DEFAULT     0.1
+#define GSAI_ADAPTIVE_RDROP           1.0e-10 /* |r_i| at most this is no candidate (rounding noise) */
+PETSC_INTERN PetscLogEvent PC_GSAI_Adaptive, PC_GSAI_AdaptiveCUDA;
+/* the device's adaptive pattern (gsaiadaptivecuda.cu) handles rows of at most this many entries and at most this many new
+   entries per round (keep equal to gsaiadaptivekernels.h's GPUKIT_GSAI_ADAPT_MAXJ and _MAXSTEP) */
+#define GSAI_ADAPTIVE_DEVICE_MAXJ    64
+#define GSAI_ADAPTIVE_DEVICE_MAXSTEP 16
+
 /* the device set-up (gsaicuda.cu) of a one-rank device matrix (GpukitMatGetCaps(): device), read through its device CSR
    (converted to MATSEQAIJCUSPARSE first when it gives none) */
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
 PETSC_INTERN PetscErrorCode PCSetUp_GSAI_CUDA(PC, Mat, PetscBool);
 PETSC_INTERN PetscErrorCode PCReset_GSAI_CUDA(PC);
+/* the adaptive pattern and M on the device, one rank, left general or spd (gsaiadaptivecuda.cu) */
+PETSC_INTERN PetscErrorCode PCSetUp_GSAI_AdaptiveCUDA(PC, Mat, PetscBool);
 #endif
