@@ -28,6 +28,14 @@
 #                                         CG for the SPD matrices; prints the markdown table of docs/gsai.md ("Defaults
 #                                         against the peers"). GPUKIT_EX10_MATDIR: the .petsc files (build/matrices);
 #                                         ILU(0) and the rtol 1e-5 column always with GMRES(30).
+#
+#   bash bench/gsai.sh setup [CASE...]    host set-up of PCGSAI against ParaSails on one core at about the same nnz(M),
+#                                         by CPU time (gsai_bench -cpu_time: the 2-core dev machine is shared), the
+#                                         fastest of GPUKIT_SETUP_REPS (5) runs of 3 set-ups each; prints a markdown
+#                                         table with nnz(M)/nnz(A) of both (ParaSails's from its own log) and the ratio.
+#                                         A CASE is "label|gsai_bench problem options|GSAI options|ParaSails options"
+#                                         (default: the cases below). GPUKIT_SETUP_BASELIB: a second libpetscgpukit.so
+#                                         (e.g. a build of an older commit) whose GSAI set-up is timed too ("before").
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -65,6 +73,70 @@ if [ "${1:-}" = ex10 ]; then
     read -r j5 _ _ <<<"$(one "$m" gmres 1e-5 -pc_type jacobi)"
     read -r g5 _ _ <<<"$(one "$m" gmres 1e-5 -pc_type gsai)"
     echo "| $m | $ksp | $jit | $iit | $pit | $git | $gsu / $gso | $psu / $pso | $j5 / $g5 |"
+  done
+  exit 0
+fi
+if [ "${1:-}" = setup ]; then
+  shift
+  objdir=${OBJDIR:-build}
+  bin=$objdir/bench/gsai_bench
+  mdir=${GPUKIT_MATRICES:-tests/data/matrices}
+  reps=${GPUKIT_SETUP_REPS:-5}
+  baselib=${GPUKIT_SETUP_BASELIB:-}
+  if ! timeout 300 make --no-print-directory OBJDIR="$objdir" LIBDIR="${LIBDIR:-$objdir/lib}" "$bin"; then
+    echo "bench/gsai.sh: building $bin failed (or timed out); nothing measured" >&2
+    exit 1
+  fi
+  pl1="-parasails_pc_hypre_parasails_nlevels 1 -parasails_pc_hypre_parasails_thresh 0"
+  pdef="-parasails_pc_hypre_parasails_nlevels 1 -parasails_pc_hypre_parasails_thresh 0.1 -parasails_pc_hypre_parasails_filter 0.1"
+  pw="-pc_gsai_pattern power -pc_gsai_threshold 1 -pc_gsai_max_nnz 0"
+  if [ $# -eq 0 ]; then
+    set -- \
+      "bcsstk21 general, power 2|-f $mdir/bcsstk21.mtx.gz|-pc_gsai_type general $pw|$pl1" \
+      "bcsstk21 spd, power 2|-f $mdir/bcsstk21.mtx.gz|-pc_gsai_type spd $pw|$pl1" \
+      "bcsstk21 spd, default|-f $mdir/bcsstk21.mtx.gz|-pc_gsai_type spd|" \
+      "bcsstk21 general, default|-f $mdir/bcsstk21.mtx.gz|-pc_gsai_type general|" \
+      "bcsstk21 general, default; ParaSails defaults|-f $mdir/bcsstk21.mtx.gz|-pc_gsai_type general|$pdef" \
+      "bcsstk08 general, pattern of A|-f $mdir/bcsstk08.mtx.gz|-pc_gsai_type general -pc_gsai_pattern a|" \
+      "bcsstk10 spd, power 2|-f $mdir/bcsstk10.mtx.gz|-pc_gsai_type spd $pw|$pl1" \
+      "1138_bus spd, power 2|-f $mdir/1138_bus.mtx.gz|-pc_gsai_type spd $pw|$pl1" \
+      "sherman5 general, power 2|-f $mdir/sherman5.mtx.gz|-pc_gsai_type general $pw|$pl1" \
+      "poisson2d n128 general, power 2|-da 2 -n 128|-pc_gsai_type general $pw|$pl1" \
+      "poisson2d n128 spd, power 2|-da 2 -n 128|-pc_gsai_type spd $pw|$pl1" \
+      "poisson2d n128 spd, default|-da 2 -n 128|-pc_gsai_type spd|"
+  fi
+  # fastest set-up of $reps runs: "ms nnzratio" (GSAI) or "ms nnzratio" (ParaSails, nnz(M) from its log)
+  best() {
+    local what=$1 lib=$2 src=$3 opts=$4 t=NaN z=- out v
+    for _ in $(seq "$reps"); do
+      # shellcheck disable=SC2086
+      if [ "$what" = gsai ]; then
+        out=$(LD_LIBRARY_PATH=${lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 300 "$bin" $src -solve 0 -batches 3 -cpu_time $opts 2>&1)
+        v=$(echo "$out" | sed -n 's/^GSAI set-up *\([0-9.]*\) ms.*/\1/p')
+        z=$(echo "$out" | sed -n 's/.*nnz(M) [0-9]* (\([0-9.]*\) nnz(A)).*/\1/p')
+      else
+        out=$(timeout 300 "$bin" $src -solve 0 -batches 3 -cpu_time -parasails -parasails_pc_hypre_parasails_logging 1 $opts 2>&1)
+        v=$(echo "$out" | sed -n 's/^ParaSails *\([0-9.]*\) ms.*/\1/p')
+        # ParaSails's "Final Nnz" (the last one), over nnz(A)
+        z=$(echo "$out" | awk '/^Final Nnz/{n=$5} /nonzeros, /{a=$4} END{if (n && a) printf "%.2f", n/a; else print "-"}')
+      fi
+      [ -n "$v" ] || { echo "bench/gsai.sh: no time from: $bin $src $opts" >&2; echo "- -"; return; }
+      t=$(python3 -c "import math; print(min(float('$t') if '$t' != 'NaN' else math.inf, $v))")
+    done
+    echo "$t $z"
+  }
+  echo "PCGSAI host set-up against ParaSails, one core, CPU time (fastest of $reps x 3), $(date -u +%Y-%m-%d), load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "| case | nnz(M)/nnz(A) GSAI | ParaSails | GSAI ms${baselib:+ (before)} | GSAI ms | ParaSails ms | ParaSails / GSAI |"
+  echo "|---|---|---|---|---|---|---|"
+  for c in "$@"; do
+    IFS='|' read -r label src gopts popts <<<"$c"
+    read -r tg zg <<<"$(best gsai "" "$src" "$gopts")"
+    tb=""
+    [ -n "$baselib" ] && read -r tb _ <<<"$(best gsai "$(dirname "$baselib")" "$src" "$gopts")"
+    # ParaSails: its type follows GSAI's (sym SPD for spd), nlevels/thresh/filter from the case (none: pattern of A)
+    read -r tp zp <<<"$(best parasails "" "$src" "$gopts $popts")"
+    ratio=$(python3 -c "print('%.2f' % ($tp / $tg))" 2>/dev/null || echo -)
+    echo "| $label | $zg | $zp |${baselib:+ $tb |} $tg | $tp | $ratio |"
   done
   exit 0
 fi

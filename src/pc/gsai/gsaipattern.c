@@ -49,6 +49,31 @@ PetscErrorCode GSAIRowsCreate(Mat S, PetscInt roff, PetscInt n, PetscInt *gid, G
   }
   /* compact numbering of every column and row number that occurs */
   nall = nnz + n;
+  {
+    const PetscInt N = PetscMax(S->cmap->N, n ? gid[n - 1] + 1 : 0);
+
+    if (N <= 4 * nall + 1024) { /* a table over the global numbers: no sort, no search */
+      PetscInt *map, u = 0;
+
+      PetscCall(PetscCalloc1(N, &map));
+      for (PetscInt e = 0; e < nnz; e++) map[R->col[e]] = 1;
+      for (PetscInt i = 0; i < n; i++) map[gid[i]] = 1;
+      nall = 0;
+      for (PetscInt g = 0; g < N; g++) nall += map[g];
+      R->nu = nall;
+      PetscCall(PetscMalloc3(nall, &R->ucol, nnz, &R->lcol, nall, &R->rowof));
+      for (PetscInt g = 0; g < N; g++)
+        if (map[g]) {
+          R->ucol[u]   = g;
+          R->rowof[u]  = -1;
+          map[g]       = u++;
+        }
+      for (PetscInt e = 0; e < nnz; e++) R->lcol[e] = map[R->col[e]];
+      for (PetscInt i = 0; i < n; i++) R->rowof[map[gid[i]]] = i;
+      PetscCall(PetscFree(map));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
   PetscCall(PetscMalloc1(nall, &all));
   PetscCall(PetscArraycpy(all, R->col, nnz));
   PetscCall(PetscArraycpy(all + nnz, gid, n));
@@ -133,28 +158,51 @@ static inline void GSAIAccumClear(GSAIAccum *a)
 }
 
 /* sort the accumulator's list by compact (= global) number */
-static PetscErrorCode GSAIAccumSort(GSAIAccum *a)
+/* the thresholds of all rows of R, computed once (a row is expanded for every row of the pattern that reaches it) */
+static PetscErrorCode GSAIRowThresholds(const PC_GSAI *gs, const GSAIRows *R, PetscReal **thr)
 {
   PetscFunctionBegin;
-  PetscCall(PetscSortInt(a->n, a->list));
+  PetscCall(PetscMalloc1(R->n + 1, thr));
+  for (PetscInt r = 0; r < R->n; r++) {
+    PetscReal amax = 0.0;
+    for (PetscInt e = R->ptr[r]; e < R->ptr[r + 1]; e++) amax = PetscMax(amax, PetscAbsScalar(R->val[e]));
+    (*thr)[r] = (1.0 - gs->tau) * amax;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode GSAIAccumSort(GSAIAccum *a)
+{
+  PetscInt umin = PETSC_MAX_INT, umax = -1;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < a->n; i++) {
+    umin = PetscMin(umin, a->list[i]);
+    umax = PetscMax(umax, a->list[i]);
+  }
+  if (a->n > 1 && umax - umin + 1 <= 8 * a->n) { /* a narrow span (banded B): in order by a scan, not a sort */
+    PetscInt n = 0;
+    for (PetscInt u = umin; u <= umax; u++)
+      if (a->in[u]) a->list[n++] = u;
+  } else PetscCall(PetscSortInt(a->n, a->list));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* add weight * |T(r,:)| to a, T = the thresholded row r of B plus its diagonal (weight |b_rr|, 0 if not stored) */
-static void GSAIAddThresholdedRow(const PC_GSAI *gs, const GSAIRows *R, PetscInt r, PetscReal weight, GSAIAccum *a)
+/* thr: the threshold of row r, (1 - tau) max_j |b_rj| (GSAIRowThresholds()); only the compact numbers up to ulim are
+   added (the last level of the spd type's pattern keeps only the lower part: the others would be dropped) */
+static void GSAIAddThresholdedRow(const PC_GSAI *gs, const GSAIRows *R, PetscInt r, PetscReal thr, PetscReal weight, PetscInt ulim, GSAIAccum *a)
 {
-  PetscReal amax = 0.0, thr;
-  PetscInt  diag = -1;
+  PetscInt diag = -1;
 
-  for (PetscInt e = R->ptr[r]; e < R->ptr[r + 1]; e++) amax = PetscMax(amax, PetscAbsScalar(R->val[e]));
-  thr = (1.0 - gs->tau) * amax;
   for (PetscInt e = R->ptr[r]; e < R->ptr[r + 1]; e++) {
     const PetscReal v = PetscAbsScalar(R->val[e]);
+    if (R->lcol[e] > ulim) break; /* columns are increasing */
     if (R->col[e] == R->gid[r]) diag = e;
     else if (gs->pattern == PCGSAI_PATTERN_A || v > thr) GSAIAccumAdd(a, R->lcol[e], weight * v);
   }
   if (diag >= 0) GSAIAccumAdd(a, R->lcol[diag], weight * PetscAbsScalar(R->val[diag]));
-  else GSAIAccumAdd(a, GSAIRowsCompact(R, R->gid[r]), 0.0);
+  else if (ulim >= R->nu || R->gid[r] <= R->ucol[ulim]) GSAIAccumAdd(a, GSAIRowsCompact(R, R->gid[r]), 0.0); /* else beyond ulim */
 }
 
 /* candidate order of the cap: forced entries (zero diagonal: the rows j with b_jk != 0, without which k is out of
@@ -187,10 +235,12 @@ PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt fi
   GSAIAccum a, b;
   PetscInt  cap = final ? gs->maxnnz : 0, nJ = 0, nalloc = 0, *ptr = NULL, *col = NULL, *mark = NULL, nn = 0, *nl = NULL, ncut = 0, nfcut = 0, nfmax = 0;
   GSAICand *cand = NULL;
+  PetscReal *rthr = NULL;
 
   PetscFunctionBegin;
   PetscCall(GSAIAccumCreate(R->nu, &a));
   PetscCall(GSAIAccumCreate(R->nu, &b));
+  PetscCall(GSAIRowThresholds(gs, R, &rthr));
   if (final) {
     nalloc = 8 * nloc + 8;
     PetscCall(PetscMalloc1(nloc + 1, &ptr));
@@ -202,14 +252,19 @@ PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt fi
   } else {
     PetscCall(PetscCalloc1(R->nu, &mark));
   }
-  for (PetscInt i = 0; i < nloc; i++) {
-    const PetscInt gk = first + i, r = GSAIRowsFind(R, gk);
-    PetscInt       ncand   = 0, keep;
+  for (PetscInt i = 0, r = 0, uk = 0; i < nloc; i++) {
+    const PetscInt gk = first + i;
+    PetscInt       ulim, ncand = 0, keep;
     PetscBool      hasdiag = PETSC_FALSE;
 
-    PetscCheck(r >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "row %" PetscInt_FMT " is not held", gk);
+    /* the row held and the compact number of gk: both increase with gk */
+    while (r < R->n && R->gid[r] < gk) r++;
+    while (uk < R->nu && R->ucol[uk] < gk) uk++;
+    PetscCheck(r < R->n && R->gid[r] == gk && uk < R->nu, PETSC_COMM_SELF, PETSC_ERR_PLIB, "row %" PetscInt_FMT " is not held", gk);
+    /* the last level of the spd type's final pattern: only columns <= gk matter */
+    ulim = (final && gs->type == PCGSAI_SPD) ? uk : PETSC_MAX_INT;
     GSAIAccumClear(&a);
-    GSAIAddThresholdedRow(gs, R, r, 1.0, &a);
+    GSAIAddThresholdedRow(gs, R, r, rthr[r], 1.0, levels == 1 ? ulim : PETSC_MAX_INT, &a);
     PetscCall(GSAIAccumSort(&a));
     for (PetscInt l = 1; l < levels; l++) {
       GSAIAccumClear(&b);
@@ -217,7 +272,7 @@ PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt fi
         const PetscInt rr = R->rowof[a.list[t]];
         if (R->ucol[a.list[t]] != gk && GSAIIsDense(gs, R->ucol[a.list[t]])) continue; /* dense rows are not expanded (gsaiimpl.h) */
         PetscCheck(rr >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "row %" PetscInt_FMT " needed by the power pattern is not held", R->ucol[a.list[t]]);
-        GSAIAddThresholdedRow(gs, R, rr, a.w[a.list[t]], &b);
+        GSAIAddThresholdedRow(gs, R, rr, rthr[rr], a.w[a.list[t]], l == levels - 1 ? ulim : PETSC_MAX_INT, &b);
       }
       PetscCall(GSAIAccumSort(&b));
       { /* swap */
@@ -274,9 +329,25 @@ PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt fi
       PetscCall(PetscFree(col));
       col = ncol;
     }
-    col[nJ + keep] = gk;
-    for (PetscInt t = 0; t < keep; t++) col[nJ + t] = cand[t].g;
-    PetscCall(PetscSortInt(keep + 1, col + nJ));
+    {
+      PetscInt *cj = col + nJ, pos = keep;
+      PetscBool sorted = PETSC_TRUE;
+
+      for (PetscInt t = 0; t < keep; t++) {
+        cj[t] = cand[t].g;
+        if (t > 0 && cj[t] < cj[t - 1]) sorted = PETSC_FALSE;
+      }
+      if (sorted) { /* no cut and no forced entries: the candidates came in increasing order; insert the diagonal */
+        while (pos > 0 && cj[pos - 1] > gk) {
+          cj[pos] = cj[pos - 1];
+          pos--;
+        }
+        cj[pos] = gk;
+      } else {
+        cj[keep] = gk;
+        PetscCall(PetscSortInt(keep + 1, cj));
+      }
+    }
     nJ += keep + 1;
     ptr[i + 1] = nJ;
   }
@@ -297,5 +368,6 @@ PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt fi
   }
   PetscCall(GSAIAccumDestroy(&a));
   PetscCall(GSAIAccumDestroy(&b));
+  PetscCall(PetscFree(rthr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
