@@ -176,6 +176,7 @@ PETSC_EXTERN PetscErrorCode PCGSAIGetMatrix(PC, Mat *);
 PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpInfo(PC, PetscInt *, PetscInt *, PetscBool *);
 PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpTimes(PC, PetscReal *, PetscReal *, PetscReal *, PetscReal *, PetscReal *);
 PETSC_EXTERN PetscErrorCode PCGSAISetBudget(PC, PetscReal);
+PETSC_EXTERN PetscErrorCode PCGSAISetRowScaling(PC, PetscBool);
 PETSC_EXTERN PetscErrorCode PCGSAIGetSetUpChoices(PC, PCGSAIType *, PCGSAIPatternType *, PetscReal *, PetscInt *, PetscInt *);
 PETSC_EXTERN PetscErrorCode PCGSAISetAdaptive(PC, PetscInt, PetscInt, PetscReal);
 PETSC_EXTERN PetscErrorCode PCGSAIGetAdaptive(PC, PetscInt *, PetscInt *, PetscReal *);

@@ -79,6 +79,27 @@ static PetscErrorCode GSAIIsSymmetric(Mat A, PetscBool *sym, const char **how)
 
 /* Collective: the type, pattern, threshold, power and cap of this set-up from the options (auto values), and the
    zero or missing diagonal entries of A */
+/* A = D_w S with S symmetric and max w / min w <= maxratio: gs->rowscale := 1/w (gsaiscale.c), else NULL */
+static PetscErrorCode GSAIRowScaling(PC pc, Mat A, PetscReal maxratio, PetscBool *found)
+{
+  PC_GSAI *gs = (PC_GSAI *)pc->data;
+
+  PetscFunctionBegin;
+  *found = PETSC_FALSE;
+  if (!gs->userowscale) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!A->ops->diagonalscale) {
+    PetscCall(PetscInfo(pc, "A (%s) has no MatDiagonalScale(): no row scaling\n", ((PetscObject)A)->type_name));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(GSAIFindRowScaling(A, &gs->rowscale, found, gs->wrange));
+  if (*found && !(gs->wrange[1] <= maxratio * gs->wrange[0])) {
+    PetscCall(PetscInfo(pc, "A = D_w S with S symmetric, but max w / min w = %g exceeds %g: not used\n", (double)(gs->wrange[1] / gs->wrange[0]), (double)maxratio));
+    PetscCall(VecDestroy(&gs->rowscale));
+    *found = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
 {
   PC_GSAI    *gs   = (PC_GSAI *)pc->data;
@@ -129,6 +150,7 @@ static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
 
   /* the type */
   gs->typewhy[0] = 0;
+  PetscCall(VecDestroy(&gs->rowscale));
   if (gs->typeopt == GSAI_TYPE_AUTO) {
     PetscBool   set, flg, sym = PETSC_FALSE;
     const char *how = "";
@@ -142,13 +164,30 @@ static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
         gs->type = PCGSAI_SPD;
         PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is symmetric (%s) with a positive diagonal", how));
       } else {
-        gs->type = PCGSAI_GENERAL;
-        if (sym) PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is symmetric (%s) but %" PetscInt_FMT " diagonal entries are not positive", how, glob[1]));
-        else PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is not symmetric (%s)", how));
+        PetscBool checked, found = PETSC_FALSE;
+        PetscCall(PetscStrcmp(how, "checked", &checked));
+        if (!sym && checked && !glob[1]) PetscCall(GSAIRowScaling(pc, A, GSAI_ROWSCALE_RATIO, &found));
+        if (found) {
+          gs->type = PCGSAI_SPD;
+          PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A = D_w S with S symmetric (checked) and a positive diagonal"));
+        } else {
+          gs->type = PCGSAI_GENERAL;
+          if (sym) PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is symmetric (%s) but %" PetscInt_FMT " diagonal entries are not positive", how, glob[1]));
+          else PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is not symmetric (%s)", how));
+        }
       }
     }
     PetscCall(PetscInfo(pc, "-pc_gsai_type auto picked %s: %s\n", PCGSAITypes[gs->type], gs->typewhy));
-  } else gs->type = gs->typeopt;
+  } else {
+    gs->type = gs->typeopt;
+    if (gs->type == PCGSAI_SPD) { /* a nonsymmetric A: is it a row-scaled symmetric one? */
+      PetscBool   sym, checked, found;
+      const char *how;
+      PetscCall(GSAIIsSymmetric(A, &sym, &how));
+      PetscCall(PetscStrcmp(how, "checked", &checked));
+      if (!sym && checked) PetscCall(GSAIRowScaling(pc, A, GSAI_ROWSCALE_RATIO, &found));
+    }
+  }
 
   /* the pattern */
   gs->patternwhy[0] = 0;
@@ -364,16 +403,33 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
   PetscCall(PetscTime(&t0));
   PetscCall(GSAIResolveOptions(pc, A));
   PetscCall(GSAIResolveSide(pc));
+  if (gs->rowscale) { /* A = D_w S: G is built from S = D_w^{-1} A (kept for the next set-up with the same pattern) */
+    PetscBool same = PETSC_FALSE;
+    if (gs->As && pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN) same = PETSC_TRUE;
+    if (same) PetscCall(MatCopy(A, gs->As, SAME_NONZERO_PATTERN));
+    else {
+      PetscCall(MatDestroy(&gs->As));
+      PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &gs->As));
+    }
+    PetscCall(MatDiagonalScale(gs->As, gs->rowscale, NULL));
+    PetscCall(MatSetOption(gs->As, MAT_SYMMETRIC, PETSC_TRUE));
+    A = gs->As;
+  } else PetscCall(MatDestroy(&gs->As));
   if (gs->pattern == PCGSAI_PATTERN_A) { /* M has A's pattern: a dense row of A costs only its own row of M, so nothing is set apart */
     PetscCall(PetscFree(gs->dense));
     gs->ndense = 0;
   } else if (!(pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && gs->havepattern)) PetscCall(GSAIFindDense(pc, A));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  /* what A can do, not its type name: a device matrix (M is one too) on one rank is set up on the device */
+  /* what A can do, not its type name: a device matrix (M is one too) is set up on the device, on any number of ranks */
   PetscCall(GpukitMatGetCaps(A, &caps));
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
   if (A->boundtocpu && caps.devicecsr) PetscCall(PetscInfo(pc, "A (%s) is bound to the CPU: building M on the host\n", ((PetscObject)A)->type_name));
-  if (gs->usedevice && size == 1 && caps.device) device = PETSC_TRUE;
+  if (gs->usedevice && caps.device) device = PETSC_TRUE;
+  if (size > 1) { /* the set-ups are collective: every rank takes the same path */
+    PetscInt d = device ? 1 : 0, all;
+    PetscCallMPI(MPI_Allreduce(&d, &all, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)A)));
+    device = all ? PETSC_TRUE : PETSC_FALSE;
+  }
   gs->devicefallback = PETSC_FALSE;
   if (device && ((gs->nzerodiag && gs->type == PCGSAI_GENERAL) || gs->ndense)) {
     /* the forced entries of rows with a zero diagonal (gsaihost.c) and the dense rows are handled on the host only */
@@ -406,9 +462,17 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
     }
   }
   if (caps.device && !device && !gs->devicefallback && !gs->adhost)
-    PetscCall(PetscInfo(pc, "Building M on the host for a %s matrix (%s)\n", ((PetscObject)A)->type_name, !gs->usedevice ? "-pc_gsai_use_device false" : (size > 1 ? "the device set-up is for one rank" : "no device set-up for it in this build")));
+    PetscCall(PetscInfo(pc, "Building M on the host for a %s matrix (%s)\n", ((PetscObject)A)->type_name, !gs->usedevice ? "-pc_gsai_use_device false" : "no device set-up for it in this build"));
   reuse = (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && gs->havepattern && gs->ptype == gs->type && gs->pside == gs->sideused && gs->ondevice == device) ? PETSC_TRUE : PETSC_FALSE;
-  if (!reuse) PetscCall(PCReset_GSAI(pc));
+  if (!reuse) { /* M and its set-up go; the row scaling found above stays */
+    Vec rs = gs->rowscale;
+    Mat As = gs->As;
+    gs->rowscale = NULL;
+    gs->As       = NULL;
+    PetscCall(PCReset_GSAI(pc));
+    gs->rowscale = rs;
+    gs->As       = As;
+  }
   for (PetscInt s = 0; s < GSAI_NSTAGES; s++) gs->time[s] = 0;
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
   if (device && gs->pattern == PCGSAI_PATTERN_ADAPTIVE) PetscCall(PCSetUp_GSAI_AdaptiveCUDA(pc, A, reuse));
@@ -431,12 +495,13 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
   PetscCall(VecDestroy(&gs->dwork));
   PetscCall(VecDestroy(&gs->dwork2));
   gs->ndirichlet = 0;
-  if (gs->type == PCGSAI_SPD) {
+  if (gs->type == PCGSAI_SPD && !gs->rowscale) {
     PetscBool   sym;
     const char *how;
     PetscCall(GSAIIsSymmetric(A, &sym, &how));
     if (!sym) PetscCall(GSAIFindDirichlet(pc, A));
   }
+  if (gs->rowscale) PetscCall(VecDuplicate(gs->rowscale, &gs->dwork));
   if (gs->type == PCGSAI_SPD) {
     PetscBool seqcusparse;
     if (!gs->work) PetscCall(MatCreateVecs(gs->M, NULL, &gs->work));
@@ -468,6 +533,10 @@ static PetscErrorCode PCApply_GSAI(PC pc, Vec x, Vec y)
     PetscCall(MatMult(gs->M, gs->dwork2, gs->work));
     PetscCall(MatMultTranspose(gs->M, gs->work, y));
     PetscCall(VecAXPY(y, 1.0, gs->dwork));
+  } else if (gs->type == PCGSAI_SPD && gs->rowscale) { /* A = D_w S: y = G^T G D_w^{-1} x */
+    PetscCall(VecPointwiseMult(gs->dwork, gs->rowscale, x));
+    PetscCall(MatMult(gs->M, gs->dwork, gs->work));
+    PetscCall(MatMultTranspose(gs->M, gs->work, y));
   } else if (gs->type == PCGSAI_SPD) { /* y = G^T G x */
     PetscCall(MatMult(gs->M, x, gs->work));
     PetscCall(MatMultTranspose(gs->M, gs->work, y));
@@ -487,6 +556,10 @@ static PetscErrorCode PCApplyTranspose_GSAI(PC pc, Vec x, Vec y)
     PetscCall(VecAXPY(gs->dwork2, -1.0, x));
     PetscCall(VecPointwiseMult(gs->dwork, gs->dirichlet, gs->dwork2));
     PetscCall(VecAXPY(y, -1.0, gs->dwork));
+  } else if (gs->type == PCGSAI_SPD && gs->rowscale) { /* M^T = D_w^{-1} G^T G */
+    PetscCall(MatMult(gs->M, x, gs->work));
+    PetscCall(MatMultTranspose(gs->M, gs->work, y));
+    PetscCall(VecPointwiseMult(y, gs->rowscale, y));
   } else if (gs->type == PCGSAI_SPD) PetscCall(PCApply_GSAI(pc, x, y)); /* G^T G is symmetric */
   else PetscCall(MatMultTranspose(gs->M, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -499,6 +572,7 @@ static PetscErrorCode PCApplySymmetricLeft_GSAI(PC pc, Vec x, Vec y)
 
   PetscFunctionBegin;
   PetscCheck(gs->type == PCGSAI_SPD, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "PCGSAI type general has no symmetric form; use -pc_gsai_type spd");
+  PetscCheck(!gs->rowscale, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "PCGSAI found A = D_w S with S symmetric (rows scaled by w): M = G^T G D_w^{-1} has no symmetric form; use -ksp_pc_side left or right");
   PetscCall(MatMult(gs->M, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -509,6 +583,7 @@ static PetscErrorCode PCApplySymmetricRight_GSAI(PC pc, Vec x, Vec y)
 
   PetscFunctionBegin;
   PetscCheck(gs->type == PCGSAI_SPD, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "PCGSAI type general has no symmetric form; use -pc_gsai_type spd");
+  PetscCheck(!gs->rowscale, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "PCGSAI found A = D_w S with S symmetric (rows scaled by w): M = G^T G D_w^{-1} has no symmetric form; use -ksp_pc_side left or right");
   PetscCall(MatMultTranspose(gs->M, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -569,6 +644,7 @@ static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
     if (gs->ncapped >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "capped: the cap cut the pattern of %" PetscInt_FMT " %s\n", gs->ncapped, type == PCGSAI_SPD ? "rows of G" : (gs->sideused == PC_RIGHT ? "columns" : "rows")));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "capped: not counted by the device set-up\n"));
   }
+  if (gs->type == PCGSAI_SPD && gs->rowscale) PetscCall(PetscViewerASCIIPrintf(viewer, "row scaling: A = D_w S with S symmetric, w in [%g, %g] (max/min %.3f): G is built from S = D_w^{-1} A and M = G^T G D_w^{-1}\n", (double)gs->wrange[0], (double)gs->wrange[1], (double)(gs->wrange[1] / gs->wrange[0])));
   if (gs->type == PCGSAI_SPD && gs->ndirichlet) PetscCall(PetscViewerASCIIPrintf(viewer, "A is not symmetric: its %" PetscInt_FMT " rows with only a diagonal entry are solved exactly and their couplings eliminated (one more product with A per application)\n", gs->ndirichlet));
   if (gs->ndense) PetscCall(PetscViewerASCIIPrintf(viewer, "dense %ss (more than %" PetscInt_FMT " nonzeros, kept out of the other patterns): %" PetscInt_FMT "\n", gs->type == PCGSAI_GENERAL && gs->sideused == PC_RIGHT ? "column" : "row", gs->denselimit, gs->ndense));
   if (gs->nzerodiag) PetscCall(PetscViewerASCIIPrintf(viewer, "zero or missing diagonal entries of A: %" PetscInt_FMT "; %ss given the structure of A^T there: %" PetscInt_FMT " (cut by the cap: %" PetscInt_FMT ")%s\n", gs->nzerodiag, what, gs->nforced, gs->forcedcut, gs->devicefallback ? "; built on the host for them" : ""));
@@ -624,6 +700,8 @@ static PetscErrorCode PCSetFromOptions_GSAI(PC pc, GpukitOptionItems PetscOption
     PetscCall(PetscOptionsReal("-pc_gsai_adaptive_tol", "Pattern adaptive: a row stops growing when its residual is at most this, in [0, 1)", "PCGSAISetAdaptive", gs->adtol, &at, &f3));
     if (f1 || f2 || f3) PetscCall(PCGSAISetAdaptive(pc, st, ps, at));
   }
+  PetscCall(PetscOptionsBool("-pc_gsai_row_scaling", "spd: for A = D_w S with S symmetric (max w / min w <= 100), build G from S and apply M = G^T G D_w^{-1}", "PCGSAISetRowScaling", gs->userowscale, &b, &flg));
+  if (flg) PetscCall(PCGSAISetRowScaling(pc, b));
   PetscCall(PetscOptionsBool("-pc_gsai_use_device", "Build M on the GPU when A is a CUDA matrix", "PCGSAISetUseDevice", gs->usedevice, &b, &flg));
   if (flg) PetscCall(PCGSAISetUseDevice(pc, b));
   PetscCall(PetscOptionsInt("-pc_gsai_device_workspace", "Device workspace for the local problems solved in global memory, in KiB (0: half the free device memory)", "PCGSAISetDeviceWorkspace", gs->workspace, &n, &flg));
@@ -642,6 +720,8 @@ static PetscErrorCode PCReset_GSAI(PC pc)
   PetscCall(VecDestroy(&gs->dwork));
   PetscCall(VecDestroy(&gs->dwork2));
   gs->ndirichlet = 0;
+  PetscCall(VecDestroy(&gs->rowscale));
+  PetscCall(MatDestroy(&gs->As));
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
   PetscCall(PCReset_GSAI_CUDA(pc));
 #endif
@@ -649,7 +729,7 @@ static PetscErrorCode PCReset_GSAI(PC pc)
 }
 
 static const char *const GSAIComposed[] = {"PCGSAISetType_C",   "PCGSAIGetType_C", "PCGSAISetPattern_C", "PCGSAIGetPattern_C",   "PCGSAISetThreshold_C", "PCGSAIGetThreshold_C",       "PCGSAISetPower_C",  "PCGSAIGetPower_C",    "PCGSAISetMaxNnz_C",
-                                           "PCGSAIGetMaxNnz_C", "PCGSAISetSide_C", "PCGSAIGetSide_C",    "PCGSAISetUseDevice_C", "PCGSAIGetUseDevice_C", "PCGSAISetDeviceWorkspace_C", "PCGSAIGetMatrix_C", "PCGSAIGetSetUpInfo_C", "PCGSAIGetSetUpTimes_C", "PCGSAISetBudget_C", "PCGSAIGetSetUpChoices_C", "PCGSAISetAdaptive_C", "PCGSAIGetAdaptive_C", "PCGSAIGetAdaptiveInfo_C"};
+                                           "PCGSAIGetMaxNnz_C", "PCGSAISetSide_C", "PCGSAIGetSide_C",    "PCGSAISetUseDevice_C", "PCGSAIGetUseDevice_C", "PCGSAISetDeviceWorkspace_C", "PCGSAIGetMatrix_C", "PCGSAIGetSetUpInfo_C", "PCGSAIGetSetUpTimes_C", "PCGSAISetBudget_C", "PCGSAISetRowScaling_C", "PCGSAIGetSetUpChoices_C", "PCGSAISetAdaptive_C", "PCGSAIGetAdaptive_C", "PCGSAIGetAdaptiveInfo_C"};
 
 static PetscErrorCode PCDestroy_GSAI(PC pc)
 {
@@ -855,6 +935,16 @@ static PetscErrorCode PCGSAISetUseDevice_GSAI(PC pc, PetscBool flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode PCGSAISetRowScaling_GSAI(PC pc, PetscBool flg)
+{
+  PC_GSAI *gs = (PC_GSAI *)pc->data;
+
+  PetscFunctionBegin;
+  if (gs->userowscale != flg) pc->setupcalled = PETSC_FALSE;
+  gs->userowscale = flg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode PCGSAIGetUseDevice_GSAI(PC pc, PetscBool *flg)
 {
   PetscFunctionBegin;
@@ -910,9 +1000,10 @@ static PetscErrorCode PCGSAIGetSetUpTimes_GSAI(PC pc, PetscReal *total, PetscRea
 
 /*MC
    PCGSAI - "gsai" - a static sparse approximate inverse preconditioner with a fixed pattern, built row by row
-   (or column by column) from independent small dense problems, on the host or, for a device matrix on one rank
-   (`MATSEQAIJCUSPARSE`, `MATSEQSGDIACUDA`: read in place through its device CSR), on the GPU (Dehnavi's GSAI, seed 004
-   chapter 5). `PCApply()` is one `MatMult()` with M.
+   (or column by column) from independent small dense problems, on the host or, for a device matrix, on the GPU
+   (Dehnavi's GSAI, seed 004 chapter 5): on one rank read in place through its device CSR (`MATSEQAIJCUSPARSE`,
+   `MATSEQSGDIACUDA`); on several ranks every rank builds its rows of M on its GPU from the rows of A it fetches from
+   the others (M is then a `MATMPIAIJCUSPARSE`). `PCApply()` is one `MatMult()` with M.
 
    Options Database Keys:
 +  -pc_gsai_type <general,spd,auto>      - general: M minimises ||AM - I||_F (right) or ||MA - I||_F (left); spd: M = G^T G (FSAI), SPD for `KSPCG`; auto (default): spd for a symmetric A
@@ -925,8 +1016,9 @@ static PetscErrorCode PCGSAIGetSetUpTimes_GSAI(PC pc, PetscReal *total, PetscRea
 .  -pc_gsai_power <k>                    - k >= 1: pattern of the k-th power of the thresholded A; default 2
 .  -pc_gsai_max_nnz <n>                  - at most n nonzeros per row (left, spd) or column (right) of M: the diagonal and the largest others (0: no cap, -1: the budget, default)
 .  -pc_gsai_side <left,right>            - the side the general M is built for; default: `-ksp_pc_side`, else left
-.  -pc_gsai_use_device <bool>            - build M on the GPU when A is a device matrix on one rank (default true)
--  -pc_gsai_device_workspace <KiB>       - limit of the device workspace of the local problems (0: half the free memory)
+.  -pc_gsai_use_device <bool>            - build M on the GPU when A is a device matrix, on one or more ranks (default true)
+.  -pc_gsai_device_workspace <KiB>       - limit of the device workspace of the local problems (0: half the free memory)
+-  -pc_gsai_row_scaling <bool>           - spd: for A = D_w S with S symmetric (max w / min w <= 100), G from S and M = G^T G D_w^{-1} (default true)
 
    Level: intermediate
 
@@ -959,6 +1051,7 @@ static PetscErrorCode PCCreate_GSAI(PC pc)
   gs->maxnnz     = 0;
   gs->side      = PC_SIDE_DEFAULT;
   gs->usedevice = PETSC_TRUE;
+  gs->userowscale = PETSC_TRUE;
   gs->sideused  = PC_LEFT;
   gs->adsteps   = GSAI_ADAPTIVE_STEPS_DEFAULT;
   gs->adperstep = GSAI_ADAPTIVE_PERSTEP_DEFAULT;
@@ -993,6 +1086,7 @@ static PetscErrorCode PCCreate_GSAI(PC pc)
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetSetUpInfo_C", PCGSAIGetSetUpInfo_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetSetUpTimes_C", PCGSAIGetSetUpTimes_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAISetBudget_C", PCGSAISetBudget_GSAI));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAISetRowScaling_C", PCGSAISetRowScaling_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetSetUpChoices_C", PCGSAIGetSetUpChoices_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAISetAdaptive_C", PCGSAISetAdaptive_GSAI));
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCGSAIGetAdaptive_C", PCGSAIGetAdaptive_GSAI));
@@ -1347,6 +1441,41 @@ PetscErrorCode PCGSAIGetSide(PC pc, PCSide *side)
   PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
   GpukitAssertPointer(side, 2);
   PetscUseMethod(pc, "PCGSAIGetSide_C", (PC, PCSide *), (pc, side));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  PCGSAISetRowScaling - Sets whether the spd type looks for a row scaling A = D_w S with S symmetric
+
+  Logically Collective
+
+  Input Parameters:
++ pc  - the `PCGSAI` preconditioner
+- flg - `PETSC_TRUE` (default) to look for it
+
+  Options Database Key:
+. -pc_gsai_row_scaling <bool> - the flag
+
+  Level: advanced
+
+  Notes:
+  Mirror (Neumann) boundaries written as PETSc's KSP ex66 writes them double a boundary row's coupling, and finite volume
+  rows divided by the cell volumes are scaled rows too: A = D_w S with S symmetric and w > 0, but A is not symmetric.
+  CG with an FSAI of the symmetric part of such an A stagnates. When the values of A are on the host and A is not
+  symmetric, the set-up finds w from the ratios a_ij / a_ji (they must be positive and consistent), and, when
+  max w / min w <= 100, builds G from S = D_w^{-1} A and applies M = G^T G D_w^{-1}; `PCView()` reports w's range.
+  With `PCGSAI_AUTO` such a matrix with a positive diagonal gets the spd type. Constant-coefficient convection-diffusion
+  is a row-scaled symmetric matrix too, with w growing exponentially across the domain; above the ratio 100 the
+  general type (auto) or the symmetric part (spd) is used. `PETSC_FALSE` keeps the symmetric part always.
+
+.seealso: `PCGSAI`, `PCGSAISetType()`
+@*/
+PetscErrorCode PCGSAISetRowScaling(PC pc, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(pc, flg, 2);
+  PetscTryMethod(pc, "PCGSAISetRowScaling_C", (PC, PetscBool), (pc, flg));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -69,6 +69,10 @@ typedef struct {
   Vec               dirichlet;      /* spd, A not symmetric: 1/a_pp on the rows p of A with only a diagonal entry, else 0 */
   Vec               dwork, dwork2;
   PetscInt          ndirichlet;
+  Vec               rowscale;  /* spd, A = D_w S with S symmetric (gsaiscale.c): 1/w; G is built from S = D_w^{-1} A, M = G^T G D_w^{-1} */
+  PetscReal         wrange[2]; /* the smallest and the largest w (geometric mean 1) */
+  Mat               As;        /* S, kept for the next set-up */
+  PetscBool         userowscale; /* PCGSAISetRowScaling() */
   PetscInt          ndense, *dense; /* the dense rows of B (global, sorted): more than denselimit nonzeros */
   PetscInt          denselimit;
   PCSide            side;      /* PC_LEFT, PC_RIGHT, or PC_SIDE_DEFAULT: -ksp_pc_side, else left */
@@ -233,7 +237,7 @@ PETSC_INTERN PetscLogEvent PC_GSAI_Adaptive, PC_GSAI_AdaptiveCUDA;
 #define GSAI_ADAPTIVE_DEVICE_MAXJ    64
 #define GSAI_ADAPTIVE_DEVICE_MAXSTEP 16
 
-/* the device set-up (gsaicuda.cu) of a one-rank device matrix (GpukitMatGetCaps(): device), read through its device CSR
+/* the device set-up (gsaicuda.cu) of a device matrix on one or more ranks (GpukitMatGetCaps(): device), read through its device CSR
    (converted to MATSEQAIJCUSPARSE first when it gives none) */
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
 PETSC_INTERN PetscErrorCode PCSetUp_GSAI_CUDA(PC, Mat, PetscBool);
@@ -241,3 +245,10 @@ PETSC_INTERN PetscErrorCode PCReset_GSAI_CUDA(PC);
 /* the adaptive pattern and M on the device, one rank, left general or spd (gsaiadaptivecuda.cu) */
 PETSC_INTERN PetscErrorCode PCSetUp_GSAI_AdaptiveCUDA(PC, Mat, PetscBool);
 #endif
+
+/* gsaiscale.c: A = D_w S with S symmetric and w > 0 (mirror boundaries, volume-scaled rows). -pc_gsai_type auto takes
+   spd through it (and spd builds G from S) when max w / min w <= GSAI_ROWSCALE_RATIO (mirror boundaries: 2; constant-coefficient
+   convection-diffusion is row-scaled symmetric too, with w growing exponentially across the domain: above the ratio
+   the general type (auto) or the symmetric part (spd) stays the choice) */
+#define GSAI_ROWSCALE_RATIO 100.0
+PETSC_INTERN PetscErrorCode GSAIFindRowScaling(Mat, Vec *, PetscBool *, PetscReal[2]);
