@@ -1,9 +1,12 @@
 /*
    PCGSAI on the GPU against the host set-up: the same A as MATAIJ (host set-up) and as a CUDA matrix
    (MATAIJCUSPARSE, or MATSGDIACUDA from a DMDA with -dm_mat_type sgdiacuda; device set-up on one rank, host
-   set-up plus a MATAIJCUSPARSE M on several): M must have the same pattern and agree to 1e-12 (relative,
-   Frobenius), the fallback counts must agree, M must be a device matrix built on the device (one rank), and a
-   BiCGStab (or CG for spd) solve with device vectors must converge. -reuse: new values with the same nonzero
+   set-up on every rank, each rank fetching the rows of A it needs): M must have the same pattern and agree to 1e-12
+   (relative, Frobenius), the fallback counts must agree, M must be a device matrix built on the device (on any number
+   of ranks; -expect_device 0: on the host), and a BiCGStab (or CG for spd) solve with device vectors must converge,
+   in nearly as many iterations as the same solve with the host set-up's M (-pc_gsai_use_device false: at most
+   max(2, its/10) apart, its true residual at most 10 times the host's or 10 rtol). Every rank prints the CUDA device it
+   uses. -reuse: new values with the same nonzero
    pattern (SAME_NONZERO_PATTERN), both set-ups again, compared again. -residual_check <rtol>: for matrices whose
    local least-squares problems are nearly singular (condition numbers near 1e12, where any two summation orders give
    different M), compare the residuals ||I - MA||_F (-pc_gsai_side left) or ||I - AM||_F instead of the values, to
@@ -23,6 +26,7 @@
 #include "gktest.h"
 #include "../pc/gsaiprob.h"
 #if PetscDefined(HAVE_CUDA)
+  #include <petscdevice_cuda.h>      /* cudaGetDevice() */
   #include <petsc/private/matimpl.h> /* the matrix's offload mask */
 #endif
 
@@ -38,6 +42,7 @@ static PetscErrorCode SetUpPC(Mat A, PC *pc)
 }
 
 static PetscReal residual_rtol = 0.0; /* -residual_check */
+static PetscBool expect_device = PETSC_TRUE; /* -expect_device */
 static PetscBool residual_left = PETSC_FALSE;
 
 /* ||I - MA||_F (left) or ||I - AM||_F, all host AIJ */
@@ -55,7 +60,7 @@ static PetscErrorCode InverseResidual(Mat M, Mat A, PetscBool left, PetscReal *n
 
 /* the device M against the host M: the same pattern, row by row, and values within 1e-12 (relative, Frobenius), or
    with -residual_check the residuals of the two M */
-static PetscErrorCode Compare(PC pcd, PC pch, Mat Ah, PetscBool expect_device, const char *what)
+static PetscErrorCode Compare(PC pcd, PC pch, Mat Ah, const char *what)
 {
   Mat         Md, Mh, Pd, Ph;
   PetscInt    nnzd, nnzh, nfd, nfh;
@@ -72,7 +77,7 @@ static PetscErrorCode Compare(PC pcd, PC pch, Mat Ah, PetscBool expect_device, c
   PetscCall(PetscObjectTypeCompareAny((PetscObject)Md, &iscuda, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
   PetscCheck(iscuda, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: M of a CUDA matrix is not a MATAIJCUSPARSE", what);
   PetscCheck(!onh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the reference was built on the device", what);
-  PetscCheck(ond == (expect_device && size == 1), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: M built on the %s, expected the %s", what, ond ? "device" : "host", expect_device && size == 1 ? "device" : "host");
+  PetscCheck(ond == expect_device, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: M built on the %s on %d rank(s), expected the %s", what, ond ? "device" : "host", (int)size, expect_device ? "device" : "host");
   PetscCheck(nnzd == nnzh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: nnz(M) %" PetscInt_FMT " on the device, %" PetscInt_FMT " on the host", what, nnzd, nnzh);
   PetscCheck(nfd == nfh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " fallbacks on the device, %" PetscInt_FMT " on the host", what, nfd, nfh);
   /* patterns: |P(Md)| - |P(Mh)| with all values 1 must vanish */
@@ -104,6 +109,67 @@ static PetscErrorCode Compare(PC pcd, PC pch, Mat Ah, PetscBool expect_device, c
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: M built on the %s, %" PetscInt_FMT " nonzeros, %" PetscInt_FMT " fallbacks, ||M_dev - M_host||_F = %.3e\n", what, ond ? "device" : "host", nnzd, nfd, (double)nrm));
   PetscCall(MatDestroy(&Pd));
   PetscCall(MatDestroy(&Ph));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the CUDA device of every rank (PETSc's choice: rank modulo the visible devices, unless -device_select is given) */
+static PetscErrorCode PrintDevices(void)
+{
+  PetscMPIInt rank, size;
+  int         dev = -1, ndev = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+#if PetscDefined(HAVE_CUDA)
+  PetscCallCUDA(cudaGetDevice(&dev));
+  PetscCallCUDA(cudaGetDeviceCount(&ndev));
+#endif
+  PetscCall(PetscSynchronizedPrintf(PETSC_COMM_WORLD, "rank %d of %d: CUDA device %d of %d\n", (int)rank, (int)size, dev, ndev));
+  PetscCall(PetscSynchronizedFlush(PETSC_COMM_WORLD, PETSC_STDOUT));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* a BiCGStab (CG for spd) solve of A x = A 1 with PCGSAI, M built on the device or (usedevice false) on the host: the
+   iterations and the true relative residual */
+static PetscErrorCode SolveWith(Mat A, PCGSAIType type, PetscBool usedevice, PetscInt *its, PetscReal *res, PetscBool *ond, VecType *vtype)
+{
+  KSP                ksp;
+  PC                 pc;
+  Vec                x, b, xex, r;
+  KSPConvergedReason reason;
+  PetscReal          nb;
+
+  PetscFunctionBegin;
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, type == PCGSAI_SPD ? KSPCG : KSPBCGS));
+  PetscCall(KSPSetTolerances(ksp, 1e-7, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCGSAI));
+  PetscCall(KSPSetFromOptions(ksp));
+  if (!usedevice) PetscCall(PCGSAISetUseDevice(pc, PETSC_FALSE));
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecDuplicate(x, &xex));
+  PetscCall(VecDuplicate(x, &r));
+  PetscCall(VecSet(xex, 1.0));
+  PetscCall(MatMult(A, xex, b));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPGetIterationNumber(ksp, its));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCall(PCGSAIGetSetUpInfo(pc, NULL, NULL, ond));
+  PetscCall(VecGetType(x, vtype));
+  PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "the solve with the %s-built M did not converge: %s after %" PetscInt_FMT " iterations", usedevice ? "device" : "host", KSPConvergedReasons[reason], *its);
+  PetscCall(MatMult(A, x, r));
+  PetscCall(VecAXPY(r, -1.0, b));
+  PetscCall(VecNorm(r, NORM_2, res));
+  PetscCall(VecNorm(b, NORM_2, &nb));
+  *res /= nb;
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&xex));
+  PetscCall(VecDestroy(&r));
+  PetscCall(KSPDestroy(&ksp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -246,6 +312,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-nocopy", &nocopy, NULL));
   if (nocopy) PetscCall(PetscLogDefaultBegin()); /* the event counts */
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-residual_check", &residual_rtol, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_device", &expect_device, NULL));
   {
     char side[16] = "";
     PetscCall(PetscOptionsGetString(NULL, NULL, "-pc_gsai_side", side, sizeof(side), NULL));
@@ -265,6 +332,7 @@ int main(int argc, char **argv)
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &iscuda, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, MATSEQSGDIACUDA, MATMPISGDIACUDA, ""));
   PetscCheck(iscuda, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "the test needs a CUDA matrix: with -da, give -dm_mat_type aijcusparse or sgdiacuda");
   PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &Ah));
+  PetscCall(PrintDevices());
   if (nocopy) {
     PetscMPIInt size;
     PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
@@ -276,7 +344,7 @@ int main(int argc, char **argv)
   PetscCall(SetUpPC(A, &pcd));
   if (nocopy) PetscCall(CheckNoCopy(pcd, A, &c0, PETSC_TRUE, "set-up"));
   PetscCall(SetUpPC(Ah, &pch));
-  PetscCall(Compare(pcd, pch, Ah, PETSC_TRUE, "set-up"));
+  PetscCall(Compare(pcd, pch, Ah, "set-up"));
   if (nocopy) PetscCall(CompareWithAIJCUSPARSE(pcd, A, "set-up"));
   PetscCall(PCGSAIGetType(pcd, &type));
 
@@ -302,43 +370,24 @@ int main(int argc, char **argv)
     PetscCall(PCSetUp(pcd));
     if (nocopy) PetscCall(CheckNoCopy(pcd, A, &c0, PETSC_FALSE, "SAME_NONZERO_PATTERN set-up"));
     PetscCall(PCSetUp(pch));
-    PetscCall(Compare(pcd, pch, Ah, PETSC_TRUE, "SAME_NONZERO_PATTERN set-up"));
+    PetscCall(Compare(pcd, pch, Ah, "SAME_NONZERO_PATTERN set-up"));
     PetscCall(VecDestroy(&r));
     PetscCall(VecDestroy(&rh));
     PetscCall(PetscRandomDestroy(&rnd));
   }
 
-  if (solve) { /* BiCGStab (CG for spd) with the device M and device vectors */
-    KSP                ksp;
-    PC                 pc;
-    Vec                x, b, xex;
-    PetscInt           its;
-    KSPConvergedReason reason;
-    PetscBool          ond;
-    VecType            vtype;
+  if (solve) { /* BiCGStab (CG for spd) with the device M and device vectors, against the same solve with the host's M */
+    PetscInt  its, itsh;
+    PetscReal res, resh;
+    PetscBool ond, onh;
+    VecType   vtype, vtypeh;
 
-    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
-    PetscCall(KSPSetOperators(ksp, A, A));
-    PetscCall(KSPSetType(ksp, type == PCGSAI_SPD ? KSPCG : KSPBCGS));
-    PetscCall(KSPSetTolerances(ksp, 1e-7, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
-    PetscCall(KSPGetPC(ksp, &pc));
-    PetscCall(PCSetType(pc, PCGSAI));
-    PetscCall(KSPSetFromOptions(ksp));
-    PetscCall(MatCreateVecs(A, &x, &b));
-    PetscCall(VecDuplicate(x, &xex));
-    PetscCall(VecSet(xex, 1.0));
-    PetscCall(MatMult(A, xex, b));
-    PetscCall(KSPSolve(ksp, b, x));
-    PetscCall(KSPGetIterationNumber(ksp, &its));
-    PetscCall(KSPGetConvergedReason(ksp, &reason));
-    PetscCall(PCGSAIGetSetUpInfo(pc, NULL, NULL, &ond));
-    PetscCall(VecGetType(x, &vtype));
-    PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "the solve with the device-built M did not converge: %s after %" PetscInt_FMT " iterations", KSPConvergedReasons[reason], its);
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solve (%s, %s vectors, M built on the %s): %" PetscInt_FMT " iterations\n", type == PCGSAI_SPD ? "cg" : "bcgs", vtype, ond ? "device" : "host", its));
-    PetscCall(VecDestroy(&x));
-    PetscCall(VecDestroy(&b));
-    PetscCall(VecDestroy(&xex));
-    PetscCall(KSPDestroy(&ksp));
+    PetscCall(SolveWith(A, type, PETSC_TRUE, &its, &res, &ond, &vtype));
+    PetscCall(SolveWith(A, type, PETSC_FALSE, &itsh, &resh, &onh, &vtypeh));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solve (%s, %s vectors, M built on the %s): %" PetscInt_FMT " iterations, relative residual %.3e; with the host set-up's M: %" PetscInt_FMT " iterations, %.3e\n", type == PCGSAI_SPD ? "cg" : "bcgs", vtype, ond ? "device" : "host", its, (double)res, itsh, (double)resh));
+    PetscCheck(ond == expect_device && !onh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "solve: M built on the %s (expected the %s), the reference on the %s", ond ? "device" : "host", expect_device ? "device" : "host", onh ? "device" : "host");
+    PetscCheck(PetscAbsInt(its - itsh) <= PetscMax(2, itsh / 10), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "solve: %" PetscInt_FMT " iterations with the device set-up's M, %" PetscInt_FMT " with the host's: M differ by more than rounding?", its, itsh);
+    PetscCheck(res <= 10 * PetscMax(resh, 1e-7), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "solve: true relative residual %g with the device set-up's M, %g with the host's", (double)res, (double)resh);
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gsai_cuda: ok\n"));
   PetscCall(PCDestroy(&pcd));

@@ -2,20 +2,36 @@
    PCGSAI's device set-up on bad input and on the documented fallbacks, against the host set-up of the same matrix:
    every local problem with no fallback must raise the same error code with the same message on the device as on the
    host (the first failing row, its kind, a_kk for spd), a failed set-up must leave no M, and a later set-up must work;
-   the fallbacks to the diagonal must be the same rows' count and give the host's M (1e-12). One rank.
+   the fallbacks to the diagonal must be the same rows' count and give the host's M (1e-12).
+   On several ranks (issue 19: the device set-up on every rank) the same checks run on MATMPIAIJ against
+   MATMPIAIJCUSPARSE: -n <n> (default 12) sets the size and -off <k> relabels A symmetrically (row i of the test is
+   rule row (i + k) mod n), so that the rows that fail or fall back lie on another rank than the first; the errors
+   must name the relabelled rows. With at most 1024 rows on a rank the general type's problems are solved on the host
+   by that rank (gsaicuda.cu), with more on its device.
 */
 #include "gktest.h"
 #include "../pc/gsairules.h"
 
+static PetscInt off = 0; /* -off: row i of A is row (i + off) mod n of the rule */
+
+/* the row of A that is row r of the rule */
+static PetscInt Row(PetscInt n, PetscInt r)
+{
+  return ((r - off) % n + n) % n;
+}
+
 static PetscErrorCode Build(PetscInt n, Rule rule, Mat *A)
 {
+  PetscInt rs, re;
+
   PetscFunctionBegin;
-  PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, n, n, 5, NULL, A));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, 5, NULL, 5, NULL, A));
   PetscCall(MatSetOption(*A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
-  for (PetscInt i = 0; i < n; i++)
+  PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++)
     for (PetscInt j = 0; j < n; j++) {
       PetscBool   stored = PETSC_FALSE;
-      PetscScalar v      = rule(n, i, j, &stored);
+      PetscScalar v      = rule(n, (i + off) % n, (j + off) % n, &stored);
       if (stored) PetscCall(MatSetValue(*A, i, j, v, INSERT_VALUES));
     }
   PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
@@ -26,7 +42,7 @@ static PetscErrorCode Build(PetscInt n, Rule rule, Mat *A)
 static PetscErrorCode MakePC(Mat A, PCGSAIType type, PCSide side, PC *pc)
 {
   PetscFunctionBegin;
-  PetscCall(PCCreate(PETSC_COMM_SELF, pc));
+  PetscCall(PCCreate(PETSC_COMM_WORLD, pc));
   PetscCall(PCSetType(*pc, PCGSAI));
   PetscCall(PCSetOperators(*pc, A, A));
   PetscCall(PCGSAISetType(*pc, type));
@@ -76,14 +92,14 @@ static PetscErrorCode CompareSetUps(PC pcd, PC pch, PetscBool expectdevice, Pets
   PetscFunctionBegin;
   PetscCall(PCGSAIGetSetUpInfo(pcd, NULL, &nfd, &ond));
   PetscCall(PCGSAIGetSetUpInfo(pch, NULL, &nfh, NULL));
-  PetscCheck(ond == expectdevice, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: M was built on the %s, expected the %s", what, ond ? "device" : "host", expectdevice ? "device" : "host");
-  PetscCheck(nfd == nfexpect && nfh == nfexpect, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " fallbacks on the device, %" PetscInt_FMT " on the host, expected %" PetscInt_FMT, what, nfd, nfh, nfexpect);
+  PetscCheck(ond == expectdevice, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: M was built on the %s, expected the %s", what, ond ? "device" : "host", expectdevice ? "device" : "host");
+  PetscCheck(nfd == nfexpect && nfh == nfexpect, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " fallbacks on the device, %" PetscInt_FMT " on the host, expected %" PetscInt_FMT, what, nfd, nfh, nfexpect);
   PetscCall(PCGSAIGetMatrix(pcd, &Md));
   PetscCall(PCGSAIGetMatrix(pch, &Mh));
   PetscCall(MatNorm(Md, NORM_FROBENIUS, &nrm));
-  PetscCheck(!PetscIsInfOrNanReal(nrm), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the device M has Inf or NaN entries", what);
+  PetscCheck(!PetscIsInfOrNanReal(nrm), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the device M has Inf or NaN entries", what);
   PetscCall(GKCheckMatClose(Md, Mh, 1e-12, what));
-  PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok: %s -> %" PetscInt_FMT " fallbacks, device M = host M, ||M||_F = %g\n", what, nfd, (double)nrm));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok: %s -> %" PetscInt_FMT " fallbacks, device M = host M, ||M||_F = %g\n", what, nfd, (double)nrm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -110,14 +126,23 @@ int main(int argc, char **argv)
   Mat            A, Ad, Z, Zd, W;
   PC             pcd, pch;
   PetscErrorCode ierr;
-  const PetscInt n = 12;
+  PetscInt       n = 12;
+  char           a33[64], row5[64], col5[64], a55[64];
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscGPUKitInitialize());
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-off", &off, NULL));
+  PetscCheck(n >= 12 && off >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n must be at least 12 and -off not negative");
+  /* the messages name the rows of A: rule rows 3 and 5 relabelled */
+  PetscCall(PetscSNPrintf(a33, sizeof(a33), "A(%" PetscInt_FMT ",%" PetscInt_FMT ") = 0", Row(n, 3), Row(n, 3)));
+  PetscCall(PetscSNPrintf(a55, sizeof(a55), "A(%" PetscInt_FMT ",%" PetscInt_FMT ") = 0", Row(n, 5), Row(n, 5)));
+  PetscCall(PetscSNPrintf(row5, sizeof(row5), "row %" PetscInt_FMT " of A has no nonzero entry", Row(n, 5)));
+  PetscCall(PetscSNPrintf(col5, sizeof(col5), "column %" PetscInt_FMT " of A has no nonzero entry", Row(n, 5)));
 
   /* no fallback: the same error on the device as on the host */
   PetscCall(Build(n, ZeroDiag3, &A));
-  PetscCall(ExpectSameError(A, PCGSAI_SPD, PC_LEFT, PETSC_ERR_ARG_WRONG, "A(3,3) = 0", "spd, zero diagonal"));
+  PetscCall(ExpectSameError(A, PCGSAI_SPD, PC_LEFT, PETSC_ERR_ARG_WRONG, a33, "spd, zero diagonal"));
   PetscCall(ExpectFallbacks(A, PCGSAI_GENERAL, PC_LEFT, PETSC_FALSE, 0, "general left, zero diagonal reached by the pattern"));
   PetscCall(ExpectFallbacks(A, PCGSAI_GENERAL, PC_RIGHT, PETSC_FALSE, 0, "general right, zero diagonal reached by the pattern"));
   PetscCall(MatDestroy(&A));
@@ -127,9 +152,9 @@ int main(int argc, char **argv)
   PetscCall(ExpectFallbacks(A, PCGSAI_GENERAL, PC_RIGHT, PETSC_FALSE, 0, "cyclic shift, right"));
   PetscCall(MatDestroy(&A));
   PetscCall(Build(n, EmptyRowCol5, &A));
-  PetscCall(ExpectSameError(A, PCGSAI_GENERAL, PC_LEFT, PETSC_ERR_ARG_WRONG, "row 5 of A has no nonzero entry", "empty row, left"));
-  PetscCall(ExpectSameError(A, PCGSAI_GENERAL, PC_RIGHT, PETSC_ERR_ARG_WRONG, "column 5 of A has no nonzero entry", "empty column, right"));
-  PetscCall(ExpectSameError(A, PCGSAI_SPD, PC_LEFT, PETSC_ERR_ARG_WRONG, "A(5,5) = 0", "empty row, spd"));
+  PetscCall(ExpectSameError(A, PCGSAI_GENERAL, PC_LEFT, PETSC_ERR_ARG_WRONG, row5, "empty row, left"));
+  PetscCall(ExpectSameError(A, PCGSAI_GENERAL, PC_RIGHT, PETSC_ERR_ARG_WRONG, col5, "empty column, right"));
+  PetscCall(ExpectSameError(A, PCGSAI_SPD, PC_LEFT, PETSC_ERR_ARG_WRONG, a55, "empty row, spd"));
   PetscCall(MatDestroy(&A));
 
   /* the fallbacks to the diagonal */
@@ -155,7 +180,7 @@ int main(int argc, char **argv)
   PetscCall(PCSetOperators(pcd, W, W));
   PetscCall(GKExpectErrorBegin());
   ierr = PCSetUp(pcd);
-  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_WRONG, "A(3,3) = 0", "spd, SAME_NONZERO_PATTERN with A(3,3) = 0 (device)"));
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_WRONG, a33, "spd, SAME_NONZERO_PATTERN with A(3,3) = 0 (device)"));
   {
     Mat M;
     PetscCall(GKExpectErrorBegin());
@@ -174,7 +199,7 @@ int main(int argc, char **argv)
   PetscCall(MatDestroy(&Z));
   PetscCall(MatDestroy(&Zd));
 
-  PetscCall(PetscPrintf(PETSC_COMM_SELF, "gsai_cuda_errors: ok\n"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gsai_cuda_errors: ok\n"));
   PetscCall(PetscFinalize());
   return 0;
 }

@@ -71,6 +71,12 @@ typedef struct {
   /* M from vals */
   GSAIMap     map;
   int        *mperm;
+  /* several ranks: the rows of B held here (the fetched ones) as a square CSR over the compact numbers of their
+     columns (GSAIRows), shifted by -u0 so that the local rows of N are 0 .. n-1: bptr has nu + 1 entries and the
+     kernels get bptr + u0; columns left of the local rows are negative, the merges only compare them */
+  int       nu, u0;
+  PetscBool hostsolve; /* this rank solved its problems on the host (GSAICUDASetUpMPI()) */
+  int       nshare;    /* ranks of the PC's communicator that use this rank's device (0: not counted yet, one rank) */
   cudaEvent_t  ev[GSAI_NEV];
   PetscBool    haveev;
   cudaStream_t aux; /* created when both the large and the huge classes have rows */
@@ -352,7 +358,62 @@ static PetscErrorCode GSAICUDASolveLargeTuned(PC pc, PC_GSAI_CUDA *cu, const Gpu
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
+/* the local problems of the plan's rows: the small class in shared memory, the others in a global workspace (in batches
+   when it exceeds the limit); enqueued on stream (the batches and the tuner synchronise it) */
+static PetscErrorCode GSAICUDASolve(PC pc, PC_GSAI_CUDA *cu, const GpukitGSAIProblem *P, PetscBool newpattern, cudaStream_t stream)
+{
+  PC_GSAI *gs = (PC_GSAI *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(GpukitGSAISolveSmallCUDA(P, cu->small, cu->plan.ns, cu->plan.smallws, cu->vals, cu->status, cu->dinfo, stream));
+  {
+    long long budget, cap = 0, base, size, wtotal = cu->plan.wtotal;
+    int       nb = 0, r0, r1, lnt = GPUKIT_GSAI_BLOCK_THREADS, hnt = GPUKIT_GSAI_HUGE_THREADS;
+    double   *ws;
+
+    if (cu->plan.nl + cu->plan.nh > 0) {
+      if (gs->workspace > 0) budget = (long long)gs->workspace * 1024 / (long long)sizeof(double);
+      else if (wtotal * (long long)sizeof(double) <= (64LL << 20)) budget = wtotal; /* small enough: no query */
+      else {
+        size_t fr, tot;
+        PetscCallCUDA(cudaMemGetInfo(&fr, &tot));
+        budget = (long long)(fr / 2 / (size_t)PetscMax(cu->nshare, 1) / sizeof(double)); /* ranks sharing the device share it */
+      }
+      if (cu->plan.nl && cu->plan.nh && !cu->aux) PetscCallCUDA(cudaStreamCreateWithFlags(&cu->aux, cudaStreamNonBlocking));
+      if (wtotal <= budget) {
+        nb  = 1;
+        cap = wtotal;
+        PetscCallCUDA(GpukitPoolMallocN(&ws, (size_t)cap, stream));
+        PetscCall(GSAICUDASolveLargeTuned(pc, cu, P, ws, stream, &lnt, &hnt));
+      } else {
+        const PetscInt *cfg;
+
+        /* in batches: the tuner's current choice (the starting values until a whole solve has tuned this shape) */
+        PetscCall(GSAICUDATuner(pc, cu));
+        PetscCall(GpukitTunerGetConfig(gs->tuner, &cfg, NULL));
+        lnt = (int)cfg[0];
+        hnt = (int)cfg[1];
+        /* the largest batch first, to allocate the workspace once */
+        for (r0 = 0; r0 < cu->n; r0 = r1, nb++) {
+          PetscCallCUDA(GpukitGSAINextBatchCUDA(P, r0, budget, &r1, &base, &size, stream));
+          cap = PetscMax(cap, size);
+        }
+        PetscCallCUDA(GpukitPoolMallocN(&ws, (size_t)cap, stream));
+        for (r0 = 0; r0 < cu->n; r0 = r1) {
+          PetscCallCUDA(GpukitGSAINextBatchCUDA(P, r0, budget, &r1, &base, &size, stream));
+          if (size) PetscCallCUDA(GpukitGSAISolveLargeCUDA(P, r0, r1, 0, cu->large, cu->plan.nl, cu->huge, cu->plan.nh, ws, base, cu->vals, cu->status, cu->dinfo, lnt, hnt, stream, cu->aux, cu->ev[GSAI_EV_FORK], cu->ev[GSAI_EV_JOIN]));
+        }
+      }
+      PetscCallCUDA(GpukitPoolFreeN(&ws, stream)); /* stream-ordered: after the kernels */
+    }
+    if (newpattern)
+      PetscCall(PetscInfo(pc, "%d local problems: small %d (one warp each, %d doubles of shared memory), large %d (one block of %d threads each), huge %d (one block of %d threads each); workspace %lld doubles in %d batch(es) of at most %lld\n", cu->n, cu->plan.ns, cu->plan.smallws, cu->plan.nl, lnt, cu->plan.nh, hnt, wtotal, nb, cap));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* one rank: A read through its device CSR */
+static PetscErrorCode GSAICUDASetUpSeq(PC pc, Mat A, PetscBool reuse)
 {
   PC_GSAI           *gs = (PC_GSAI *)pc->data;
   PC_GSAI_CUDA      *cu;
@@ -490,50 +551,7 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
 
   /* solve: the small class in shared memory, the others in a global workspace (in batches if it exceeds the limit) */
   PetscCall(PetscLogEventBegin(PC_GSAI_SolveCUDA, pc, 0, 0, 0));
-  PetscCallCUDA(GpukitGSAISolveSmallCUDA(&P, cu->small, cu->plan.ns, cu->plan.smallws, cu->vals, cu->status, cu->dinfo, stream));
-  {
-    long long budget, cap = 0, base, size, wtotal = cu->plan.wtotal;
-    int       nb = 0, r0, r1, lnt = GPUKIT_GSAI_BLOCK_THREADS, hnt = GPUKIT_GSAI_HUGE_THREADS;
-    double   *ws;
-
-    if (cu->plan.nl + cu->plan.nh > 0) {
-      if (gs->workspace > 0) budget = (long long)gs->workspace * 1024 / (long long)sizeof(double);
-      else if (wtotal * (long long)sizeof(double) <= (64LL << 20)) budget = wtotal; /* small enough: no query */
-      else {
-        size_t fr, tot;
-        PetscCallCUDA(cudaMemGetInfo(&fr, &tot));
-        budget = (long long)(fr / 2 / sizeof(double));
-      }
-      if (cu->plan.nl && cu->plan.nh && !cu->aux) PetscCallCUDA(cudaStreamCreateWithFlags(&cu->aux, cudaStreamNonBlocking));
-      if (wtotal <= budget) {
-        nb  = 1;
-        cap = wtotal;
-        PetscCallCUDA(GpukitPoolMallocN(&ws, (size_t)cap, stream));
-        PetscCall(GSAICUDASolveLargeTuned(pc, cu, &P, ws, stream, &lnt, &hnt));
-      } else {
-        const PetscInt *cfg;
-
-        /* in batches: the tuner's current choice (the starting values until a whole solve has tuned this shape) */
-        PetscCall(GSAICUDATuner(pc, cu));
-        PetscCall(GpukitTunerGetConfig(gs->tuner, &cfg, NULL));
-        lnt = (int)cfg[0];
-        hnt = (int)cfg[1];
-        /* the largest batch first, to allocate the workspace once */
-        for (r0 = 0; r0 < cu->n; r0 = r1, nb++) {
-          PetscCallCUDA(GpukitGSAINextBatchCUDA(&P, r0, budget, &r1, &base, &size, stream));
-          cap = PetscMax(cap, size);
-        }
-        PetscCallCUDA(GpukitPoolMallocN(&ws, (size_t)cap, stream));
-        for (r0 = 0; r0 < cu->n; r0 = r1) {
-          PetscCallCUDA(GpukitGSAINextBatchCUDA(&P, r0, budget, &r1, &base, &size, stream));
-          if (size) PetscCallCUDA(GpukitGSAISolveLargeCUDA(&P, r0, r1, 0, cu->large, cu->plan.nl, cu->huge, cu->plan.nh, ws, base, cu->vals, cu->status, cu->dinfo, lnt, hnt, stream, cu->aux, cu->ev[GSAI_EV_FORK], cu->ev[GSAI_EV_JOIN]));
-        }
-      }
-      PetscCallCUDA(GpukitPoolFreeN(&ws, stream)); /* stream-ordered: after the kernels */
-    }
-    if (newpattern)
-      PetscCall(PetscInfo(pc, "%d local problems: small %d (one warp each, %d doubles of shared memory), large %d (one block of %d threads each), huge %d (one block of %d threads each); workspace %lld doubles in %d batch(es) of at most %lld\n", cu->n, cu->plan.ns, cu->plan.smallws, cu->plan.nl, lnt, cu->plan.nh, hnt, wtotal, nb, cap));
-  }
+  PetscCall(GSAICUDASolve(pc, cu, &P, newpattern, stream));
   PetscCallCUDA(cudaEventRecord(cu->ev[GSAI_EV_SOLVE], stream));
   PetscCall(PetscLogGpuFlops((PetscLogDouble)cu->plan.flops));
   PetscCall(PetscLogEventEnd(PC_GSAI_SolveCUDA, pc, 0, 0, 0));
@@ -610,6 +628,381 @@ PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
   gs->ptype       = gs->type;
   gs->pside       = gs->sideused;
   if (fin.nfallback) PetscCall(PetscInfo(pc, "%d local problems fell back to the diagonal (singular or ill-conditioned)\n", fin.nfallback));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Several ranks (issue 19): every rank builds its rows of M on its device
+   ------------------------------------------------------------------------------------------------------ */
+
+/* B on several ranks, as PCSetUp_GSAI_Host() reads it: A (left, spd) when its rows can be fetched (MATMPIAIJ and
+   the types based on it, MATMPIAIJCUSPARSE included), else its MATAIJ copy; A^T (right). A new reference. */
+static PetscErrorCode GSAICUDAGetBMPI(PC pc, Mat A, PetscBool right, Mat *B)
+{
+  PC_GSAI  *gs = (PC_GSAI *)pc->data;
+  PetscBool isaij;
+
+  PetscFunctionBegin;
+  gs->conversion[0] = 0;
+  PetscCall(PetscObjectBaseTypeCompareAny((PetscObject)A, &isaij, MATMPIAIJ, ""));
+  if (isaij && !(A->ops->createsubmatrices && A->ops->getrow)) isaij = PETSC_FALSE;
+  if (right) {
+    Mat Aaij = A;
+    if (!isaij) {
+      PetscCall(PetscSNPrintf(gs->conversion, sizeof(gs->conversion), "%s converted to AIJ for the transpose", ((PetscObject)A)->type_name));
+      PetscCall(PetscInfo(pc, "Right GSAI needs A^T: converting the %s matrix to MATAIJ first\n", ((PetscObject)A)->type_name));
+      PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &Aaij));
+    }
+    PetscCall(MatTranspose(Aaij, MAT_INITIAL_MATRIX, B));
+    if (Aaij != A) PetscCall(MatDestroy(&Aaij));
+  } else if (isaij) {
+    PetscCall(PetscObjectReference((PetscObject)A));
+    *B = A;
+  } else {
+    PetscCall(PetscSNPrintf(gs->conversion, sizeof(gs->conversion), "%s converted to AIJ to read its rows", ((PetscObject)A)->type_name));
+    PetscCall(PetscInfo(pc, "PCGSAI reads rows of A: converting the %s matrix to MATAIJ\n", ((PetscObject)A)->type_name));
+    PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, B));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the pattern of the local rows of N, by the host's own steps (gsaipattern.c; the same J as PCSetUp_GSAI_Host(), so
+   the same M): level l of a power pattern needs the rows that level l-1 reaches, fetched from the other ranks; then
+   gs->fetchis, the rows of B in the pattern */
+static PetscErrorCode GSAICUDAPatternMPI(PC pc, Mat B, PetscInt first, PetscInt nloc)
+{
+  PC_GSAI       *gs     = (PC_GSAI *)pc->data;
+  const PetscInt levels = gs->pattern == PCGSAI_PATTERN_POWER ? gs->power : 1;
+  GSAIRows       R;
+  PetscInt      *gid, ncut = 0, nfcut = 0, nJ, *need;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(&R, sizeof(R)));
+  PetscCall(PetscLogEventBegin(PC_GSAI_Pattern, pc, 0, 0, 0));
+  PetscCall(PetscTime(&t0));
+  PetscCall(PetscMalloc1(nloc, &gid));
+  for (PetscInt i = 0; i < nloc; i++) gid[i] = first + i;
+  PetscCall(GSAIRowsCreate(B, first, nloc, gid, &R)); /* the own rows: enough for the first level */
+  for (PetscInt l = 1; l < levels; l++) {
+    PetscInt nneed;
+    IS       is;
+    Mat     *sub;
+
+    PetscCall(GSAIPatternRows(gs, &R, first, nloc, l, PETSC_FALSE, NULL, NULL, NULL, NULL, NULL, &nneed, &need, NULL, NULL));
+    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nneed, need, PETSC_OWN_POINTER, &is));
+    PetscCall(GSAIRowsDestroy(&R));
+    PetscCall(GSAIRowsFetch(B, is, MAT_INITIAL_MATRIX, &sub, &R));
+    PetscCall(MatDestroySubMatrices(1, &sub));
+    PetscCall(ISDestroy(&is));
+  }
+  PetscCall(PetscFree(gs->Jptr));
+  PetscCall(PetscFree(gs->Jcol));
+  /* no forced entries: a general A with zero diagonal entries is set up on the host (gsai.c) */
+  PetscCall(GSAIPatternRows(gs, &R, first, nloc, levels, PETSC_TRUE, NULL, NULL, NULL, &gs->Jptr, &gs->Jcol, NULL, NULL, &ncut, &nfcut));
+  PetscCall(GSAIRowsDestroy(&R));
+  nJ = gs->Jptr[nloc];
+  PetscCall(PetscMalloc1(nJ, &need));
+  PetscCall(PetscArraycpy(need, gs->Jcol, nJ));
+  PetscCall(PetscSortRemoveDupsInt(&nJ, need));
+  PetscCall(ISDestroy(&gs->fetchis));
+  if (gs->fetched) PetscCall(MatDestroySubMatrices(1, &gs->fetched));
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nJ, need, PETSC_OWN_POINTER, &gs->fetchis));
+  PetscCall(PetscTime(&t1));
+  gs->time[GSAI_STAGE_PATTERN] += t1 - t0;
+  PetscCall(PetscLogEventEnd(PC_GSAI_Pattern, pc, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the structure of the held rows R and of J as the kernels read them (see PC_GSAI_CUDA), uploaded; the plan of the
+   local problems. The plan's bound of |I| before a merge is min(sum of the row lengths, n), exact on one rank where
+   every column is below n but not here, where I may hold more than n columns: a rank with so few rows that this bound
+   can pick the small class with too small a leading dimension solves on the host instead (cu->hostsolve). */
+static PetscErrorCode GSAICUDAStructureMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRows *R, PetscInt first, PetscInt nloc, cudaStream_t stream)
+{
+  PC_GSAI          *gs = (PC_GSAI *)pc->data;
+  const PetscInt    nnzb = R->ptr[R->n], nnzj = gs->Jptr[nloc];
+  PetscInt          u0 = 0;
+  int              *hptr, *hcol, *hjptr, *hjcol;
+  GpukitGSAIProblem P;
+
+  PetscFunctionBegin;
+  PetscCheck(nnzb <= INT_MAX && nnzj <= INT_MAX && R->nu < INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The device set-up of PCGSAI uses 32-bit indices: this rank's rows of A (%" PetscInt_FMT " nonzeros) or of M (%" PetscInt_FMT ") are too many; use -pc_gsai_use_device false", nnzb, nnzj);
+  if (nloc) {
+    u0 = GSAIRowsCompact(R, first);
+    PetscCheck(u0 >= 0 && u0 + nloc <= R->nu && R->ucol[u0 + nloc - 1] == first + nloc - 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: the rows fetched for the device set-up do not hold the local rows %" PetscInt_FMT " .. %" PetscInt_FMT, first, first + nloc - 1);
+  }
+  cu->nu   = (int)R->nu;
+  cu->u0   = (int)u0;
+  cu->nnzb = (int)nnzb;
+  cu->nnzj = cu->nnzjcap = (int)nnzj;
+  PetscCall(PetscMalloc4(R->nu + 1, &hptr, nnzb, &hcol, nloc + 1, &hjptr, nnzj, &hjcol));
+  /* R's rows increase with their global (so compact) numbers: their entries in R's order are the CSR's */
+  hptr[0] = 0;
+  for (PetscInt u = 0; u < R->nu; u++) {
+    const PetscInt r = R->rowof[u];
+    hptr[u + 1]      = hptr[u] + (int)(r >= 0 ? R->ptr[r + 1] - R->ptr[r] : 0);
+    PetscCheck(r < 0 || hptr[u] == R->ptr[r], PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: the fetched rows are not in increasing order");
+  }
+  for (PetscInt e = 0; e < nnzb; e++) hcol[e] = (int)(R->lcol[e] - u0);
+  cu->hostsolve = PETSC_FALSE;
+  for (PetscInt i = 0; i <= nloc; i++) hjptr[i] = (int)gs->Jptr[i];
+  for (PetscInt i = 0; i < nloc; i++) {
+    const PetscInt n2 = gs->Jptr[i + 1] - gs->Jptr[i];
+    PetscInt       s  = 0;
+    for (PetscInt e = gs->Jptr[i]; e < gs->Jptr[i + 1]; e++) {
+      const PetscInt u = GSAIRowsCompact(R, gs->Jcol[e]), r = u >= 0 ? R->rowof[u] : -1;
+      PetscCheck(r >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: row %" PetscInt_FMT " of the pattern of row %" PetscInt_FMT " was not fetched", gs->Jcol[e], first + i);
+      hjcol[e] = (int)(u - u0);
+      s += R->ptr[r + 1] - R->ptr[r];
+    }
+    if (gs->type == PCGSAI_GENERAL && s > nloc && n2 <= GPUKIT_GSAI_WARP_MAX && nloc <= GPUKIT_GSAI_SMALL_WS / (n2 + 1)) cu->hostsolve = PETSC_TRUE;
+  }
+  PetscCallCUDA(GpukitPoolMallocN(&cu->bptr, (size_t)R->nu + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->bcol, (size_t)nnzb, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->bval, (size_t)nnzb, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->jptr, (size_t)nloc + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->jcol, (size_t)nnzj, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->vals, (size_t)nnzj, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->status, (size_t)nloc, stream));
+  PetscCallCUDA(cudaMemcpyAsync(cu->bptr, hptr, (R->nu + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
+  if (nnzb) PetscCallCUDA(cudaMemcpyAsync(cu->bcol, hcol, (size_t)nnzb * sizeof(int), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaMemcpyAsync(cu->jptr, hjptr, (nloc + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
+  if (nnzj) PetscCallCUDA(cudaMemcpyAsync(cu->jcol, hjcol, (size_t)nnzj * sizeof(int), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host arrays go now */
+  PetscCall(PetscFree4(hptr, hcol, hjptr, hjcol));
+  PetscCall(PetscMemzero(&cu->plan, sizeof(cu->plan)));
+  if (cu->hostsolve) {
+    PetscCall(PetscInfo(pc, "This rank has %" PetscInt_FMT " rows only, fewer than the columns of some local problems: it solves them on the host\n", nloc));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCallCUDA(GpukitPoolMallocN(&cu->n1, (size_t)nloc, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->cur, (size_t)nnzj, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->pos, (size_t)nloc, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->cls, (size_t)nloc, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->small, (size_t)nloc, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->large, (size_t)nloc, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->huge, (size_t)nloc, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->woff, (size_t)nloc + 1, stream));
+  P.n    = (int)nloc;
+  P.spd  = gs->type == PCGSAI_SPD;
+  P.bptr = cu->bptr + u0;
+  P.bcol = cu->bcol;
+  P.bval = cu->bval; /* values not read by the plan */
+  P.jptr = cu->jptr;
+  P.jcol = cu->jcol;
+  P.n1   = cu->n1;
+  P.woff = cu->woff;
+  P.cur  = cu->cur;
+  P.pos  = cu->pos;
+  PetscCallCUDA(GpukitGSAIPlanCUDA(&P, cu->cls, cu->small, cu->large, cu->huge, cu->dinfo, stream));
+  PetscCallCUDA(GpukitGSAIInfoGet(cu->dinfo, &cu->plan, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->cls, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   Several ranks: every rank builds its rows of N (so of M) on its device.
+     rows     - B = A (left, spd) or A^T (right) as PCSetUp_GSAI_Host() reads it; the rows of B the pattern needs,
+                fetched from the other ranks (MatCreateSubMatrices(), kept: with SAME_NONZERO_PATTERN only their values
+                are fetched and uploaded again)
+     pattern  - by the host's steps (gsaipattern.c), so J, the fetched rows and M's structure are the host set-up's;
+                then the held rows as one CSR over local numbers (see PC_GSAI_CUDA) and J in those numbers, uploaded
+                once per pattern, and the device plan of the local rows
+     solve    - the device kernels of one rank on the local rows (small, large, huge classes, batches, tuner)
+     assemble - M (or G) as MATMPIAIJCUSPARSE through COO: the structure once per pattern (left, spd: M = N, local
+                rows; right: M = N^T, whose entries of other ranks' rows PETSc sends to them), the values from the
+                device array of the solve (MatSetValuesCOO() with device memory: they never come to the host)
+*/
+static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
+{
+  PC_GSAI          *gs = (PC_GSAI *)pc->data;
+  PC_GSAI_CUDA     *cu;
+  MPI_Comm          comm;
+  Mat               B;
+  GSAIRows          R;
+  PetscInt          first, nloc, nf = 0, m1 = 0, m2 = 0;
+  PetscBool         right, newpattern;
+  cudaStream_t      stream;
+  PetscLogDouble    t0, t1;
+  GpukitGSAIProblem P;
+  GpukitGSAIInfo    fin;
+  GSAIFailure       fail;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
+  if (!gs->cuda) PetscCall(PetscNew((PC_GSAI_CUDA **)&gs->cuda));
+  cu    = (PC_GSAI_CUDA *)gs->cuda;
+  right = (gs->type == PCGSAI_GENERAL && gs->sideused == PC_RIGHT) ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(GpukitCUDAGetStream("PCGSAI builds M (or use -pc_gsai_use_device false)", &stream));
+  if (!cu->haveev) {
+    for (int i = 0; i < GSAI_NEV; i++) PetscCallCUDA(cudaEventCreateWithFlags(&cu->ev[i], i < GSAI_EV_MSTRUCT ? cudaEventDefault : cudaEventDisableTiming));
+    cu->haveev = PETSC_TRUE;
+  }
+  if (!cu->dinfo) PetscCallCUDA(GpukitPoolMallocN(&cu->dinfo, 1, stream));
+  if (!cu->nshare) { /* the ranks on this node that use the same device (collective, once) */
+    MPI_Comm    node;
+    PetscMPIInt nsize;
+    int         dev = -1, *devs;
+
+    PetscCallCUDA(cudaGetDevice(&dev));
+    PetscCallMPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    PetscCallMPI(MPI_Comm_size(node, &nsize));
+    PetscCall(PetscMalloc1(nsize, &devs));
+    PetscCallMPI(MPI_Allgather(&dev, 1, MPI_INT, devs, 1, MPI_INT, node));
+    for (PetscMPIInt i = 0; i < nsize; i++) cu->nshare += devs[i] == dev;
+    PetscCall(PetscFree(devs));
+    PetscCallMPI(MPI_Comm_free(&node));
+  }
+  PetscCall(PetscMemzero(&R, sizeof(R)));
+
+  /* rows and pattern */
+  PetscCall(PetscLogEventBegin(PC_GSAI_Rows, pc, 0, 0, 0));
+  PetscCall(PetscTime(&t0));
+  PetscCall(GSAICUDAGetBMPI(pc, A, right, &B));
+  PetscCall(PetscTime(&t1));
+  gs->time[GSAI_STAGE_ROWS] += t1 - t0;
+  PetscCall(PetscLogEventEnd(PC_GSAI_Rows, pc, 0, 0, 0));
+  PetscCall(MatGetOwnershipRange(B, &first, NULL));
+  PetscCall(MatGetLocalSize(B, &nloc, NULL));
+  PetscCheck(nloc < INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The device set-up of PCGSAI uses 32-bit indices: %" PetscInt_FMT " local rows are too many; use -pc_gsai_use_device false", nloc);
+  newpattern = (!reuse || !cu->jptr || !gs->fetched || !gs->Jptr || gs->nloc != nloc) ? PETSC_TRUE : PETSC_FALSE;
+  gs->nloc   = nloc;
+  cu->n      = (int)nloc;
+  if (newpattern) {
+    PetscCall(GSAICUDAFreePattern(cu));
+    PetscCallCUDA(GpukitPoolFreeN(&cu->bptr, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&cu->bcol, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&cu->bval, stream));
+    PetscCall(MatDestroy(&gs->M));
+    PetscCall(GSAICUDAPatternMPI(pc, B, first, nloc));
+  }
+  PetscCall(PetscLogEventBegin(PC_GSAI_Rows, pc, 0, 0, 0));
+  PetscCall(PetscTime(&t0));
+  PetscCall(GSAIRowsFetch(B, gs->fetchis, newpattern ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX, &gs->fetched, &R));
+  PetscCall(PetscTime(&t1));
+  gs->time[GSAI_STAGE_ROWS] += t1 - t0;
+  PetscCall(PetscLogEventEnd(PC_GSAI_Rows, pc, 0, 0, 0));
+  PetscCheck(R.ptr[R.n] == (PetscInt)cu->nnzb || newpattern, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "PCGSAI: SAME_NONZERO_PATTERN, but the rows of A this rank reads have %" PetscInt_FMT " nonzeros, %d before", R.ptr[R.n], cu->nnzb);
+
+  /* the structure and the plan (new pattern), the values (every set-up) */
+  PetscCall(PetscLogEventBegin(PC_GSAI_DimsCUDA, pc, 0, 0, 0));
+  PetscCall(PetscTime(&t0));
+  PetscCallCUDA(GpukitGSAIInfoInit(cu->dinfo, stream));
+  if (newpattern) PetscCall(GSAICUDAStructureMPI(pc, cu, &R, first, nloc, stream));
+  if (cu->nnzb) PetscCallCUDA(cudaMemcpyAsync(cu->bval, R.val, (size_t)cu->nnzb * sizeof(double), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* R.val may be pageable and is freed below */
+  PetscCall(PetscTime(&t1));
+  gs->time[GSAI_STAGE_PATTERN] += t1 - t0;
+  PetscCall(PetscLogEventEnd(PC_GSAI_DimsCUDA, pc, 0, 0, 0));
+  if (newpattern) {
+    int dev = -1;
+    PetscCallCUDA(cudaGetDevice(&dev));
+    PetscCall(PetscInfo(pc, "Device set-up on several ranks: rows %" PetscInt_FMT " .. %" PetscInt_FMT " of M on CUDA device %d (used by %d rank(s) of the PC), from %" PetscInt_FMT " rows of B (%" PetscInt_FMT " of them from other ranks), %d nonzeros in the pattern\n", first, first + nloc - 1, dev, cu->nshare, R.n, R.n - nloc, cu->nnzj));
+  }
+
+  /* solve */
+  PetscCall(PetscLogEventBegin(PC_GSAI_SolveCUDA, pc, 0, 0, 0));
+  PetscCall(PetscTime(&t0));
+  fail.row = -1;
+  if (cu->hostsolve) {
+    PetscScalar *hvals;
+    PetscCall(PetscMalloc1(cu->nnzj, &hvals));
+    PetscCall(GSAISolveRows(pc, &R, first, hvals, &nf, &m1, &m2, &fail));
+    if (cu->nnzj) PetscCallCUDA(cudaMemcpyAsync(cu->vals, hvals, (size_t)cu->nnzj * sizeof(double), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaStreamSynchronize(stream));
+    PetscCall(PetscFree(hvals));
+  } else {
+    P.n    = (int)nloc;
+    P.spd  = gs->type == PCGSAI_SPD;
+    P.bptr = cu->bptr + cu->u0;
+    P.bcol = cu->bcol;
+    P.bval = cu->bval;
+    P.jptr = cu->jptr;
+    P.jcol = cu->jcol;
+    P.n1   = cu->n1;
+    P.woff = cu->woff;
+    P.cur  = cu->cur;
+    P.pos  = cu->pos;
+    if (nloc) PetscCall(GSAICUDASolve(pc, cu, &P, newpattern, stream));
+    PetscCallCUDA(GpukitGSAIInfoGet(cu->dinfo, &fin, stream)); /* synchronises */
+    PetscCall(PetscLogGpuFlops((PetscLogDouble)cu->plan.flops));
+    nf = fin.nfallback;
+    m1 = PetscMax(cu->plan.maxn1, fin.maxn1);
+    m2 = cu->plan.maxn2;
+    if (fin.failrow != INT_MAX) {
+      int st;
+      PetscCallCUDA(cudaMemcpy(&st, cu->status + fin.failrow, sizeof(int), cudaMemcpyDeviceToHost));
+      fail.row   = first + fin.failrow;
+      fail.kind  = st - GPUKIT_GSAI_FAIL;
+      fail.value = 0.0;
+      if (fail.kind == GSAI_FAIL_NOTSPD) { /* a_kk, from the held rows */
+        const PetscInt r = GSAIRowsFind(&R, fail.row);
+        for (PetscInt e = r >= 0 ? R.ptr[r] : 0; r >= 0 && e < R.ptr[r + 1]; e++)
+          if (R.col[e] == fail.row) fail.value = PetscRealPart(R.val[e]);
+      }
+    }
+  }
+  PetscCall(PetscTime(&t1));
+  gs->time[GSAI_STAGE_SOLVE] += t1 - t0;
+  PetscCall(PetscLogEventEnd(PC_GSAI_SolveCUDA, pc, 0, 0, 0));
+  PetscCall(GSAIRowsDestroy(&R));
+  PetscCall(GSAIAgreeFailure(pc, &fail));
+  if (fail.row >= 0) {
+    PetscCall(MatDestroy(&gs->M)); /* its values are not M's */
+    PetscCall(MatDestroy(&B));
+    PetscCall(GSAIRaiseFailure(pc, &fail));
+  }
+
+  /* assemble: M's structure through COO once per pattern, its values from the device */
+  PetscCall(PetscLogEventBegin(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
+  PetscCall(PetscTime(&t0));
+  if (!gs->M) {
+    PetscInt *ci, *cj;
+    PetscCall(PetscInfo(pc, "M's structure: %s, through COO\n", right ? "the transpose of J (entries sent to the ranks of their rows)" : "J, the pattern of the local rows of N"));
+    PetscCall(PetscMalloc2(cu->nnzj, &ci, cu->nnzj, &cj));
+    for (PetscInt i = 0; i < nloc; i++)
+      for (PetscInt e = gs->Jptr[i]; e < gs->Jptr[i + 1]; e++) {
+        ci[e] = right ? gs->Jcol[e] : first + i;
+        cj[e] = right ? first + i : gs->Jcol[e];
+      }
+    PetscCall(MatCreate(comm, &gs->M));
+    PetscCall(MatSetSizes(gs->M, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+    PetscCall(MatSetType(gs->M, MATAIJCUSPARSE));
+    PetscCall(MatSetPreallocationCOO(gs->M, (PetscCount)cu->nnzj, ci, cj));
+    PetscCall(PetscFree2(ci, cj));
+  }
+  PetscCall(MatSetValuesCOO(gs->M, cu->vals, INSERT_VALUES));
+  PetscCall(PetscTime(&t1));
+  gs->time[GSAI_STAGE_ASSEMBLE] += t1 - t0;
+  PetscCall(PetscLogEventEnd(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
+  PetscCall(MatDestroy(&B));
+
+  {
+    PetscInt in[2] = {gs->Jptr[nloc], nf}, out[2], inm[2] = {m1, m2}, outm[2];
+    PetscCallMPI(MPI_Allreduce(in, out, 2, MPIU_INT, MPI_SUM, comm));
+    PetscCallMPI(MPI_Allreduce(inm, outm, 2, MPIU_INT, MPI_MAX, comm));
+    gs->nnz       = out[0];
+    gs->nfallback = out[1];
+    gs->maxn1     = outm[0];
+    gs->maxn2     = outm[1];
+  }
+  gs->havepattern = PETSC_TRUE;
+  gs->ptype       = gs->type;
+  gs->pside       = gs->sideused;
+  if (gs->nfallback) PetscCall(PetscInfo(pc, "%" PetscInt_FMT " local problems fell back to the diagonal (singular or ill-conditioned)\n", gs->nfallback));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the device set-up: one rank reads A's device CSR; several ranks fetch the rows of A they need (GSAICUDASetUpMPI()) */
+PetscErrorCode PCSetUp_GSAI_CUDA(PC pc, Mat A, PetscBool reuse)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
+  if (size > 1) PetscCall(GSAICUDASetUpMPI(pc, A, reuse));
+  else PetscCall(GSAICUDASetUpSeq(pc, A, reuse));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
