@@ -2,6 +2,8 @@ static const char help[] = "KSP benchmark: gpukit's KSPCACG (s-step CG) against 
                            "on the 2D 5-point or 3D 7-point Poisson matrix of a DMDA.\n\n"
                            "  -dim 2|3             grid dimension (default 2)\n"
                            "  -n n                 grid points per dimension (default 256)\n"
+                           "  -nxyz nx,ny,nz       3D only: a box grid instead of n^3 (weak scaling at 256^3 per GPU: 512,256,256 on 2 GPUs,\n"
+                           "                       512,512,256 on 4); the case is then named 3d7pt_<nx>x<ny>x<nz>\n"
                            "  -mat_type t          aij, sgdia (host) or aijcusparse, sgdiacuda (GPU, VECCUDA vectors); default aij\n"
                            "  -methods m1,m2,...   cg, pipecg, groppcg, cacg<s> (s = 1..16), cacg<s>mult, cacg<s>stored, cacg<s>tuned (the run-time\n"
                            "                       tuner: s up to <s>, plain CG steps, kernel or products; the others run untuned); default cg,pipecg,groppcg,\n"
@@ -177,6 +179,8 @@ int main(int argc, char **argv)
   PetscRandom      rnd;
   Method           meth[MAX_METHODS];
   char            *names[MAX_METHODS], mattype[64] = "aij", json[PETSC_MAX_PATH_LEN] = "", casename[64], version[32], device[256] = "cpu", basisname[32] = "newton";
+  PetscInt         nxyz[3] = {0, 0, 0}, nnxyz = 3;
+  PetscBool        setxyz = PETSC_FALSE;
   PetscInt         dim = 2, n = 256, its = 200, batches = 3, nm = MAX_METHODS, rows;
   PetscReal        rtol = 1e-8;
   PetscBool        set, gpu, hasjson;
@@ -192,6 +196,7 @@ int main(int argc, char **argv)
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "KSPCACG benchmark", "bench");
   PetscCall(PetscOptionsInt("-dim", "Grid dimension, 2 or 3", "bench", dim, &dim, NULL));
   PetscCall(PetscOptionsInt("-n", "Grid points per dimension", "bench", n, &n, NULL));
+  PetscCall(PetscOptionsIntArray("-nxyz", "3D: grid points in x, y and z (instead of -n)", "bench", nxyz, &nnxyz, &setxyz));
   PetscCall(PetscOptionsString("-mat_type", "aij, sgdia, aijcusparse or sgdiacuda", "bench", mattype, mattype, sizeof(mattype), NULL));
   PetscCall(PetscOptionsStringArray("-methods", "Methods, comma-separated; the first is the baseline", "bench", names, &nm, &set));
   PetscCall(PetscOptionsEnum("-basis", "KSPCACG basis", "bench", KSPCACGBasisTypes, (PetscEnum)basis, (PetscEnum *)&basis, NULL));
@@ -223,7 +228,11 @@ int main(int argc, char **argv)
   if (gpu) PetscCall(GKDeviceName(device, sizeof(device)));
 
   if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n, n, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, &da));
-  else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n, n, n, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, &da));
+  else {
+    if (!setxyz) nxyz[0] = nxyz[1] = nxyz[2] = n;
+    PetscCheck(nnxyz == 3 && nxyz[0] >= 3 && nxyz[1] >= 3 && nxyz[2] >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-nxyz takes three sizes of at least 3");
+    PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, nxyz[0], nxyz[1], nxyz[2], PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, &da));
+  }
   if (gpu) PetscCall(DMSetVecType(da, VECCUDA));
   PetscCall(DMSetMatType(da, mattype));
   PetscCall(DMSetUp(da));
@@ -251,8 +260,9 @@ int main(int argc, char **argv)
       nm++;
     }
   }
-  rows = n * n * (dim == 3 ? n : 1);
-  PetscCall(PetscSNPrintf(casename, sizeof(casename), "%" PetscInt_FMT "d%" PetscInt_FMT "pt_n%" PetscInt_FMT, dim, 2 * dim + 1, n));
+  rows = dim == 3 ? nxyz[0] * nxyz[1] * nxyz[2] : n * n;
+  if (dim == 3 && setxyz) PetscCall(PetscSNPrintf(casename, sizeof(casename), "3d7pt_%" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT, nxyz[0], nxyz[1], nxyz[2]));
+  else PetscCall(PetscSNPrintf(casename, sizeof(casename), "%" PetscInt_FMT "d%" PetscInt_FMT "pt_n%" PetscInt_FMT, dim, 2 * dim + 1, n));
   PetscCall(DMCreateGlobalVector(da, &b));
   PetscCall(VecDuplicate(b, &x));
   PetscCall(VecDuplicate(b, &xref));

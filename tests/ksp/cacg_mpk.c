@@ -5,8 +5,14 @@ static const char help[] = "MATSGDIA's matrix powers kernel (MatMatrixPowers_C) 
                            "          every k = 1..kmax, without dinv, with dinv, and lean (V = NULL); max relative difference <= -tol (1e-12); neighbour\n"
                            "          exchanges (VecScatterBegin + SFBcastBegin calls) per call: 1 where the ghost region fits, k where it does not,\n"
                            "          0 on one rank without periodic dimensions. -expect_ghost / -expect_fallback: at least one call\n"
-                           "          must have taken that route\n"
-                           "  ksp:    -dim 2|3 -n n -s 4,8: the same iteration count and solutions within 1e-10\n";
+                           "          must have taken that route; -expect_forced_error: some call forced on (-mat_sgdia_mpk_ghost_region true)\n"
+                           "          where the region does not fit (it must fail with the documented error)\n"
+                           "          -korder up|down|alternate: k = 1..kmax, kmax..1, or kmax, kmax-1, kmax, ... (KSPCACG's s, s-1)\n"
+                           "  ksp:    -dim 2|3 -n n -s 4,8: the same iteration count and solutions within 1e-10\n"
+                           "  both:   -mat_type sgdia|sgdiacuda (CUDA vectors; the device hook, and the same cases through the host MATSGDIA\n"
+                           "          hook of a copy: -host_tol 1e-12 in powers, the same iterations and solutions within 1e-10 in ksp)\n"
+                           "          -mat_sgdia_mpk_ghost_region true|false is honoured in the expected routes; true where the region does\n"
+                           "          not fit must give the documented error (checked)\n";
 
 #include "gktest.h"
 #include <petscksp.h>
@@ -104,6 +110,11 @@ static PetscErrorCode GhostFits(DM da, PetscInt k, PetscInt *route)
     for (PetscInt r = 0; r < pm[d]; r++)
       if (lx[d][r] < k * sw) fits = PETSC_FALSE;
   }
+  {
+    PetscBool force = PETSC_TRUE, set;
+    PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_sgdia_mpk_ghost_region", &force, &set));
+    if (set && !force) fits = PETSC_FALSE; /* forced off */
+  }
   if ((size == 1 && !periodic) || sw == 0) *route = 0; /* local */
   else *route = fits ? 1 : 2;                           /* ghost region, fallback */
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -114,8 +125,12 @@ static PetscErrorCode TestPowers(void)
   PetscInt    dims[2] = {2, 3}, nd = 2, sts[2] = {0, 1}, nst = 2, dofs[2] = {1, 3}, ndof = 2, wids[2] = {1, 2}, nw = 2, pers[2] = {0, 1}, np = 2;
   PetscInt    kmax = 8, n2 = 40, n3 = 12, ncase = 0, nghost = 0, nfall = 0, nlocal = 0, nfail = 0;
   PetscReal   tol = 1e-12, worst = 0;
-  PetscBool   expghost = PETSC_FALSE, expfall = PETSC_FALSE, flg;
+  PetscBool   expghost = PETSC_FALSE, expfall = PETSC_FALSE, flg, gpu, force = PETSC_FALSE, forceset, cmphost;
   PetscRandom rnd, rcoef;
+  char        mattype[64] = "sgdia", korder[16] = "up";
+  PetscReal   htol = 1e-12, hworst = 0;
+  PetscInt    nerr = 0;
+  PetscBool   experr = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-dims", dims, &nd, &flg));
@@ -134,6 +149,21 @@ static PetscErrorCode TestPowers(void)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &tol, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_ghost", &expghost, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_fallback", &expfall, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_forced_error", &experr, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_type", mattype, sizeof(mattype), NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-korder", korder, sizeof(korder), NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-host_tol", &htol, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_sgdia_mpk_ghost_region", &force, &forceset));
+  PetscCall(PetscStrcmp(mattype, "sgdiacuda", &gpu));
+  cmphost = gpu;
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-compare_host", &cmphost, NULL));
+  {
+    PetscBool a, b, c;
+    PetscCall(PetscStrcmp(korder, "up", &a));
+    PetscCall(PetscStrcmp(korder, "down", &b));
+    PetscCall(PetscStrcmp(korder, "alternate", &c));
+    PetscCheck(a || b || c, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-korder is up, down or alternate, not %s", korder);
+  }
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(PetscRandomSetFromOptions(rnd));
   PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rcoef)); /* the coefficients: the same sequence on every rank */
@@ -147,22 +177,35 @@ static PetscErrorCode TestPowers(void)
             DMBoundaryType  bt  = pers[f] ? DM_BOUNDARY_PERIODIC : DM_BOUNDARY_NONE;
             DM              da;
             Mat             A;
-            MPKFn           fn = NULL;
-            Vec             dinv, *Vh, *Wh, *Vr, *Wr;
+            MPKFn           fn = NULL, fnh = NULL;
+            Mat             Ah = NULL;
+            Vec             dinv, *Vh, *Wh, *Vr, *Wr, dh = NULL, *Vhh = NULL, *Whh = NULL;
             PetscReal       nrm, theta[8], sigma[8], gamma[8];
 
             PetscCheck(kmax >= 1 && kmax <= 8, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-kmax is 1..8");
             if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, bt, bt, st, n, n - 4, PETSC_DECIDE, PETSC_DECIDE, dof, sw, NULL, NULL, &da));
             else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, bt, bt, bt, st, n, n - 1, n + 1, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, dof, sw, NULL, NULL, NULL, &da));
+            if (gpu) PetscCall(DMSetVecType(da, VECCUDA));
+            PetscCall(DMSetMatType(da, mattype));
             PetscCall(DMSetUp(da));
-            PetscCall(MatCreateSGDIA(da, &A));
+            PetscCall(DMCreateMatrix(da, &A));
+            PetscCall(MatSetFromOptions(A)); /* -mat_sgdia_mpk_ghost_region */
             PetscCall(FillRandom(da, A, rnd));
+            if (cmphost) { /* the host MATSGDIA with the same values, its hook, its vectors */
+              PetscCall(MatConvert(A, MATSGDIA, MAT_INITIAL_MATRIX, &Ah));
+              PetscCall(PetscObjectQueryFunction((PetscObject)Ah, "MatMatrixPowers_C", &fnh));
+              PetscCheck(fnh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "MATSGDIA has no MatMatrixPowers_C");
+              PetscCall(MatCreateVecs(Ah, &dh, NULL));
+              PetscCall(VecDuplicateVecs(dh, 9, &Vhh));
+              PetscCall(VecDuplicateVecs(dh, 9, &Whh));
+            }
             PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMatrixPowers_C", &fn));
             PetscCheck(fn, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "MATSGDIA has no MatMatrixPowers_C");
             PetscCall(MatNorm(A, NORM_INFINITY, &nrm));
             PetscCall(MatCreateVecs(A, &dinv, NULL));
             PetscCall(VecSetRandom(dinv, rnd));
             PetscCall(VecShift(dinv, 0.5));
+            if (cmphost) PetscCall(GKCopyValues(dinv, dh));
             PetscCall(VecDuplicateVecs(dinv, 9, &Vh));
             PetscCall(VecDuplicateVecs(dinv, 9, &Wh));
             PetscCall(VecDuplicateVecs(dinv, 9, &Vr));
@@ -177,10 +220,23 @@ static PetscErrorCode TestPowers(void)
             }
             for (PetscInt mode = 0; mode < 3; mode++) { /* no dinv; dinv; dinv and the lean basis (V = NULL) */
               const PetscBool usedinv = (PetscBool)(mode > 0), lean = (PetscBool)(mode == 2);
-              for (PetscInt k = 1; k <= kmax; k++) {
-                Vec      *V = lean ? NULL : (usedinv ? Vh : Wh), *VR = usedinv ? Vr : Wr;
-                PetscInt  route, c0 = 0, c1 = 0, expect;
-                PetscReal rel = 0, r;
+              for (PetscInt kk = 1; kk <= kmax; kk++) {
+                const PetscInt k = korder[0] == 'u' ? kk : (korder[0] == 'd' ? kmax + 1 - kk : (kk % 2 ? kmax : PetscMax(kmax - 1, 1)));
+                Vec           *V = lean ? NULL : (usedinv ? Vh : Wh), *VR = usedinv ? Vr : Wr;
+                PetscInt       route, c0 = 0, c1 = 0, expect;
+                PetscReal      rel = 0, r;
+
+                PetscCall(GhostFits(da, k, &route));
+                if (forceset && force && route == 2) { /* forced on where the region does not fit: the documented error */
+                  PetscErrorCode ierr;
+                  PetscCall(VecSetRandom(Wh[0], rnd));
+                  if (usedinv) PetscCall(VecPointwiseMult(Vh[0], dinv, Wh[0]));
+                  PetscCall(GKExpectErrorBegin());
+                  ierr = fn(A, usedinv ? dinv : NULL, k, theta, sigma, gamma, V, Wh);
+                  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_INCOMP, "-mat_sgdia_mpk_ghost_region true, but the ghost region", "the ghost region forced on where it does not fit"));
+                  nerr++;
+                  continue;
+                }
 
                 PetscCall(VecSetRandom(Wh[0], rnd));
                 PetscCall(VecCopy(Wh[0], Wr[0]));
@@ -201,7 +257,22 @@ static PetscErrorCode TestPowers(void)
                     rel = PetscMax(rel, r);
                   }
                 }
-                PetscCall(GhostFits(da, k, &route));
+                if (cmphost) { /* the host hook from the same start vectors */
+                  Vec *VH = lean ? NULL : (usedinv ? Vhh : Whh);
+                  PetscCall(GKCopyValues(Wr[0], Whh[0]));
+                  if (usedinv) PetscCall(GKCopyValues(Vr[0], Vhh[0]));
+                  PetscCall(fnh(Ah, usedinv ? dh : NULL, k, theta, sigma, gamma, VH, Whh));
+                  for (PetscInt j = 1; j <= k; j++) {
+                    PetscCall(GKRelDiff(Wh[j], Whh[j], NORM_INFINITY, &r));
+                    hworst = PetscMax(hworst, r);
+                    if (r > htol) nfail++;
+                    if (usedinv && !lean) {
+                      PetscCall(GKRelDiff(Vh[j], Vhh[j], NORM_INFINITY, &r));
+                      hworst = PetscMax(hworst, r);
+                      if (r > htol) nfail++;
+                    }
+                  }
+                }
                 expect = route == 0 ? 0 : (route == 1 ? 1 : k);
                 ncase++;
                 if (route == 0) nlocal++;
@@ -219,13 +290,22 @@ static PetscErrorCode TestPowers(void)
             PetscCall(VecDestroyVecs(9, &Vr));
             PetscCall(VecDestroyVecs(9, &Wr));
             PetscCall(VecDestroy(&dinv));
+            if (cmphost) {
+              PetscCall(VecDestroyVecs(9, &Vhh));
+              PetscCall(VecDestroyVecs(9, &Whh));
+              PetscCall(VecDestroy(&dh));
+              PetscCall(MatDestroy(&Ah));
+            }
             PetscCall(MatDestroy(&A));
             PetscCall(DMDestroy(&da));
           }
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(PetscRandomDestroy(&rcoef));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " cases (%" PetscInt_FMT " local, %" PetscInt_FMT " ghost region, %" PetscInt_FMT " fallback), %" PetscInt_FMT " failed; largest relative difference %g\n", ncase, nlocal, nghost, nfall, nfail, (double)worst));
+  if (cmphost) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s hook against the host MATSGDIA hook: largest relative difference %g (tolerance %g)\n", mattype, (double)hworst, (double)htol));
+  if (nerr) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " calls forced onto a ghost region that does not fit gave the documented error\n", nerr));
   PetscCheck(!nfail, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%" PetscInt_FMT " cases failed", nfail);
+  PetscCheck(!experr || nerr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "-expect_forced_error: no call was forced onto a ghost region that does not fit");
   PetscCheck(!expghost || nghost, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "no case took the ghost-region route");
   PetscCheck(!expfall || nfall, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "no case took the fallback route");
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -237,6 +317,7 @@ static PetscErrorCode Solve(DM da, Mat A, Vec b, PetscInt s, PetscBool hook, Vec
   PC                 pc;
   KSPConvergedReason reason;
   PetscInt           c0, c1, s0, s1;
+  PetscBool          dev;
 
   PetscFunctionBegin;
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
@@ -253,10 +334,11 @@ static PetscErrorCode Solve(DM da, Mat A, Vec b, PetscInt s, PetscBool hook, Vec
     PetscCall(PetscOptionsSetValue(NULL, hook ? "-hook_ksp_cacg_matrix_powers" : "-nohook_ksp_cacg_matrix_powers", hook ? "1" : "0"));
   }
   PetscCall(KSPSetFromOptions(ksp));
-  PetscCall(GKEventCount("SGDIAMatPowers", &c0));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &dev, MATSEQSGDIACUDA, MATMPISGDIACUDA, ""));
+  PetscCall(GKEventCount(dev ? "SGDIAMatPowCUDA" : "SGDIAMatPowers", &c0));
   PetscCall(GKExchanges(&s0));
   PetscCall(KSPSolve(ksp, b, x));
-  PetscCall(GKEventCount("SGDIAMatPowers", &c1));
+  PetscCall(GKEventCount(dev ? "SGDIAMatPowCUDA" : "SGDIAMatPowers", &c1));
   PetscCall(GKExchanges(&s1));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
   PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "KSPCACG (s %" PetscInt_FMT ", hook %d) did not converge: %s", s, (int)hook, KSPConvergedReasons[reason]);
@@ -275,23 +357,36 @@ static PetscErrorCode TestKSP(void)
   Mat         A;
   Vec         b, x1, x2;
   PetscRandom rnd;
-  PetscBool   flg;
+  PetscBool   flg, gpu, expghost = PETSC_FALSE;
+  char        mattype[64] = "sgdia";
+  Mat         Ah = NULL;
+  Vec         bh = NULL, xh = NULL;
 
   PetscFunctionBegin;
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_type", mattype, sizeof(mattype), NULL));
+  PetscCall(PetscStrcmp(mattype, "sgdiacuda", &gpu));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_ghost", &expghost, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-dim", &dim, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-s", svals, &ns, &flg));
   if (!flg) ns = 2;
   if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n, n, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, &da));
   else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n, n, n, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, &da));
-  PetscCall(DMSetMatType(da, MATSGDIA));
+  if (gpu) PetscCall(DMSetVecType(da, VECCUDA));
+  PetscCall(DMSetMatType(da, mattype));
   PetscCall(DMSetUp(da));
   PetscCall(DMCreateMatrix(da, &A));
+  PetscCall(MatSetFromOptions(A)); /* -mat_sgdia_mpk_ghost_region */
   PetscCall(GKFillPoisson(da, A));
   PetscCall(MatCreateVecs(A, &x1, &b));
   PetscCall(VecDuplicate(x1, &x2));
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(VecSetRandom(b, rnd));
+  if (gpu) { /* the same solve on the host MATSGDIA: the device hook must give its iterations and solution */
+    PetscCall(MatConvert(A, MATSGDIA, MAT_INITIAL_MATRIX, &Ah));
+    PetscCall(MatCreateVecs(Ah, &xh, &bh));
+    PetscCall(GKCopyValues(b, bh));
+  }
   for (PetscInt i = 0; i < ns; i++) {
     PetscInt  its1, its2, calls1, calls2, sc1, sc2;
     PetscReal nd, nx;
@@ -305,7 +400,21 @@ static PetscErrorCode TestKSP(void)
     PetscCheck(its1 == its2, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "iteration counts differ: %" PetscInt_FMT " with the kernel, %" PetscInt_FMT " without", its1, its2);
     PetscCheck(nd <= 1e-10 * nx, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "solutions differ by %g relative", (double)(nd / nx));
     PetscCheck(calls1 > 0 && calls2 == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the kernel was called %" PetscInt_FMT " times with the hook, %" PetscInt_FMT " without", calls1, calls2);
+    PetscCheck(!expghost || sc1 < sc2, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "-expect_ghost: %" PetscInt_FMT " neighbour exchanges with the kernel, not fewer than the %" PetscInt_FMT " without", sc1, sc2);
+    if (gpu) {
+      PetscInt  itsh, callsh, sch;
+      PetscReal rh;
+      PetscCall(Solve(da, Ah, bh, svals[i], PETSC_TRUE, xh, &itsh, &callsh, &sch));
+      PetscCall(GKRelDiff(x1, xh, NORM_2, &rh));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  host MATSGDIA with its hook: iterations %" PetscInt_FMT " (device %" PetscInt_FMT "), neighbour exchanges %" PetscInt_FMT " (device %" PetscInt_FMT "), solutions differ by %g relative\n", itsh, its1, sch, sc1, (double)rh));
+      PetscCheck(itsh == its1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "iteration counts differ: %" PetscInt_FMT " on the device, %" PetscInt_FMT " on the host", its1, itsh);
+      PetscCheck(rh <= 1e-10, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "device and host solutions differ by %g relative", (double)rh);
+      PetscCheck(callsh > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the host kernel was not called");
+    }
   }
+  PetscCall(VecDestroy(&bh));
+  PetscCall(VecDestroy(&xh));
+  PetscCall(MatDestroy(&Ah));
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(VecDestroy(&b));
   PetscCall(VecDestroy(&x1));

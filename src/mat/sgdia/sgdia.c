@@ -9,6 +9,7 @@
    the finite-difference colouring in sgdiafd.c.
 */
 #include "sgdiaimpl.h"
+#include "sgdiampk.h" /* -mat_sgdia_mpk_ghost_region */
 #include "../utils/gpukitdmda.h"
 #include "../utils/gpukitaijfwd.h"
 
@@ -1444,6 +1445,9 @@ static PetscErrorCode MatSetFromOptions_SGDIA(Mat A, GpukitOptionItems PetscOpti
   PetscOptionsHeadBegin(PetscOptionsObject, "MATSGDIA options");
   PetscCall(PetscOptionsBool("-mat_sgdia_drop_outside_stencil", "Drop entries outside the DMDA stencil instead of raising an error", "MatSGDIASetDropOutsideStencil", flg, &flg, &set));
   if (set) PetscCall(MatSGDIASetDropOutsideStencil(A, flg));
+  flg = (PetscBool)(sg->mpk && sg->mpk->force == 1);
+  PetscCall(PetscOptionsBool("-mat_sgdia_mpk_ghost_region", "Matrix powers kernel on several ranks or periodic grids: one exchange of a ghost region of depth k*sw per call (true: always, an error where it does not fit; false: an exchange and a product per level; default: where it fits)", "MATSGDIA", flg, &flg, &set));
+  if (set) PetscCall(SGDIAMPKSetForce_Private(A, flg ? 1 : 0));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }

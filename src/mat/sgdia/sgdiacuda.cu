@@ -1275,6 +1275,7 @@ static PetscErrorCode SGDIACUDAFree_Private(Mat_SGDIACUDA **cu)
   PetscCall(VecDestroy(&(*cu)->yl));
   PetscCall(VecDestroy(&(*cu)->dl));
   PetscCall(SGDIACUDAHaloDestroy_Private(&(*cu)->halo));
+  PetscCall(SGDIACUDAMPKDestroy_Private(&(*cu)->mpkd));
   PetscCall(PetscFree(*cu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1462,6 +1463,7 @@ PetscErrorCode MatRegister_SGDIACUDA_Private(void)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventRegister("SGDIAMatPowCUDA", MAT_CLASSID, &MAT_SGDIA_PowersCUDA)); /* sgdiapowerscuda.cu */
+  PetscCall(PetscLogEventRegister("SGDIAMPKGhostCUDA", MAT_CLASSID, &MAT_SGDIA_MPKGhostCUDA)); /* sgdiapowerscuda.cu: the ghost-region route */
   PetscCall(PetscLogEventRegister("SGDIACSRCUDA", MAT_CLASSID, &MAT_SGDIA_CSRCUDA));        /* sgdiacsrcuda.cu */
   PetscCall(MatRegisterRootName(MATSGDIACUDA, MATSEQSGDIACUDA, MATMPISGDIACUDA));
   PetscCall(MatRegister(MATSGDIACUDA, MatCreate_SGDIACUDA));

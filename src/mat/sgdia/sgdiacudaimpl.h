@@ -56,6 +56,7 @@ typedef struct {
   PetscBool        csr_filled;
 
   struct _n_SGDIAHaloCUDA *halo; /* the overlapped MPI product's scatter and shell rows (sgdiahalocuda.cu) */
+  struct _n_SGDIAMPKCUDA  *mpkd; /* the matrix powers ghost region on the device (sgdiapowerscuda.cu) */
 
   PetscBool  told_vec, told_dof;
   GpukitTwin twin; /* offload mask, logged copies, the host ops for MatBindToCPU() and the way back */
@@ -75,8 +76,10 @@ PETSC_INTERN PetscErrorCode SGDIACUDAGetProductConfig_Private(Mat, PetscInt *, P
 PETSC_INTERN PetscBool      SGDIACUDANeedsGhosts_Private(const Mat_SGDIA *);
 
 /* sgdiapowerscuda.cu */
+typedef struct _n_SGDIAMPKCUDA *SGDIAMPKCUDA;
 PETSC_INTERN PetscErrorCode MatMatrixPowers_SGDIACUDA(Mat, Vec, PetscInt, const PetscReal[], const PetscReal[], const PetscReal[], Vec[], Vec[]);
-PETSC_INTERN PetscLogEvent  MAT_SGDIA_PowersCUDA;
+PETSC_INTERN PetscErrorCode SGDIACUDAMPKDestroy_Private(SGDIAMPKCUDA *);
+PETSC_INTERN PetscLogEvent  MAT_SGDIA_PowersCUDA, MAT_SGDIA_MPKGhostCUDA;
 
 /* sgdiacsrcuda.cu */
 PETSC_INTERN PetscErrorCode MatGetDeviceCSR_SeqSGDIACUDA(Mat, GpukitDeviceCSR *);

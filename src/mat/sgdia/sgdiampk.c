@@ -21,35 +21,17 @@
      past the neighbouring ranks: more messages and redundant work than it saves; DMDA's own limit too), a
      periodic dimension shorter than the stencil, or a matrix of another type (MATSGDIACUDA composes its own or
      none). -info says why, once per depth.
+   -mat_sgdia_mpk_ghost_region false forces the fallback, true makes a region that does not fit an error (default:
+   the region whenever it fits). The set-up (SGDIAMPKChooseRoute_Private(), the gathers; struct in sgdiampk.h) is
+   shared with MATSGDIACUDA's device route (sgdiapowerscuda.cu), which uploads the box values and runs the levels
+   as kernels.
 */
-#include <petscsf.h>
-#include "sgdiaimpl.h"
+#include "sgdiampk.h"
 #include "gpukitmat.h"
 
 PetscLogEvent MAT_SGDIA_MatPowers;
 
-struct _n_SGDIAMPK {
-  PetscInt         kc;            /* levels the ghost region is built for (depth kc*sw); 0: nothing built */
-  PetscInt         infomask;      /* bit k: the fallback for k levels was announced */
-  PetscSF          sf;            /* roots: owned points; leaves: the ghost points of the box (owned ones excluded) */
-  PetscInt         nleaves, *gidx; /* ghost points: their positions in the box */
-  PetscInt         nrp, *rp;      /* owned points some neighbour may read (within the ghost depth of an exchanged face) */
-  MPI_Datatype     uv, uvw, um;   /* units: dof, 2 dof, k*dof*dof scalars */
-  PetscInt         lo[3], n[3];   /* the ghosted box (global grid coordinates, may be negative when periodic) */
-  PetscInt         gnp;           /* points in it */
-  PetscInt        *off;           /* k: stencil offsets in the ghosted box, in points */
-  PetscScalar     *val;           /* matrix values over the ghosted box: val[(s*dof + c)*gnp*dof + p*dof + r] */
-  PetscObjectState valstate;
-  PetscBool        valok;
-  PetscScalar     *dg;            /* dinv over the ghosted box */
-  PetscInt64       did;
-  PetscObjectState dstate;
-  PetscBool        dok;
-  PetscScalar     *buf[4];        /* arrays over the ghosted box: W[j-1], W[j], W[j+1] in turn, and V[0] */
-  PetscScalar     *root, *leaf;   /* exchange buffers: V[0] and W[0] interleaved at the owned points, at the ghost points */
-  PetscScalar     *line;          /* products along one x-line */
-  PetscInt        *sl;            /* k: stencil points of a line */
-};
+static PetscInt SGDIAMPKGenerations = 0;
 
 static PetscErrorCode SGDIAMPKReset(SGDIAMPK mk)
 {
@@ -69,6 +51,7 @@ static PetscErrorCode SGDIAMPKReset(SGDIAMPK mk)
   mk->kc    = 0;
   mk->valok = PETSC_FALSE;
   mk->dok   = PETSC_FALSE;
+  mk->gen   = ++SGDIAMPKGenerations; /* unique over all matrices: a device copy keyed on it is never taken for another's */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -385,7 +368,7 @@ static void SGDIAMPKOwnedToBox(const Mat_SGDIA *sg, SGDIAMPK mk, PetscInt ncol, 
 }
 
 /* the rows of the ghosted box, when the matrix changed */
-static PetscErrorCode SGDIAMPKGatherValues(Mat A)
+PetscErrorCode SGDIAMPKGatherValues_Private(Mat A)
 {
   Mat_SGDIA       *sg = (Mat_SGDIA *)A->data;
   SGDIAMPK         mk = sg->mpk;
@@ -396,6 +379,7 @@ static PetscErrorCode SGDIAMPKGatherValues(Mat A)
   PetscFunctionBegin;
   PetscCall(PetscObjectStateGet((PetscObject)A, &st));
   if (mk->valok && mk->valstate == st) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SGDIAHostAccess(A, PETSC_FALSE)); /* MATSGDIACUDA: its values back from the device, once per state */
   if (!mk->val) PetscCall(PetscMalloc1((size_t)sg->k * dof * gm, &mk->val));
   PetscCall(PetscMalloc2((size_t)sg->np * F, &root, (size_t)mk->nleaves * F, &leaf));
   for (PetscInt i = 0; i < mk->nrp; i++) {
@@ -414,11 +398,12 @@ static PetscErrorCode SGDIAMPKGatherValues(Mat A)
   PetscCall(PetscFree2(root, leaf));
   mk->valok    = PETSC_TRUE;
   mk->valstate = st;
+  mk->vgen++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* dinv over the ghosted box, when dinv changed */
-static PetscErrorCode SGDIAMPKGatherDinv(Mat A, Vec dinv)
+PetscErrorCode SGDIAMPKGatherDinv_Private(Mat A, Vec dinv)
 {
   Mat_SGDIA         *sg = (Mat_SGDIA *)A->data;
   SGDIAMPK           mk = sg->mpk;
@@ -442,6 +427,96 @@ static PetscErrorCode SGDIAMPKGatherDinv(Mat A, Vec dinv)
   mk->dok    = PETSC_TRUE;
   mk->dstate = st;
   mk->did    = id;
+  mk->dgen++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the region [rlo, rhi) (global grid coordinates) that level j+1 of k is computed on: the owned box grown by
+   (k-1-j)*sw, clipped to the domain in non-periodic dimensions */
+void SGDIAMPKLevelRegion_Private(const Mat_SGDIA *sg, PetscInt k, PetscInt j, PetscInt rlo[3], PetscInt rhi[3])
+{
+  const PetscInt grow = (k - 1 - j) * sg->sw;
+
+  for (PetscInt d = 0; d < 3; d++) {
+    rlo[d] = sg->xs[d] - (d < sg->dim ? grow : 0);
+    rhi[d] = sg->xs[d] + sg->xm[d] + (d < sg->dim ? grow : 0);
+    if (sg->bd[d] != DM_BOUNDARY_PERIODIC) {
+      rlo[d] = PetscMax(rlo[d], 0);
+      rhi[d] = PetscMin(rhi[d], sg->M[d]);
+    }
+  }
+}
+
+/* the cache, made at the first use; the option -mat_sgdia_mpk_ghost_region is read then (and by MatSetFromOptions()) */
+static PetscErrorCode SGDIAMPKGet(Mat A, SGDIAMPK *mkp)
+{
+  Mat_SGDIA *sg = (Mat_SGDIA *)A->data;
+
+  PetscFunctionBegin;
+  if (!sg->mpk) {
+    PetscBool flg, set;
+
+    PetscCall(PetscNew(&sg->mpk));
+    sg->mpk->uv = sg->mpk->uvw = sg->mpk->um = MPI_DATATYPE_NULL;
+    sg->mpk->force                             = -1;
+    PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_sgdia_mpk_ghost_region", &flg, &set));
+    if (set) sg->mpk->force = flg ? 1 : 0;
+  }
+  *mkp = sg->mpk;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -mat_sgdia_mpk_ghost_region (MatSetFromOptions_SGDIA()): force -1 automatic, 0 never, 1 always */
+PetscErrorCode SGDIAMPKSetForce_Private(Mat A, PetscInt force)
+{
+  SGDIAMPK mk;
+
+  PetscFunctionBegin;
+  PetscCheck(force >= -1 && force <= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "The matrix powers ghost-region setting must be -1 (automatic), 0 (never) or 1 (always), not %" PetscInt_FMT, force);
+  PetscCall(SGDIAMPKGet(A, &mk));
+  mk->force = force;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   SGDIAMPKChooseRoute_Private - the route of a call with k levels, for the host (MatMatrixPowers_SGDIA()) and the
+   device (MatMatrixPowers_SGDIACUDA()) alike: local without ghosts; else the ghost region when it fits (built or
+   rebuilt deeper here) and -mat_sgdia_mpk_ghost_region is not false; else the fallback, with -info saying why (once
+   per k). With -mat_sgdia_mpk_ghost_region true a region that does not fit is an error. Collective when it builds.
+*/
+PetscErrorCode SGDIAMPKChooseRoute_Private(Mat A, PetscInt k, SGDIAMPKRoute *route)
+{
+  Mat_SGDIA  *sg = (Mat_SGDIA *)A->data;
+  SGDIAMPK    mk;
+  PetscMPIInt size;
+  PetscBool   periodic = PETSC_FALSE;
+  const char *why;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  for (PetscInt d = 0; d < sg->dim; d++)
+    if (sg->bd[d] == DM_BOUNDARY_PERIODIC) periodic = PETSC_TRUE;
+  if ((size == 1 && !periodic) || sg->sw == 0) {
+    *route = SGDIA_MPK_LOCAL;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SGDIAMPKGet(A, &mk));
+  if (mk->force == 0) {
+    if (!mk->toldforce) PetscCall(PetscInfo(A, "Matrix powers: -mat_sgdia_mpk_ghost_region false; one neighbour exchange and MatMult per level\n"));
+    mk->toldforce = PETSC_TRUE;
+    *route        = SGDIA_MPK_FALLBACK;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  why = SGDIAMPKWhyNot(A, k);
+  PetscCheck(!why || mk->force != 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_INCOMP, "Matrix powers with %" PetscInt_FMT " levels: -mat_sgdia_mpk_ghost_region true, but the ghost region of depth %" PetscInt_FMT " cannot be used: %s", k, k * sg->sw, why);
+  if (why) { /* the cache keeps the deepest region that fits */
+    if (k > 30 || !(mk->infomask & (1 << k))) PetscCall(PetscInfo(A, "Matrix powers of %" PetscInt_FMT " levels (ghost depth %" PetscInt_FMT "): %s; using %" PetscInt_FMT " MatMult calls instead\n", k, k * sg->sw, why, k));
+    if (k <= 30) mk->infomask |= 1 << k;
+    *route = SGDIA_MPK_FALLBACK;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (k > mk->kc) PetscCall(SGDIAMPKSetUp(A, k));
+  *route = SGDIA_MPK_GHOST;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -457,8 +532,8 @@ static PetscErrorCode SGDIAMPKGhost(Mat A, Vec dinv, PetscInt k, const PetscReal
   const PetscScalar *xj, *wj, *wjm1 = NULL;
 
   PetscFunctionBegin;
-  PetscCall(SGDIAMPKGatherValues(A));
-  if (dinv) PetscCall(SGDIAMPKGatherDinv(A, dinv));
+  PetscCall(SGDIAMPKGatherValues_Private(A));
+  if (dinv) PetscCall(SGDIAMPKGatherDinv_Private(A, dinv));
   /* the exchange: V[0] alone without a preconditioner, else V[0] and W[0] interleaved (a unit of 2 dof); the
      owned part of the box is copied meanwhile */
   if (!dinv) {
@@ -516,18 +591,10 @@ static PetscErrorCode SGDIAMPKGhost(Mat A, Vec dinv, PetscInt k, const PetscReal
     B.n[d]  = mk->n[d];
   }
   for (PetscInt j = 0; j < k; j++) {
-    const PetscInt grow = (k - 1 - j) * sg->sw;
     PetscInt       rlo[3], rhi[3], mode;
     PetscScalar    a, b, c, *wnext, *wo, *vo = NULL;
 
-    for (PetscInt d = 0; d < 3; d++) {
-      rlo[d] = sg->xs[d] - (d < sg->dim ? grow : 0);
-      rhi[d] = sg->xs[d] + sg->xm[d] + (d < sg->dim ? grow : 0);
-      if (sg->bd[d] != DM_BOUNDARY_PERIODIC) {
-        rlo[d] = PetscMax(rlo[d], 0);
-        rhi[d] = PetscMin(rhi[d], sg->M[d]);
-      }
-    }
+    SGDIAMPKLevelRegion_Private(sg, k, j, rlo, rhi);
     SGDIAMPKCoefficients(j, theta, sigma, gamma, &a, &b, &c, &mode);
     /* the next W array: the one of the three that holds neither W[j] nor W[j-1] */
     wnext = wbuf[0] != wj && wbuf[0] != wjm1 ? wbuf[0] : (wbuf[1] != wj && wbuf[1] != wjm1 ? wbuf[1] : wbuf[2]);
@@ -551,9 +618,9 @@ static PetscErrorCode SGDIAMPKGhost(Mat A, Vec dinv, PetscInt k, const PetscReal
 */
 PetscErrorCode MatMatrixPowers_SGDIA(Mat A, Vec dinv, PetscInt k, const PetscReal theta[], const PetscReal sigma[], const PetscReal gamma[], Vec V[], Vec W[])
 {
-  Mat_SGDIA  *sg = (Mat_SGDIA *)A->data;
-  PetscMPIInt size;
-  PetscBool   host, periodic = PETSC_FALSE;
+  Mat_SGDIA    *sg = (Mat_SGDIA *)A->data;
+  PetscBool     host;
+  SGDIAMPKRoute route;
 
   PetscFunctionBegin;
   if (k < 1) PetscFunctionReturn(PETSC_SUCCESS);
@@ -567,36 +634,21 @@ PetscErrorCode MatMatrixPowers_SGDIA(Mat A, Vec dinv, PetscInt k, const PetscRea
     PetscCall(VecDestroyVecs(k + 1, &T));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(PetscLogEventBegin(MAT_SGDIA_MatPowers, A, 0, 0, 0));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &host, MATSEQSGDIA, MATMPISGDIA, ""));
   if (!host) {
     /* a type built on MATSGDIA that kept this hook (MATSGDIACUDA must compose its own or none) */
+    PetscCall(PetscLogEventBegin(MAT_SGDIA_MatPowers, A, 0, 0, 0));
     PetscCall(PetscInfo(A, "Matrix powers: the host kernel does not serve type %s; using MatMult\n", ((PetscObject)A)->type_name));
     PetscCall(GpukitMatMatrixPowersReference(A, dinv, k, theta, sigma, gamma, V, W));
     PetscCall(PetscLogEventEnd(MAT_SGDIA_MatPowers, A, 0, 0, 0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(SGDIAHostAccess(A, PETSC_FALSE));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  for (PetscInt d = 0; d < sg->dim; d++)
-    if (sg->bd[d] == DM_BOUNDARY_PERIODIC) periodic = PETSC_TRUE;
-  if ((size == 1 && !periodic) || sg->sw == 0) PetscCall(SGDIAMPKLocal(A, dinv, k, theta, sigma, gamma, V, W));
-  else {
-    const char *why = SGDIAMPKWhyNot(A, k);
-
-    if (!sg->mpk) {
-      PetscCall(PetscNew(&sg->mpk));
-      sg->mpk->uv = sg->mpk->uvw = sg->mpk->um = MPI_DATATYPE_NULL;
-    }
-    if (why) { /* the cache keeps the deepest region that fits */
-      if (k > 30 || !(sg->mpk->infomask & (1 << k))) PetscCall(PetscInfo(A, "Matrix powers of %" PetscInt_FMT " levels (ghost depth %" PetscInt_FMT "): %s; using %" PetscInt_FMT " MatMult calls instead\n", k, k * sg->sw, why, k));
-      if (k <= 30) sg->mpk->infomask |= 1 << k;
-      PetscCall(GpukitMatMatrixPowersReference(A, dinv, k, theta, sigma, gamma, V, W));
-    } else {
-      if (k > sg->mpk->kc) PetscCall(SGDIAMPKSetUp(A, k));
-      PetscCall(SGDIAMPKGhost(A, dinv, k, theta, sigma, gamma, V, W));
-    }
-  }
+  PetscCall(SGDIAMPKChooseRoute_Private(A, k, &route)); /* before the event: an error there leaves it balanced */
+  PetscCall(PetscLogEventBegin(MAT_SGDIA_MatPowers, A, 0, 0, 0));
+  if (route == SGDIA_MPK_LOCAL) PetscCall(SGDIAMPKLocal(A, dinv, k, theta, sigma, gamma, V, W));
+  else if (route == SGDIA_MPK_GHOST) PetscCall(SGDIAMPKGhost(A, dinv, k, theta, sigma, gamma, V, W));
+  else PetscCall(GpukitMatMatrixPowersReference(A, dinv, k, theta, sigma, gamma, V, W));
   PetscCall(PetscLogFlops((2.0 * sg->nv + 6.0 * sg->m) * k));
   PetscCall(PetscLogEventEnd(MAT_SGDIA_MatPowers, A, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
