@@ -12,6 +12,8 @@ static const char help[] = "MATAMB / MATAMBCUDA benchmark: FP64 MatMult, MatMult
                            "  -ksp_its n           KSPSolve per iteration over n iterations: GMRES(30) + Jacobi on square matrices, CG +\n"
                            "                       Jacobi on SPD ones (default 50; 0 skips)\n"
                            "  -copy_n n            GPU: entries of the VecCopy vectors that measure the copy bandwidth (default 2^25)\n"
+                           "  -tune_products n     after the first product, n more untimed-by-batch products (default 40) whose time over n\n"
+                           "                       steady ones is the tuner's search cost (tune_overhead_spmv); 0 skips\n"
                            "  -json path           append one JSON record per (matrix, format) to this file\n"
                            "  -strict              exit with an error if any product is wrong or a format could not be created (tests)\n\n"
                            "Bandwidth: every format's GB/s is the CSR-equivalent traffic over the time, bytes = 12 nnz + 4 (M+1) + 8 M + 8 N\n"
@@ -19,7 +21,10 @@ static const char help[] = "MATAMB / MATAMBCUDA benchmark: FP64 MatMult, MatMult
                            "frac_copy_bw divides by the device copy bandwidth (VecCopy, 16 bytes an entry) measured in the same run. MATAMB\n"
                            "formats also report the traffic model's bytes (MatAMBGetInfo) over the measured time. Conversion: the first\n"
                            "MatMult after assembly (upload + build) minus a steady one, in SpMVs of that format; the AMBCUDABuild/AMBBuild\n"
-                           "log event's time is reported too (the host-side time of that event). Refresh: new values with the same pattern.\n"
+                           "log event's time is reported too (the host-side time of that event). MATAMBCUDA splits the first product with its\n"
+                           "events: upload (AMBCUDACopyUp), plan (AMBCUDAPlan: model counts, SELL size), builds (AMBCUDABuild,\n"
+                           "AMBCUDASellBuild) and the rest (tuned launches, cuSPARSE analysis); conversion_device_spmv is the first product\n"
+                           "minus the upload minus one steady product, the cost from the device CSR. Refresh: new values with the same pattern.\n"
                            "Every product is checked against the baseline's before anything is timed (1e-10 relative in the max norm, 1e-5\n"
                            "for FP32 values); a format that fails the check, or whose type is missing, is reported and skipped.\n";
 
@@ -93,6 +98,10 @@ typedef struct {
   PetscLogDouble    tsetup;      /* create + fill + assembly (Mat), host conversion + upload (raw) */
   PetscReal         tfirst;      /* first MatMult after assembly, s */
   PetscReal         tbuild_ev;   /* AMB(CUDA)Build event time, s (0: none) */
+  PetscReal         tup_ev, tplan_ev, tsell_ev; /* first product: AMBCUDACopyUp, AMBCUDAPlan, AMBCUDASellBuild event times, s */
+  PetscReal         ttune, ttune_build;         /* the -tune_products products after the first: total time, build events in them */
+  PetscReal         tcoo_dev, tcoo_down;        /* COO refresh: AMBCUDACOO and AMBCUDACopyDown event time per refresh, s */
+  char              layout[16];                 /* MATAMBCUDA: the layout the product uses after tuning */
   PetscReal         tmin, tmed, ttmin; /* s per MatMult (fastest, median batch), MatMultTranspose */
   PetscReal        *tb, *ttb;
   PetscInt          reps;
@@ -561,6 +570,9 @@ static PetscErrorCode Refresh(Format *f, const GKCSR *c, PetscBool gpu, Vec x, V
       PetscCallCUDA(cudaMemcpy(vd, v, sizeof(PetscScalar) * n, cudaMemcpyHostToDevice));
     }
 #endif
+    PetscReal e0[2], e1[2];
+    PetscCall(EventTime("AMBCUDACOO", &e0[0]));
+    PetscCall(EventTime("AMBCUDACopyDown", &e0[1]));
     f->trefresh_coo = PETSC_MAX_REAL;
     for (PetscInt rep = 0; rep < 3; rep++) {
       PetscReal dt;
@@ -575,6 +587,10 @@ static PetscErrorCode Refresh(Format *f, const GKCSR *c, PetscBool gpu, Vec x, V
       PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &dt, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
       f->trefresh_coo = PetscMin(f->trefresh_coo, dt);
     }
+    PetscCall(EventTime("AMBCUDACOO", &e1[0]));
+    PetscCall(EventTime("AMBCUDACopyDown", &e1[1]));
+    f->tcoo_dev  = f->kind->amb ? (e1[0] - e0[0]) / 3 : 0;
+    f->tcoo_down = f->kind->amb ? (e1[1] - e0[1]) / 3 : 0;
 #if defined(GK_BENCH_CUDA)
     if (vd) PetscCallCUDA(cudaFree(vd));
 #endif
@@ -586,7 +602,7 @@ static PetscErrorCode Refresh(Format *f, const GKCSR *c, PetscBool gpu, Vec x, V
 int main(int argc, char **argv)
 {
   char           *mnames[64], *fnames[MAX_FORMATS], json[PETSC_MAX_PATH_LEN] = "", version[32], date[64], device[256] = "cpu";
-  PetscInt        nm = 64, nf = MAX_FORMATS, scale = GK_GEN_SCALE_DEFAULT, seed = 1, batches = 7, kspits = 50, copyn = 33554432, ncases;
+  PetscInt        nm = 64, nf = MAX_FORMATS, scale = GK_GEN_SCALE_DEFAULT, seed = 1, batches = 7, kspits = 50, copyn = 33554432, ncases, ntune = 40;
   PetscReal       batchms = 20, copy_gbps = 0;
   PetscBool       mset, fset, hasjson, gpu, dotrans = PETSC_TRUE, dorefresh = PETSC_TRUE, strict = PETSC_FALSE;
   PetscInt        nwrong = 0;
@@ -613,6 +629,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsBool("-transpose", "Also time MatMultTranspose", "amb_bench", dotrans, &dotrans, NULL));
   PetscCall(PetscOptionsBool("-refresh", "Time the values refresh", "amb_bench", dorefresh, &dorefresh, NULL));
   PetscCall(PetscOptionsInt("-ksp_its", "KSPSolve iterations per solve (0: skip)", "amb_bench", kspits, &kspits, NULL));
+  PetscCall(PetscOptionsInt("-tune_products", "Products after the first whose time over steady ones is the tuning cost (0: skip)", "amb_bench", ntune, &ntune, NULL));
   PetscCall(PetscOptionsInt("-copy_n", "Entries per rank of the copy-bandwidth vectors", "amb_bench", copyn, &copyn, NULL));
   PetscCall(PetscOptionsString("-json", "Append JSON records to this file", "amb_bench", json, json, sizeof(json), &hasjson));
   PetscCall(PetscOptionsBool("-strict", "Exit with an error when a product or a format creation failed (for tests)", "amb_bench", strict, &strict, NULL));
@@ -689,7 +706,8 @@ int main(int argc, char **argv)
     for (PetscInt f = 0; f < nf; f++) {
       Format *F  = &fmt[f];
       F->why[0]  = 0;
-      F->tbuild_ev = 0;
+      F->tbuild_ev = F->tup_ev = F->tplan_ev = F->tsell_ev = F->ttune = F->ttune_build = F->tcoo_dev = F->tcoo_down = 0;
+      F->layout[0] = 0;
       PetscCall(CreateFormat(F, c, size));
       if (!F->ok) {
         PetscCheck(f > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "The baseline %s could not be created: %s", baseline, F->why);
@@ -716,9 +734,10 @@ int main(int argc, char **argv)
       /* the first product after assembly: upload + conversion (+ the product) */
       {
         PetscLogDouble t0, t1;
-        PetscReal      ev0, ev1, dt;
-        const char    *evname = gpu ? "AMBCUDABuild" : "AMBBuild";
+        PetscReal      ev0, ev1, dt, s0[3], s1[3];
+        const char    *evname = gpu ? "AMBCUDABuild" : "AMBBuild", *split[3] = {"AMBCUDACopyUp", "AMBCUDAPlan", "AMBCUDASellBuild"};
         PetscCall(EventTime(evname, &ev0));
+        for (int k = 0; k < 3; k++) PetscCall(EventTime(split[k], &s0[k]));
         PetscCall(GKDeviceSynchronize(gpu));
         PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
         PetscCall(PetscTime(&t0));
@@ -726,10 +745,44 @@ int main(int argc, char **argv)
         PetscCall(GKDeviceSynchronize(gpu));
         PetscCall(PetscTime(&t1));
         PetscCall(EventTime(evname, &ev1));
+        for (int k = 0; k < 3; k++) PetscCall(EventTime(split[k], &s1[k]));
         dt = (PetscReal)(t1 - t0);
         PetscCall(MPIU_Allreduce(&dt, &F->tfirst, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
         F->tbuild_ev = F->kind->amb ? ev1 - ev0 : 0;
+        if (F->kind->amb && gpu) {
+          F->tup_ev   = s1[0] - s0[0];
+          F->tplan_ev = s1[1] - s0[1];
+          F->tsell_ev = s1[2] - s0[2];
+        }
       }
+      /* the tuner's search: the next products (every format, so that the baseline's shows the noise floor) */
+      if (ntune > 0) {
+        PetscLogDouble t0, t1;
+        PetscReal      b0[2], b1[2], dt;
+        PetscCall(EventTime(gpu ? "AMBCUDABuild" : "AMBBuild", &b0[0]));
+        PetscCall(EventTime("AMBCUDASellBuild", &b0[1]));
+        PetscCall(GKDeviceSynchronize(gpu));
+        PetscCall(PetscTime(&t0));
+        for (PetscInt k = 0; k < ntune; k++) PetscCall(Mult(F, x, y));
+        PetscCall(GKDeviceSynchronize(gpu));
+        PetscCall(PetscTime(&t1));
+        PetscCall(EventTime(gpu ? "AMBCUDABuild" : "AMBBuild", &b1[0]));
+        PetscCall(EventTime("AMBCUDASellBuild", &b1[1]));
+        dt = (PetscReal)(t1 - t0);
+        PetscCall(MPIU_Allreduce(&dt, &F->ttune, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
+        F->ttune_build = F->kind->amb ? (b1[0] - b0[0]) + (b1[1] - b0[1]) : 0;
+      }
+#if defined(GK_BENCH_CUDA) && !defined(GPUKIT_BENCH_NO_TYPES)
+      if (F->kind->amb && gpu && F->A) { /* the layout the tuner chose (rank 0's diagonal block on MPI) */
+        Mat         blk = F->A;
+        const char *name = NULL;
+        PetscErrorCode (*lf)(Mat, const char **) = NULL;
+        if (size > 1) PetscCall(MatMPIAIJGetSeqAIJ(F->A, &blk, NULL, NULL));
+        PetscCall(PetscObjectQueryFunction((PetscObject)blk, "MatAMBCUDAGetLayout_C", &lf));
+        if (lf) PetscCall((*lf)(blk, &name));
+        PetscCall(PetscStrncpy(F->layout, name ? name : "?", sizeof(F->layout)));
+      }
+#endif
       F->transok = (PetscBool)(dotrans && F->kind->kind == KIND_MAT);
       if (f == 0) {
         PetscCall(VecCopy(y, yref));
@@ -824,7 +877,9 @@ int main(int argc, char **argv)
       coo  = F->trefresh_coo > 0 ? (F->trefresh_coo - F->tmin) / F->tmin : 0;
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-15s %9.4f %8.1f %6.1f%% %6.2fx %8.4f %9.1f %8.1f %9.1f %8.1f %8.4f %9.4f %9.2f\n", F->kind->name, 1e3 * (double)F->tmin, (double)gbps, gpu ? 100.0 * (double)(gbps / copy_gbps) : 0.0, (double)(B->tmin / F->tmin), 1e3 * (double)F->ttmin,
                             F->hasinfo ? 1e-9 * F->modelbytes / (double)F->tmin : 0.0, (double)conv, (double)refr, (double)coo, 1e3 * (double)F->kspgm, 1e3 * (double)F->kspcg, F->tsetup));
-      if (F->hasinfo) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-15s AMB b %" PetscInt_FMT ", W %" PetscInt_FMT ", %s, model %.1f MB a product (CSR-equivalent %.1f MB); build event %.3f ms\n", "", F->ambb, F->ambW, F->ambfallback ? "CSR FALLBACK" : "AMB kernel", 1e-6 * F->modelbytes, 1e-6 * csrbytes, 1e3 * (double)F->tbuild_ev));
+      if (F->hasinfo) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-15s AMB b %" PetscInt_FMT ", W %" PetscInt_FMT ", %s%s%s, model %.1f MB a product (CSR-equivalent %.1f MB); build event %.3f ms\n", "", F->ambb, F->ambW, F->ambfallback ? (F->layout[0] ? "not AMB" : "CSR FALLBACK") : "AMB kernel", F->layout[0] ? ": layout " : "", F->layout, 1e-6 * F->modelbytes, 1e-6 * csrbytes, 1e3 * (double)F->tbuild_ev));
+      if (F->hasinfo && gpu) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-15s first product %.3f ms = upload %.3f + plan %.3f + AMB build %.3f + SELL build %.3f + rest %.3f ms; from the device CSR %.1f SpMVs; tuning: %" PetscInt_FMT " products %.1f SpMVs over steady (builds %.3f ms); COO: device %.3f ms, copy down %.3f ms\n", "", 1e3 * (double)F->tfirst, 1e3 * (double)F->tup_ev, 1e3 * (double)F->tplan_ev, 1e3 * (double)F->tbuild_ev, 1e3 * (double)F->tsell_ev,
+                                                 1e3 * (double)(F->tfirst - F->tup_ev - F->tplan_ev - F->tbuild_ev - F->tsell_ev), (double)((F->tfirst - F->tup_ev - F->tmin) / F->tmin), ntune, ntune > 0 ? (double)((F->ttune - ntune * F->tmin) / F->tmin) : 0.0, 1e3 * (double)F->ttune_build, 1e3 * (double)F->tcoo_dev, 1e3 * (double)F->tcoo_down));
       if (fp && rank == 0) {
         MatType type = F->kind->type ? F->kind->type : "cusparse";
         if (F->A) PetscCall(MatGetType(F->A, &type));
@@ -855,6 +910,21 @@ int main(int argc, char **argv)
         PetscCall(JSONNumber(fp, "conversion_minus_baseline_spmv", (F->tfirst - B->tfirst) / F->tmin, F->kind->kind == KIND_MAT, PETSC_FALSE)); /* both first products upload the CSR: the difference is the build */
         PetscCall(JSONNumber(fp, "build_event_ms", 1e3 * F->tbuild_ev, F->kind->amb, PETSC_FALSE));
         PetscCall(JSONNumber(fp, "build_event_spmv", F->tbuild_ev / F->tmin, F->kind->amb, PETSC_FALSE));
+        {
+          PetscBool split = (PetscBool)(F->kind->amb && gpu);
+          PetscCall(JSONNumber(fp, "first_upload_ms", 1e3 * F->tup_ev, split, PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "first_plan_ms", 1e3 * F->tplan_ev, split, PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "first_sell_build_ms", 1e3 * F->tsell_ev, split, PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "first_rest_ms", 1e3 * (F->tfirst - F->tup_ev - F->tplan_ev - F->tbuild_ev - F->tsell_ev), split, PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "conversion_device_spmv", (F->tfirst - F->tup_ev - F->tmin) / F->tmin, split, PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "tune_products", (PetscReal)ntune, (PetscBool)(ntune > 0), PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "tune_ms", 1e3 * F->ttune, (PetscBool)(ntune > 0), PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "tune_overhead_spmv", (F->ttune - ntune * F->tmin) / F->tmin, (PetscBool)(ntune > 0), PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "tune_build_ms", 1e3 * F->ttune_build, (PetscBool)(ntune > 0 && F->kind->amb), PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "refresh_coo_device_ms", 1e3 * F->tcoo_dev, (PetscBool)(split && F->trefresh_coo > 0), PETSC_FALSE));
+          PetscCall(JSONNumber(fp, "refresh_coo_copydown_ms", 1e3 * F->tcoo_down, (PetscBool)(split && F->trefresh_coo > 0), PETSC_FALSE));
+          if (F->layout[0]) PetscCall(GKJSONString(fp, "amb_layout", F->layout, PETSC_FALSE));
+        }
         PetscCall(JSONNumber(fp, "setvalues_host_ms", 1e3 * F->tsetvals, (PetscBool)(F->trefresh > 0), PETSC_FALSE));
         PetscCall(JSONNumber(fp, "refresh_ms", 1e3 * F->trefresh, (PetscBool)(F->trefresh > 0), PETSC_FALSE));
         PetscCall(JSONNumber(fp, "refresh_spmv", refr, (PetscBool)(F->trefresh > 0), PETSC_FALSE));

@@ -18,6 +18,9 @@ static const char help[] = "MATAMBCUDA against AIJ and the host MATAMB: products
    itself bit for bit. The device's own counters (the composed "MatAMBCUDAGetStats_C") show what moved: a value
    change on the host uploads the values only (no structure, no layout build) and refreshes the layout through the
    map; a device op (scale, shift, zero entries) uploads nothing; a new nonzero uploads the structure and rebuilds.
+   SELL-32 (-mat_amb_cuda_sell): gpukit's SELL kernel and cuSPARSE's sliced ELLPACK forced, then as tuner candidates,
+   all products against AIJ; the SELL kernel bit for bit against the host AMB kernel on deterministic lines with
+   -mat_amb_csr_fallback never; the layout in use read back through the composed "MatAMBCUDAGetLayout_C".
 */
 #include "gktest.h"
 #include "gkgen.h"
@@ -387,6 +390,64 @@ static PetscErrorCode CheckEveryB(Ctx *c)
   PetscCall(PetscViewerPushFormat(PETSC_VIEWER_STDOUT_WORLD, PETSC_VIEWER_ASCII_INFO));
   PetscCall(MatView(c->D, PETSC_VIEWER_STDOUT_WORLD));
   PetscCall(PetscViewerPopFormat(PETSC_VIEWER_STDOUT_WORLD));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the layout the device product of D (its diagonal block on MPI) uses, and that block's local nonzeros */
+static PetscErrorCode GetLayout(Mat D, const char **name, PetscInt *nz)
+{
+  Mat       blk = D;
+  PetscBool ismpi;
+  MatInfo   info;
+  PetscErrorCode (*f)(Mat, const char **) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)D, MATMPIAIJ, &ismpi));
+  if (!ismpi) PetscCall(PetscStrbeginswith(MatTN(D), "mpiaij", &ismpi));
+  if (ismpi) PetscCall(MatMPIAIJGetSeqAIJ(D, &blk, NULL, NULL));
+  PetscCall(PetscObjectQueryFunction((PetscObject)blk, "MatAMBCUDAGetLayout_C", &f));
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s (type %s) does not say its device layout: not a MATSEQAMBCUDA", MatTN(D), MatTN(blk));
+  PetscCall((*f)(blk, name));
+  PetscCall(MatGetInfo(blk, MAT_LOCAL, &info));
+  *nz = (PetscInt)info.nz_used;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* SELL-32 on the device (-mat_amb_cuda_sell): gpukit's kernel and cuSPARSE's sliced ELLPACK forced, then as a tuner
+   candidate (several rounds of products walk the tuner through its layouts); every product against AIJ, gpukit's SELL
+   kernel bitwise against the host AMB kernel where that one runs (deterministic line with -mat_amb_csr_fallback never) */
+static PetscErrorCode CheckSell(Ctx *c)
+{
+  const char *modes[] = {"kernel", "cusparse", "tune"}, *want[] = {"sellk", "sell", NULL};
+  char        fbmode[16] = "", given[16] = "";
+  PetscBool   fixfb, hasgiven;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_amb_csr_fallback", fbmode, sizeof(fbmode), &fixfb));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_amb_cuda_sell", given, sizeof(given), &hasgiven));
+  for (int k = 0; k < 3; k++) {
+    char        what[96];
+    const char *name = NULL;
+    PetscInt    nz   = 0;
+    PetscCall(SetOpt("-mat_amb_cuda_sell", modes[k]));
+    PetscCall(MatSetFromOptions(c->D));
+    PetscCall(PetscSNPrintf(what, sizeof(what), "-mat_amb_cuda_sell %s", modes[k]));
+    for (int r = 0; r < (k == 2 ? 10 : 1); r++) PetscCall(CheckProducts(c, c->D, c->R, what));
+    PetscCall(GetLayout(c->D, &name, &nz));
+    if (want[k] && nz > 0) PetscCheck(!strcmp(name, want[k]), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the device product uses the %s layout, expected %s", what, name, want[k]);
+    if (k == 0 && c->det && fixfb && !strcmp(fbmode, "never")) {
+      PetscCall(CheckDeterministic(c, what));
+      PetscCall(PetscPrintf(c->comm, "ok: %s: gpukit's SELL kernel bitwise equal to the host AMB kernel\n", what));
+    }
+    PetscCall(PetscPrintf(c->comm, "ok: %s: products against AIJ, layout %s on rank 0's diagonal block\n", what, name));
+  }
+  PetscCall(PetscViewerPushFormat(PETSC_VIEWER_STDOUT_WORLD, PETSC_VIEWER_ASCII_INFO));
+  PetscCall(MatView(c->D, PETSC_VIEWER_STDOUT_WORLD)); /* names the layout that won and the candidates */
+  PetscCall(PetscViewerPopFormat(PETSC_VIEWER_STDOUT_WORLD));
+  if (hasgiven) PetscCall(SetOpt("-mat_amb_cuda_sell", given));
+  else PetscCall(PetscOptionsClearValue(NULL, "-mat_amb_cuda_sell"));
+  PetscCall(MatSetFromOptions(c->D));
+  PetscCall(CheckProducts(c, c->D, c->R, "-mat_amb_cuda_sell back to the command line's"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -836,6 +897,11 @@ static PetscErrorCode CheckBadOptions(Ctx *c)
   ierr = MatSetFromOptions(c->D);
   PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_block_size", "-mat_amb_cuda_block_size 40"));
   PetscCall(PetscOptionsClearValue(NULL, "-mat_amb_cuda_block_size"));
+  PetscCall(SetOpt("-mat_amb_cuda_sell", "sometimes"));
+  PetscCall(GKExpectErrorBegin());
+  ierr = MatSetFromOptions(c->D);
+  PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_USER, "-mat_amb_cuda_sell", "-mat_amb_cuda_sell sometimes"));
+  PetscCall(PetscOptionsClearValue(NULL, "-mat_amb_cuda_sell"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -907,6 +973,7 @@ int main(int argc, char **argv)
   }
 
   PetscCall(CheckEveryB(&c));
+  PetscCall(CheckSell(&c));
   PetscCall(CheckNonFinite(&c));
   PetscCall(CheckCOO(&c));
   PetscCall(CheckConverts(&c));

@@ -21,8 +21,35 @@
 #if defined(GPUKIT_AMBCUDA_AVAILABLE)
 
 PetscLogEvent MAT_AMBCUDA_Mult, MAT_AMBCUDA_Build, MAT_AMBCUDA_Refresh, MAT_AMBCUDA_CopyUp;
+PetscLogEvent MAT_AMBCUDA_Plan, MAT_AMBCUDA_SellBuild, MAT_AMBCUDA_Tune, MAT_AMBCUDA_COO, MAT_AMBCUDA_CopyDown;
 
 static const PetscInt AMBCUDATuneBlocks[] = {64, 128, 256, 512, 1024};
+
+static const char *const AMBCUDALayoutNames[AMBCUDA_NLAYOUTS] = {"amb", "csr", "sell", "sellk"};
+static const char *const AMBCUDASellModes[] = {"tune", "off", "cusparse", "kernel", "AMBCUDASellMode", "AMBCUDA_SELL_", NULL};
+
+/* one cuSPARSE handle for every MATAMBCUDA matrix (cusparseCreate() costs milliseconds; the stream is set per call) */
+static cusparseHandle_t AMBCUDAHandle = NULL;
+
+static PetscErrorCode AMBCUDAHandleDestroy_Private(void)
+{
+  PetscFunctionBegin;
+  if (AMBCUDAHandle) PetscCallCUSPARSE(cusparseDestroy(AMBCUDAHandle));
+  AMBCUDAHandle = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAGetHandle_Private(cudaStream_t stream, cusparseHandle_t *h)
+{
+  PetscFunctionBegin;
+  if (!AMBCUDAHandle) {
+    PetscCallCUSPARSE(cusparseCreate(&AMBCUDAHandle));
+    PetscCall(PetscRegisterFinalize(AMBCUDAHandleDestroy_Private));
+  }
+  PetscCallCUSPARSE(cusparseSetStream(AMBCUDAHandle, stream));
+  *h = AMBCUDAHandle;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* ------------------------------------------------------------------------------------------------------------------
    Helpers
@@ -103,9 +130,32 @@ static PetscErrorCode AMBCUDAFreeTranspose_Private(Mat_SeqAMBCUDA *cu)
 
 static PetscErrorCode AMBCUDAFreeLayout_Private(Mat_SeqAMBCUDA *cu)
 {
+  cudaStream_t stream;
+
   PetscFunctionBegin;
-  PetscCallCUDA(GpukitAMBLayoutFree(&cu->L));
+  if (!cu->built && !cu->L.cs && !cu->L.map && !cu->L.pairptr) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+  PetscCallCUDA(GpukitAMBLayoutFree(&cu->L, stream)); /* back to the pool, no device synchronisation */
   cu->built = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAFreeSell_Private(Mat_SeqAMBCUDA *cu)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  if (cu->spsell) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spsell));
+  if (cu->ssx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->ssx));
+  if (cu->ssy) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->ssy));
+  cu->spsell = NULL;
+  cu->ssx = cu->ssy = NULL;
+  cu->sellbufok     = PETSC_FALSE;
+  if (cu->S.off || cu->S.col || cu->S.val) {
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    PetscCallCUDA(GpukitAMBSellFree(&cu->S, stream));
+  }
+  cu->sellbuilt = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -168,6 +218,7 @@ static PetscErrorCode AMBCUDASyncCSR_Private(Mat A)
   if (structure) {
     PetscCall(AMBCUDAFreeCSR_Private(cu));
     PetscCall(AMBCUDAFreeLayout_Private(cu));
+    PetscCall(AMBCUDAFreeSell_Private(cu));
     PetscCall(AMBCUDAFreeTranspose_Private(cu));
     PetscCall(GpukitTunerDestroy(&cu->tuner));
     cu->planned = PETSC_FALSE;
@@ -180,7 +231,6 @@ static PetscErrorCode AMBCUDASyncCSR_Private(Mat A)
     if (sizeof(PetscInt) == sizeof(int)) {
       PetscCallCUDA(cudaMemcpyAsync(cu->rowptr, ia, ((size_t)m + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
       if (nnz) PetscCallCUDA(cudaMemcpyAsync(cu->colidx, ja, (size_t)nnz * sizeof(int), cudaMemcpyHostToDevice, stream));
-      PetscCallCUDA(cudaStreamSynchronize(stream));
     } else { /* 64-bit PetscInt: narrowed on the host (checked above) */
       int *ti, *tj;
       PetscCall(PetscMalloc2(m + 1, &ti, PetscMax(nnz, 1), &tj));
@@ -203,9 +253,10 @@ static PetscErrorCode AMBCUDASyncCSR_Private(Mat A)
   cu->nzstate     = A->nonzerostate;
   cu->valstate    = state;
   cu->grace       = PETSC_FALSE;
-  cu->ambvalstale = PETSC_TRUE;
-  cu->tvalstale   = PETSC_TRUE;
-  A->offloadmask  = PETSC_OFFLOAD_BOTH;
+  cu->ambvalstale  = PETSC_TRUE;
+  cu->sellvalstale = PETSC_TRUE;
+  cu->tvalstale    = PETSC_TRUE;
+  A->offloadmask   = PETSC_OFFLOAD_BOTH;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -220,7 +271,8 @@ static PetscErrorCode AMBCUDADeviceFollowed_Private(Mat A)
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   cu->valstate    = state;
   cu->grace       = PETSC_TRUE;
-  cu->ambvalstale = PETSC_TRUE; /* refreshed on the device at the next product, no transfer */
+  cu->ambvalstale  = PETSC_TRUE; /* refreshed on the device at the next product, no transfer */
+  cu->sellvalstale = PETSC_TRUE;
   cu->tvalstale   = PETSC_TRUE;
   A->offloadmask  = PETSC_OFFLOAD_BOTH;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -245,6 +297,7 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
   if (cu->planned && same) PetscFunctionReturn(PETSC_SUCCESS);
   if (!same) PetscCall(GpukitTunerDestroy(&cu->tuner)); /* the knobs depend on the options */
   PetscCall(AMBOptionsCheck_Private((PetscObject)A, &opt));
+  cu->decided = PETSC_FALSE; /* the layouts are chosen again (AMBCUDAPrepare_Private()) */
   cu->planopt  = opt;
   cu->bmax     = PetscMin(GPUKIT_AMB_CUDA_MAX_B, AMBClampB(GPUKIT_AMB_CUDA_MAX_B, n, opt.W));
   cu->bytescsr = AMBModelBytesCSR(nnz, m, n);
@@ -255,7 +308,9 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
     cudaStream_t stream;
     PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
     AMBCUDACSR(cu, &csr);
+    PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Plan, A, 0, 0, 0));
     PetscCallCUDA(GpukitAMBBlockCountsCUDA(&csr, (int)opt.W, cu->blk, &cu->npairs, stream));
+    PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Plan, A, 0, 0, 0));
     for (PetscInt b = 1; b <= cu->bmax; b++) {
       PetscLogDouble bytes = AMBModelBytes((PetscCount)b * cu->blk[b - 1], b, (PetscInt)((cu->npairs + AMB_C - 1) / AMB_C), m, n, v);
       if (best < 0 || bytes < best) {
@@ -338,19 +393,115 @@ static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* device CSR current, plan made; for AMB (auto mode) the model on the built layout may still choose the fallback */
+/* SELL-32 on the device, built from the device CSR when missing, its values refreshed when they lag behind */
+static PetscErrorCode AMBCUDAEnsureSell_Private(Mat A)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+  GpukitAMBCSR    csr;
+  cudaStream_t    stream;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+  AMBCUDACSR(cu, &csr);
+  if (!cu->sellbuilt) {
+    PetscCall(AMBCUDAFreeSell_Private(cu));
+    PetscCall(PetscLogEventBegin(MAT_AMBCUDA_SellBuild, A, 0, 0, 0));
+    PetscCallCUDA(GpukitAMBSellBuildCUDA(&csr, &cu->S, stream));
+    PetscCallCUDA(cudaStreamSynchronize(stream)); /* once per structure: the event then holds the whole build */
+    PetscCall(PetscLogEventEnd(MAT_AMBCUDA_SellBuild, A, 0, 0, 0));
+    cu->sellbuilt    = PETSC_TRUE;
+    cu->sellvalstale = PETSC_TRUE;
+    cu->nsellbuild++;
+    PetscCall(PetscInfo(A, "gpukit: SELL-32 built on the device: %" PetscInt_FMT " rows, %lld slices, %lld stored entries for %" PetscInt_FMT " nonzeros\n", cu->m, cu->S.nslices, cu->S.nval, cu->nnz));
+  }
+  if (cu->sellvalstale) {
+    PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
+    PetscCallCUDA(GpukitAMBSellRefreshCUDA(&csr, &cu->S, cu->val, stream));
+    PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
+    cu->sellvalstale = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the candidates of the "layout" knob, from the plan's decision (AMB or the fallback), -mat_amb_csr_fallback and
+   -mat_amb_cuda_sell; the first is the start (the one used without tuning) */
+static PetscErrorCode AMBCUDALayouts_Private(Mat A)
+{
+  Mat_SeqAMBCUDA *cu   = AMBCUDAGet(A);
+  PetscBool       have = PETSC_FALSE, sellfits = PETSC_FALSE;
+  AMBFallbackMode mode = cu->planopt.fallback_mode;
+
+  PetscFunctionBegin;
+#if defined(GPUKIT_AMBCUDA_HAVE_CUSPARSE_SELL)
+  have = PETSC_TRUE;
+#endif
+  cu->nlayouts = 0;
+  cu->sellnval = -1;
+  PetscCall(PetscStrncpy(cu->sellwhy, "-mat_amb_cuda_sell off", sizeof(cu->sellwhy)));
+  if (cu->sellmode != AMBCUDA_SELL_OFF && cu->m > 0 && cu->n > 0 && cu->nnz > 0 && (cu->sellmode != AMBCUDA_SELL_TUNE || mode == AMB_FALLBACK_AUTO)) {
+    GpukitAMBCSR csr;
+    cudaStream_t stream;
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    AMBCUDACSR(cu, &csr);
+    PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Plan, A, 0, 0, 0));
+    PetscCallCUDA(GpukitAMBSellSizeCUDA(&csr, &cu->sellnval, stream));
+    PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Plan, A, 0, 0, 0));
+    sellfits = (PetscBool)(cu->sellnval < (long long)INT_MAX);
+    if (!sellfits) PetscCall(PetscSNPrintf(cu->sellwhy, sizeof(cu->sellwhy), "SELL-32 would store %lld entries, beyond 32-bit offsets", cu->sellnval));
+    else PetscCall(PetscSNPrintf(cu->sellwhy, sizeof(cu->sellwhy), "SELL-32 stores %.3g entries per nonzero", (double)cu->sellnval / (double)cu->nnz));
+  } else if (cu->sellmode == AMBCUDA_SELL_TUNE) PetscCall(PetscStrncpy(cu->sellwhy, mode == AMB_FALLBACK_AUTO ? "no entries" : "not with -mat_amb_csr_fallback always/never", sizeof(cu->sellwhy)));
+  if (cu->sellmode == AMBCUDA_SELL_CUSPARSE || cu->sellmode == AMBCUDA_SELL_KERNEL) {
+    PetscCheck(cu->sellmode != AMBCUDA_SELL_CUSPARSE || have, PETSC_COMM_SELF, PETSC_ERR_SUP, "-mat_amb_cuda_sell cusparse needs cuSPARSE's sliced ELLPACK (CUDA 12.1 or later); this build has CUSPARSE_VERSION %d; use -mat_amb_cuda_sell kernel", (int)CUSPARSE_VERSION);
+    if (cu->m > 0 && cu->n > 0 && cu->nnz > 0) {
+      PetscCheck(sellfits, PETSC_COMM_SELF, PETSC_ERR_SUP, "-mat_amb_cuda_sell %s: %s; use more MPI ranks or another layout", AMBCUDASellModes[cu->sellmode], cu->sellwhy);
+      cu->layouts[cu->nlayouts++] = cu->sellmode == AMBCUDA_SELL_CUSPARSE ? AMBCUDA_LAYOUT_SELL : AMBCUDA_LAYOUT_SELLK;
+      cu->fallback                = PETSC_TRUE;
+      PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "-mat_amb_cuda_sell %s", AMBCUDASellModes[cu->sellmode]));
+    } else cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_CSR; /* nothing to lay out */
+  } else {
+    if (!cu->fallback) cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_AMB;
+    /* CSR next to AMB only without -mat_amb_deterministic (cuSPARSE's CSR ALG1 promises no bitwise repeatability) */
+    if (cu->fallback || (mode == AMB_FALLBACK_AUTO && !cu->planopt.deterministic)) cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_CSR;
+    if (cu->sellmode == AMBCUDA_SELL_TUNE && mode == AMB_FALLBACK_AUTO && sellfits) {
+      if ((double)cu->sellnval > AMBCUDA_SELL_MAX_FILL * (double)cu->nnz) {
+        size_t len;
+        PetscCall(PetscStrlen(cu->sellwhy, &len));
+        PetscCall(PetscSNPrintf(cu->sellwhy + len, sizeof(cu->sellwhy) - len, ", more than %g: not a candidate", (double)AMBCUDA_SELL_MAX_FILL));
+      } else {
+        if (have && !cu->planopt.deterministic) cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_SELL;
+        cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_SELLK;
+      }
+    }
+  }
+  {
+    PetscBool hasamb = PETSC_FALSE, hassell = PETSC_FALSE;
+    for (PetscInt i = 0; i < cu->nlayouts; i++) {
+      cu->layoutlabels[i] = AMBCUDALayoutNames[cu->layouts[i]];
+      hasamb              = (PetscBool)(hasamb || cu->layouts[i] == AMBCUDA_LAYOUT_AMB);
+      hassell             = (PetscBool)(hassell || cu->layouts[i] == AMBCUDA_LAYOUT_SELL || cu->layouts[i] == AMBCUDA_LAYOUT_SELLK);
+    }
+    if (!hasamb) PetscCall(AMBCUDAFreeLayout_Private(cu)); /* device memory of layouts that cannot run */
+    if (!hassell) PetscCall(AMBCUDAFreeSell_Private(cu));
+  }
+  cu->layout    = cu->layouts[0];
+  cu->fallback  = (PetscBool)(cu->layout != AMBCUDA_LAYOUT_AMB);
+  cu->tuneclean = PETSC_FALSE;
+  cu->decided   = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* device CSR current, plan made; for AMB (auto mode) the model on the built layout may still choose the fallback; then
+   the layouts the product may run */
 static PetscErrorCode AMBCUDAPrepare_Private(Mat A)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
-  PetscBool       wasplanned;
 
   PetscFunctionBegin;
   PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "MATSEQAMBCUDA: the matrix must be assembled before a product");
   PetscCall(AMBCUDASyncCSR_Private(A));
-  wasplanned = cu->planned;
   PetscCall(AMBCUDAPlan_Private(A));
-  if (!wasplanned) {
-    if (!cu->fallback && cu->planopt.fallback_mode == AMB_FALLBACK_AUTO) {
+  if (!cu->decided) {
+    if (!cu->fallback && cu->planopt.fallback_mode == AMB_FALLBACK_AUTO && cu->sellmode != AMBCUDA_SELL_CUSPARSE && cu->sellmode != AMBCUDA_SELL_KERNEL) {
       PetscInt       b     = cu->planopt.bset ? PetscMin(cu->planopt.b, cu->bmax) : cu->bmodel;
       PetscInt       v     = cu->planopt.values == AMB_VALUES_SINGLE ? 4 : 8;
       /* the model without chunk padding is a lower bound of the built layout's (stored values b*blk <= nval, chunks
@@ -369,7 +520,16 @@ static PetscErrorCode AMBCUDAPrepare_Private(Mat A)
         } else PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes <= %g x CSR %.4g bytes", cu->bytes, (double)AMB_FALLBACK_RATIO, cu->bytescsr));
       }
     }
-    PetscCall(PetscInfo(A, "gpukit: device product uses %s: %s\n", cu->fallback ? "the CSR fallback" : "the AMB kernel", cu->why));
+    PetscCall(AMBCUDALayouts_Private(A));
+    {
+      char   list[64] = "";
+      size_t len;
+      for (PetscInt i = 0; i < cu->nlayouts; i++) {
+        PetscCall(PetscStrlen(list, &len));
+        PetscCall(PetscSNPrintf(list + len, sizeof(list) - len, "%s%s", i ? "," : "", cu->layoutlabels[i]));
+      }
+      PetscCall(PetscInfo(A, "gpukit: device product starts with the %s layout (%s); candidates %s (SELL: %s)\n", AMBCUDALayoutNames[cu->layout], cu->why, list, cu->sellwhy));
+    }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -383,19 +543,22 @@ static PetscErrorCode AMBCUDAPrepare_Private(Mat A)
 static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
-  GpukitTuneKnob  knobs[2];
+  GpukitTuneKnob  knobs[3];
   char            csr[128], shape[256];
   const PetscInt  nblocks = (PetscInt)(sizeof(AMBCUDATuneBlocks) / sizeof(AMBCUDATuneBlocks[0]));
 
   PetscFunctionBegin;
-  if (!cu->autotune || cu->fallback) {
+  if (!cu->autotune || (cu->nlayouts < 2 && cu->layouts[0] != AMBCUDA_LAYOUT_AMB)) { /* nothing to choose */
     PetscCall(GpukitTunerDestroy(&cu->tuner));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (cu->tuner) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscMemzero(knobs, sizeof(knobs)));
   knobs[0].name = "b";
-  if (cu->planopt.bset) {
+  if (cu->layouts[0] != AMBCUDA_LAYOUT_AMB) { /* no AMB candidate: b and the block size do not matter */
+    knobs[0].n         = 1;
+    knobs[0].values[0] = PetscMax(1, cu->planopt.bset ? PetscMin(cu->planopt.b, cu->bmax) : cu->bmodel);
+  } else if (cu->planopt.bset) {
     knobs[0].n         = 1;
     knobs[0].values[0] = PetscMin(cu->planopt.b, cu->bmax);
   } else {
@@ -404,7 +567,7 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     knobs[0].start = cu->bmodel - 1;
   }
   knobs[1].name = "block";
-  if (cu->fixblock) {
+  if (cu->fixblock || cu->layouts[0] != AMBCUDA_LAYOUT_AMB) {
     knobs[1].n         = 1;
     knobs[1].values[0] = cu->block;
   } else {
@@ -414,6 +577,11 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
       if (AMBCUDATuneBlocks[i] == GPUKIT_AMBCUDA_BLOCK) knobs[1].start = i;
     }
   }
+  /* last, so that AMB's b and block size are tuned first and the other layouts meet the tuned AMB kernel */
+  knobs[2].name   = "layout";
+  knobs[2].n      = cu->nlayouts;
+  knobs[2].labels = cu->layoutlabels;
+  for (PetscInt i = 0; i < cu->nlayouts; i++) knobs[2].values[i] = cu->layouts[i];
   PetscCall(GpukitTuneShapeCSR(cu->m, (PetscCount)cu->nnz, 0, csr, sizeof(csr)));
   PetscCall(PetscSNPrintf(shape, sizeof(shape), "n%d.W%" PetscInt_FMT ".s%" PetscInt_FMT ".%s%s.%s", (int)PetscCeilReal(PetscLog2Real((PetscReal)PetscMax(cu->n, 1))), cu->planopt.W, cu->planopt.sigma, cu->planopt.values == AMB_VALUES_SINGLE ? "f32" : "f64", cu->planopt.deterministic ? ".det" : "", csr));
   if (cu->longnb > 0) { /* a fixed long-chunk limit is another kernel configuration (the automatic one keeps the old key) */
@@ -421,14 +589,14 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     PetscCall(PetscStrlen(shape, &len));
     PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".L%" PetscInt_FMT, cu->longnb));
   }
-  PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 2, knobs, &cu->tuner));
+  PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 3, knobs, &cu->tuner));
   PetscCall(GpukitTunerSetShape(cu->tuner, shape));
   PetscCall(GpukitTunerSetDevice(cu->tuner, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the b and threads per block in use: the tuner's current choice, or the fixed/model values without a tuner */
-static PetscErrorCode AMBCUDAGetConfig_Private(Mat A, PetscInt *b, PetscInt *block)
+/* the b, threads per block and layout in use: the tuner's current choice, or the fixed/model values without a tuner */
+static PetscErrorCode AMBCUDAGetConfig3_Private(Mat A, PetscInt *b, PetscInt *block, PetscInt *layout)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
 
@@ -436,12 +604,23 @@ static PetscErrorCode AMBCUDAGetConfig_Private(Mat A, PetscInt *b, PetscInt *blo
   if (cu->tuner) {
     const PetscInt *cfg;
     PetscCall(GpukitTunerGetConfig(cu->tuner, &cfg, NULL));
-    *b     = cfg[0];
-    *block = cfg[1];
+    *b      = cfg[0];
+    *block  = cfg[1];
+    *layout = cfg[2];
   } else {
-    *b     = cu->planopt.bset ? PetscMin(cu->planopt.b, cu->bmax) : cu->bmodel;
-    *block = cu->block;
+    *b      = PetscMax(1, cu->planopt.bset ? PetscMin(cu->planopt.b, cu->bmax) : cu->bmodel);
+    *block  = cu->block;
+    *layout = cu->nlayouts > 0 ? cu->layouts[0] : AMBCUDA_LAYOUT_CSR;
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAGetConfig_Private(Mat A, PetscInt *b, PetscInt *block)
+{
+  PetscInt layout;
+
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAGetConfig3_Private(A, b, block, &layout));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -461,8 +640,7 @@ static PetscErrorCode AMBCUDACusparseMult_Private(Mat A, const double *xa, const
   const double    one = 1.0, zero = 0.0;
 
   PetscFunctionBegin;
-  if (!cu->sphandle) PetscCallCUSPARSE(cusparseCreate(&cu->sphandle));
-  PetscCallCUSPARSE(cusparseSetStream(cu->sphandle, stream));
+  PetscCall(AMBCUDAGetHandle_Private(stream, &cu->sphandle));
   if (!cu->spmat || cu->sprow != cu->rowptr || cu->spcol != cu->colidx || cu->spval != cu->val || cu->spnnz != cu->nnz) {
     if (cu->spmat) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spmat));
     if (cu->spx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spx));
@@ -498,15 +676,88 @@ static PetscErrorCode AMBCUDACusparseMult_Private(Mat A, const double *xa, const
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = A x, or y = z + A x when z is not NULL (z may be y) */
+/* SELL-32 through cuSPARSE's sliced ELLPACK SpMV (CUSPARSE_SPMV_SELL_ALG1): the descriptor and work buffer are made once
+   per built SELL; per call the stream, the two vector pointers and the SpMV (and z -> y for y = z + A x, z != y) */
+static PetscErrorCode AMBCUDASellCusparseMult_Private(Mat A, const double *xa, const double *za, double *ya, cudaStream_t stream)
+{
+#if defined(GPUKIT_AMBCUDA_HAVE_CUSPARSE_SELL)
+  Mat_SeqAMBCUDA  *cu  = AMBCUDAGet(A);
+  const double     one = 1.0, zero = 0.0;
+  cusparseHandle_t h;
+
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAGetHandle_Private(stream, &h));
+  if (!cu->spsell) {
+    PetscCallCUSPARSE(cusparseCreateSlicedEll(&cu->spsell, cu->m, cu->n, cu->nnz, cu->S.nval, GPUKIT_AMB_C, cu->S.off, cu->S.col, cu->S.val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    PetscCallCUSPARSE(cusparseCreateDnVec(&cu->ssx, cu->n, (void *)xa, CUDA_R_64F));
+    PetscCallCUSPARSE(cusparseCreateDnVec(&cu->ssy, cu->m, (void *)ya, CUDA_R_64F));
+    cu->sellbufok = PETSC_FALSE;
+  }
+  PetscCallCUSPARSE(cusparseDnVecSetValues(cu->ssx, (void *)xa));
+  PetscCallCUSPARSE(cusparseDnVecSetValues(cu->ssy, (void *)ya));
+  if (za && za != ya) PetscCallCUDA(cudaMemcpyAsync(ya, za, (size_t)cu->m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+  if (!cu->sellbufok) {
+    size_t need = 0;
+    PetscCallCUSPARSE(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spsell, cu->ssx, &one, cu->ssy, CUDA_R_64F, CUSPARSE_SPMV_SELL_ALG1, &need));
+    if (need > cu->sellbufsize) {
+      if (cu->sellbuf) PetscCallCUDA(cudaFree(cu->sellbuf));
+      PetscCallCUDA(cudaMalloc(&cu->sellbuf, need));
+      cu->sellbufsize = need;
+    }
+    cu->sellbufok = PETSC_TRUE;
+  }
+  PetscCallCUSPARSE(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spsell, cu->ssx, za ? &one : &zero, cu->ssy, CUDA_R_64F, CUSPARSE_SPMV_SELL_ALG1, cu->sellbuf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+#else
+  PetscFunctionBegin;
+  (void)xa;
+  (void)za;
+  (void)ya;
+  (void)stream;
+  SETERRQ(PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATSEQAMBCUDA: cuSPARSE's sliced ELLPACK needs CUDA 12.1 or later (CUSPARSE_VERSION >= 12100)");
+#endif
+}
+
+/* the layout's data for a candidate: built (untimed) when missing, values refreshed when they lag */
+static PetscErrorCode AMBCUDAReady_Private(Mat A, PetscInt b, PetscInt layout, PetscBool *ready)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+
+  PetscFunctionBegin;
+  switch (layout) {
+  case AMBCUDA_LAYOUT_AMB:
+    *ready = (PetscBool)(cu->built && cu->key.b == b && !cu->ambvalstale);
+    break;
+  case AMBCUDA_LAYOUT_SELL:
+  case AMBCUDA_LAYOUT_SELLK:
+    *ready = (PetscBool)(cu->sellbuilt && !cu->sellvalstale);
+    break;
+  default:
+    *ready = PETSC_TRUE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAMakeReady_Private(Mat A, PetscInt b, PetscInt layout)
+{
+  PetscFunctionBegin;
+  if (layout == AMBCUDA_LAYOUT_AMB) PetscCall(AMBCUDAEnsureLayout_Private(A, b));
+  else if (layout == AMBCUDA_LAYOUT_SELL || layout == AMBCUDA_LAYOUT_SELLK) PetscCall(AMBCUDAEnsureSell_Private(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* y = A x, or y = z + A x when z is not NULL (z may be y): the layout in use (AMB, CSR, SELL), on the tuner while it
+   searches (b, block size, layout) */
 static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
 {
   Mat_SeqAMBCUDA    *cu = AMBCUDAGet(A);
   Vec                vecs[3] = {x, z, y};
-  PetscBool          ok;
+  PetscBool          ok, ready, searching = PETSC_FALSE;
   const PetscScalar *xa, *za = NULL;
   PetscScalar       *ya;
   cudaStream_t       stream;
+  const PetscInt    *cfg;
+  PetscInt           nlaunch, fixed[3], layout;
 
   PetscFunctionBegin;
   PetscCall(AMBCUDAVecsOnDevice_Private(A, z ? "MatMultAdd" : "MatMult", 3, vecs, &ok));
@@ -518,46 +769,71 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   PetscCall(AMBCUDAPrepare_Private(A));
   PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Mult, A, x, y, 0));
-  if (cu->fallback) {
-    GpukitAMBCSR csr;
-    AMBCUDACSR(cu, &csr);
-    PetscCall(VecCUDAGetArrayRead(x, &xa));
-    PetscCall(AMBCUDAGetOutArrays_Private(z, y, &za, &ya));
-    PetscCall(PetscLogGpuTimeBegin());
-    if (cu->nnz > 0 && cu->m > 0 && cu->n > 0) PetscCall(AMBCUDACusparseMult_Private(A, xa, za, ya, stream));
-    else PetscCallCUDA(GpukitAMBCSRMultCUDA(&csr, cu->val, xa, za, ya, 0, stream));
-    PetscCall(PetscLogGpuTimeEnd());
-  } else {
-    const PetscInt *cfg;
-    PetscInt        nlaunch, fixed[2];
-    PetscCall(AMBCUDATunerSetUp_Private(A));
-    if (cu->built) PetscCall(AMBCUDAEnsureLayout_Private(A, cu->key.b)); /* a values refresh, if any, outside the timing */
-    if (cu->tuner) { /* y = y + A x (z == y) must run once; any other product may be repeated while it is timed */
-      PetscCall(GpukitTunerSetRepeatable(cu->tuner, (PetscBool)!(z && z == y)));
+  PetscCall(AMBCUDATunerSetUp_Private(A));
+  /* values refreshes, if any, outside the timing */
+  if (cu->built) PetscCall(AMBCUDAEnsureLayout_Private(A, cu->key.b));
+  if (cu->sellbuilt) PetscCall(AMBCUDAEnsureSell_Private(A));
+  if (cu->tuner) { /* y = y + A x (z == y) must run once; any other product may be repeated while it is timed */
+    PetscBool done;
+    PetscCall(GpukitTunerGetConfig(cu->tuner, &cfg, &done));
+    searching = (PetscBool)!done;
+    if (searching) PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Tune, A, 0, 0, 0));
+    PetscCall(GpukitTunerSetRepeatable(cu->tuner, (PetscBool)!(z && z == y)));
+    PetscCall(GpukitTunerBegin(cu->tuner, A->nonzerostate, (void *)stream, &cfg, &nlaunch));
+    PetscCall(AMBCUDAReady_Private(A, cfg[0], cfg[2], &ready));
+    if (!ready) { /* another b or layout: build it untimed (a call without launches teaches nothing), then time */
+      PetscInt b = cfg[0], l = cfg[2];
+      PetscCall(GpukitTunerEnd(cu->tuner));
+      PetscCall(AMBCUDAMakeReady_Private(A, b, l));
       PetscCall(GpukitTunerBegin(cu->tuner, A->nonzerostate, (void *)stream, &cfg, &nlaunch));
-      if (cfg[0] != cu->key.b || !cu->built) { /* another b: build it untimed (a call without launches teaches nothing), then time */
-        PetscInt b = cfg[0];
-        PetscCall(GpukitTunerEnd(cu->tuner));
-        PetscCall(AMBCUDAEnsureLayout_Private(A, b));
-        PetscCall(GpukitTunerBegin(cu->tuner, A->nonzerostate, (void *)stream, &cfg, &nlaunch));
-        PetscCheck(cfg[0] == b, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the tuner changed its candidate b from %" PetscInt_FMT " to %" PetscInt_FMT " between two calls", b, cfg[0]);
-      }
-    } else {
-      PetscCall(AMBCUDAGetConfig_Private(A, &fixed[0], &fixed[1]));
-      cfg     = fixed;
-      nlaunch = 1;
-      PetscCall(AMBCUDAEnsureLayout_Private(A, cfg[0]));
+      PetscCheck(cfg[0] == b && cfg[2] == l, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the tuner changed its candidate (b %" PetscInt_FMT ", layout %" PetscInt_FMT ") to (b %" PetscInt_FMT ", layout %" PetscInt_FMT ") between two calls", b, l, cfg[0], cfg[2]);
     }
-    PetscCheck(cu->built && cu->key.b == cfg[0] && !cu->ambvalstale, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the device layout (b %" PetscInt_FMT ") is not ready for the product with b %" PetscInt_FMT, cu->key.b, cfg[0]);
-    PetscCall(VecCUDAGetArrayRead(x, &xa));
-    PetscCall(AMBCUDAGetOutArrays_Private(z, y, &za, &ya));
-    PetscCall(PetscLogGpuTimeBegin());
-    for (PetscInt l = 0; l < nlaunch; l++) {
+  } else {
+    PetscCall(AMBCUDAGetConfig3_Private(A, &fixed[0], &fixed[1], &fixed[2]));
+    cfg     = fixed;
+    nlaunch = 1;
+    PetscCall(AMBCUDAMakeReady_Private(A, cfg[0], cfg[2]));
+  }
+  layout = cfg[2];
+  PetscCall(AMBCUDAReady_Private(A, cfg[0], layout, &ready));
+  PetscCheck(ready, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the device layout %s (b %" PetscInt_FMT ") is not ready for the product", AMBCUDALayoutNames[layout], cfg[0]);
+  cu->layout   = layout;
+  cu->fallback = (PetscBool)(layout != AMBCUDA_LAYOUT_AMB);
+  PetscCall(VecCUDAGetArrayRead(x, &xa));
+  PetscCall(AMBCUDAGetOutArrays_Private(z, y, &za, &ya));
+  PetscCall(PetscLogGpuTimeBegin());
+  for (PetscInt l = 0; l < nlaunch; l++) {
+    switch (layout) {
+    case AMBCUDA_LAYOUT_AMB:
       PetscCallCUDA(GpukitAMBMultCUDA(&cu->L, xa, za, ya, (int)cfg[1], cu->planopt.deterministic ? 1 : 0, stream));
-      if (cu->tuner) PetscCall(GpukitTunerMark(cu->tuner));
+      break;
+    case AMBCUDA_LAYOUT_SELL:
+      PetscCall(AMBCUDASellCusparseMult_Private(A, xa, za, ya, stream));
+      break;
+    case AMBCUDA_LAYOUT_SELLK:
+      PetscCallCUDA(GpukitAMBSellMultCUDA(&cu->S, xa, za, ya, GPUKIT_AMBCUDA_BLOCK, stream));
+      break;
+    default: {
+      GpukitAMBCSR csr;
+      AMBCUDACSR(cu, &csr);
+      if (cu->nnz > 0 && cu->m > 0 && cu->n > 0) PetscCall(AMBCUDACusparseMult_Private(A, xa, za, ya, stream));
+      else PetscCallCUDA(GpukitAMBCSRMultCUDA(&csr, cu->val, xa, za, ya, 0, stream));
     }
-    PetscCall(PetscLogGpuTimeEnd());
-    if (cu->tuner) PetscCall(GpukitTunerEnd(cu->tuner));
+    }
+    if (cu->tuner) PetscCall(GpukitTunerMark(cu->tuner));
+  }
+  PetscCall(PetscLogGpuTimeEnd());
+  if (cu->tuner) {
+    PetscBool done;
+    PetscCall(GpukitTunerEnd(cu->tuner));
+    PetscCall(GpukitTunerGetConfig(cu->tuner, &cfg, &done));
+    if (done && !cu->tuneclean) { /* the search is over: free the layouts that lost (memory), keep the winner's */
+      if (cfg[2] != AMBCUDA_LAYOUT_AMB) PetscCall(AMBCUDAFreeLayout_Private(cu));
+      if (cfg[2] != AMBCUDA_LAYOUT_SELL && cfg[2] != AMBCUDA_LAYOUT_SELLK) PetscCall(AMBCUDAFreeSell_Private(cu));
+      cu->tuneclean = PETSC_TRUE;
+      PetscCall(PetscInfo(A, "gpukit: tuned device product: layout %s (b %" PetscInt_FMT ", %" PetscInt_FMT " threads per block)\n", AMBCUDALayoutNames[cfg[2]], cfg[0], cfg[1]));
+    }
+    if (searching) PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Tune, A, 0, 0, 0));
   }
   PetscCall(AMBCUDARestoreOutArrays_Private(z, y, &za, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
@@ -818,17 +1094,25 @@ static PetscErrorCode MatSetValuesCOO_AMBCUDA(Mat A, const PetscScalar coo_v[], 
   PetscFunctionBegin;
   PetscCheck(cu->coo, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "MatSetValuesCOO() on a MATSEQAMBCUDA needs MatSetPreallocationCOO() first");
   PetscCheck(imode == INSERT_VALUES || imode == ADD_VALUES, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "MatSetValuesCOO() takes INSERT_VALUES or ADD_VALUES");
-  PetscCall(AMBCUDASyncCSR_Private(A)); /* the structure (first call) and, for ADD_VALUES, the current values */
+  { /* the structure (first call) and, for ADD_VALUES, the current values; INSERT_VALUES overwrites every value, so
+       a device CSR with the right structure needs no value upload even when the host values changed */
+    PetscBool structok = (PetscBool)(cu->csrvalid && cu->nzstate == A->nonzerostate && cu->m == A->rmap->n && cu->n == A->cmap->n);
+    if (!(imode == INSERT_VALUES && structok)) PetscCall(AMBCUDASyncCSR_Private(A));
+  }
   PetscCheck(cu->nnz == cu->coonnz, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "MatSetValuesCOO(): the nonzero pattern changed since MatSetPreallocationCOO() (%" PetscInt_FMT " nonzeros, then %" PetscInt_FMT "); call MatSetPreallocationCOO() again", cu->coonnz, cu->nnz);
   PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+  PetscCall(PetscLogEventBegin(MAT_AMBCUDA_COO, A, 0, 0, 0));
   PetscCall(GpukitCOOSetValues(cu->coo, coo_v, imode, cu->val, (PetscCount)cu->nnz, (int)cu->block));
-  /* the host copy follows (it stays authoritative) */
+  PetscCall(PetscLogEventEnd(MAT_AMBCUDA_COO, A, 0, 0, 0));
+  /* the host copy follows (it stays authoritative: SeqAIJ's host operations read its value array directly, with no
+     hook this plugin could use to copy the values down on demand). This nnz*8-byte device-to-host copy over PCIe is
+     what a COO refresh costs beyond the device work; event AMBCUDACopyDown */
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ia, &ja, &a, NULL));
-  PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(MAT_AMBCUDA_CopyDown, A, 0, 0, 0));
   if (cu->nnz) PetscCallCUDA(cudaMemcpyAsync(a, cu->val, (size_t)cu->nnz * sizeof(double), cudaMemcpyDeviceToHost, stream));
   PetscCallCUDA(cudaStreamSynchronize(stream));
   PetscCall(PetscLogGpuToCpu((PetscLogDouble)cu->nnz * sizeof(double)));
-  PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(MAT_AMBCUDA_CopyDown, A, 0, 0, 0));
   cu->ncoo++;
   PetscCall(AMBCUDADeviceFollowed_Private(A)); /* MatSetValuesCOO() assembles after this: its state increase is ours */
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -894,8 +1178,23 @@ static PetscErrorCode MatAMBGetInfo_AMBCUDA(Mat A, PetscInt *b, PetscInt *W, Pet
   if (!cu->fallback && (!cu->built || cu->key.b != bb)) PetscCall(AMBCUDAEnsureLayout_Private(A, bb)); /* exact bytes */
   if (b) *b = bb;
   if (W) *W = cu->planopt.W;
-  if (fallback) *fallback = cu->fallback;
-  if (bytes) *bytes = cu->fallback ? cu->bytescsr : cu->bytes;
+  if (fallback) *fallback = cu->fallback; /* any layout but AMB */
+  if (bytes) {
+    if (!cu->fallback) *bytes = cu->bytes;
+    else if ((cu->layout == AMBCUDA_LAYOUT_SELL || cu->layout == AMBCUDA_LAYOUT_SELLK) && cu->sellnval >= 0) *bytes = 12.0 * (PetscLogDouble)cu->sellnval + 4.0 * (PetscLogDouble)((cu->m + AMB_C - 1) / AMB_C + 1) + 8.0 * (PetscLogDouble)(cu->m + cu->n); /* SELL: values + columns, slice offsets, vectors */
+    else *bytes = cu->bytescsr;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the layout the device product uses now (before the first product: the one it starts with) */
+static PetscErrorCode MatAMBCUDAGetLayout_AMBCUDA(Mat A, const char **name)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAPrepare_Private(A));
+  *name = AMBCUDALayoutNames[cu->layout];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -956,12 +1255,60 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
       cu->longnb = longnb;                                                   /* the layout is rebuilt at the next product */
     }
   }
+  {
+    PetscInt sm = (PetscInt)cu->sellmode;
+    PetscCall(PetscOptionsEList("-mat_amb_cuda_sell", "SELL-32 on the device: tune (a candidate of the tuner next to the CSR fallback and AMB, with -mat_amb_csr_fallback auto), off, cusparse (always cuSPARSE's sliced ELLPACK), kernel (always gpukit's SELL kernel)", "MATAMBCUDA", AMBCUDASellModes, 4, AMBCUDASellModes[cu->sellmode], &sm, &set));
+    if (set && sm != (PetscInt)cu->sellmode) {
+      cu->sellmode = (AMBCUDASellMode)sm;
+      cu->planned  = PETSC_FALSE; /* the candidates are chosen again */
+      PetscCall(GpukitTunerDestroy(&cu->tuner));
+    }
+  }
   PetscCall(PetscOptionsBool("-mat_amb_autotune", "Tune the device product's b and threads per block with gpukit's tuner (-gpukit_tune); false: the model's b and 256 threads", "MATAMBCUDA", tune, &tune, &set));
   if (set) {
     cu->autotune = tune;
     PetscCall(GpukitTunerDestroy(&cu->tuner));
   }
   PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the device options of an MPI matrix's block (MatSetFromOptions_MPIAMB() passes the MPI matrix: its options database
+   and prefix; the blocks have none of their own): the same options and checks as MatSetFromOptions_AMBCUDA() */
+static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+  PetscOptions    options = ((PetscObject)parent)->options;
+  const char     *prefix  = ((PetscObject)parent)->prefix;
+  MPI_Comm        comm    = PetscObjectComm((PetscObject)parent);
+  PetscInt        v;
+  PetscBool       set, flg;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_block_size", &v, &set));
+  if (set) {
+    PetscCheck(v >= 32 && v <= 1024 && v % 32 == 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_block_size must be a multiple of 32 in 32..1024, got %" PetscInt_FMT, v);
+    if (!cu->fixblock || cu->block != v) PetscCall(GpukitTunerDestroy(&cu->tuner));
+    cu->block    = v;
+    cu->fixblock = PETSC_TRUE;
+  }
+  PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_long_blocks", &v, &set));
+  if (set) {
+    PetscCheck(v >= 0 && (long long)v <= (long long)INT_MAX, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_long_blocks must be 0 (automatic) or a positive number of blocks, got %" PetscInt_FMT, v);
+    if (v != cu->longnb) PetscCall(GpukitTunerDestroy(&cu->tuner));
+    cu->longnb = v;
+  }
+  PetscCall(PetscOptionsGetBool(options, prefix, "-mat_amb_autotune", &flg, &set));
+  if (set && flg != cu->autotune) {
+    cu->autotune = flg;
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+  }
+  PetscCall(PetscOptionsGetEList(options, prefix, "-mat_amb_cuda_sell", AMBCUDASellModes, 4, &v, &set));
+  if (set && v != (PetscInt)cu->sellmode) {
+    cu->sellmode = (AMBCUDASellMode)v;
+    cu->planned  = PETSC_FALSE;
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -977,8 +1324,24 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(AMBCUDAPrepare_Private(A));
-  if (cu->fallback) PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: CSR fallback kernel (%s)\n", cu->why));
-  else {
+  {
+    char   list[64] = "";
+    size_t len;
+    for (PetscInt i = 0; i < cu->nlayouts; i++) {
+      PetscCall(PetscStrlen(list, &len));
+      PetscCall(PetscSNPrintf(list + len, sizeof(list) - len, "%s%s", i ? "," : "", cu->layoutlabels[i]));
+    }
+    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: layout in use %s (candidates %s; SELL: %s)\n", AMBCUDALayoutNames[cu->layout], list, cu->sellwhy));
+  }
+  if (cu->fallback) {
+    if (cu->layout == AMBCUDA_LAYOUT_CSR) PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: CSR fallback kernel (cuSPARSE CSR SpMV; %s)\n", cu->why));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: SELL-32 %s (%lld stored entries for %" PetscInt_FMT " nonzeros; %s)\n", cu->layout == AMBCUDA_LAYOUT_SELL ? "through cuSPARSE's sliced ELLPACK SpMV" : "with gpukit's SELL kernel", cu->sellnval, cu->nnz, cu->why));
+    if (cu->tuner) {
+      PetscCall(PetscViewerASCIIPushTab(viewer));
+      PetscCall(GpukitTunerView(cu->tuner, viewer));
+      PetscCall(PetscViewerASCIIPopTab(viewer));
+    }
+  } else {
     PetscInt b, block;
     PetscCall(AMBCUDAGetConfig_Private(A, &b, &block));
     PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->why));
@@ -989,7 +1352,7 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPopTab(viewer));
     } else if (!cu->autotune) PetscCall(PetscViewerASCIIPrintf(viewer, "  (not tuned: -mat_amb_autotune false)\n"));
   }
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  device: %" PetscInt_FMT " structure uploads, %" PetscInt_FMT " value uploads, %" PetscInt_FMT " layout builds, %" PetscInt_FMT " value refreshes\n", cu->nstructup, cu->nvalup, cu->nbuild, cu->nrefresh));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  device: %" PetscInt_FMT " structure uploads, %" PetscInt_FMT " value uploads, %" PetscInt_FMT " layout builds, %" PetscInt_FMT " SELL builds, %" PetscInt_FMT " value refreshes\n", cu->nstructup, cu->nvalup, cu->nbuild, cu->nsellbuild, cu->nrefresh));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1012,6 +1375,8 @@ static PetscErrorCode AMBCUDACompose_Private(Mat A, PetscBool on)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_ambcuda_C", on ? GPUKIT_FN(MatConvert_SeqAIJ_SeqAMBCUDA) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaijambcuda_seqaij_C", on ? GPUKIT_FN(MatConvert_SeqAMB_SeqAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetStats_C", on ? GPUKIT_FN(MatAMBCUDAGetStats_AMBCUDA) : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetLayout_C", on ? GPUKIT_FN(MatAMBCUDAGetLayout_AMBCUDA) : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDASetBlockOptions_C", on ? GPUKIT_FN(MatAMBCUDASetBlockOptions_AMBCUDA) : NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1030,7 +1395,9 @@ static PetscErrorCode AMBCUDAFree_Private(Mat_SeqAMBCUDA **pcu)
   if (cu->spx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spx));
   if (cu->spy) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spy));
   if (cu->spbuf) PetscCallCUDA(cudaFree(cu->spbuf));
-  if (cu->sphandle) PetscCallCUSPARSE(cusparseDestroy(cu->sphandle));
+  PetscCall(AMBCUDAFreeSell_Private(cu));
+  if (cu->sellbuf) PetscCallCUDA(cudaFree(cu->sellbuf));
+  cu->sphandle = NULL; /* the shared handle (AMBCUDAGetHandle_Private()) */
   PetscCall(PetscFree(*pcu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1194,7 +1561,12 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
 .  -mat_amb_cuda_long_blocks <0> - a thread of the product sums at most this many blocks of a lane; longer chunks
      (power-law rows) are split over more threads and their rows added atomically (0: automatic, 8 x the mean blocks
      per (row, segment) pair and at least 128)
--  -mat_amb_autotune <true> - tune b and the threads per block with gpukit's tuner (kernel "amb_mult")
+.  -mat_amb_cuda_sell <tune,off,cusparse,kernel> - SELL-32 built on the device from the device CSR: tune (default) makes
+     it a candidate of the tuner's "layout" knob next to the CSR fallback and AMB (with -mat_amb_csr_fallback auto, when
+     SELL stores at most 2 entries per nonzero); cusparse/kernel always run it through cuSPARSE's sliced ELLPACK SpMV
+     (CUDA 12.1 or later) or gpukit's own SELL kernel
+-  -mat_amb_autotune <true> - tune b, the threads per block and the layout (amb, csr, sell, sellk) with gpukit's tuner
+     (kernel "amb_mult")
 
    Level: beginner
 
@@ -1203,7 +1575,10 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
    scaling, shift, zero entries and COO assembly run on the device; everything else runs AIJ's host code, after which
    the device uploads the values once (event AMBCUDACopyUp; nnz*8 bytes when the pattern is unchanged) and refreshes the
    AMB values through the CSR-position -> slot map (AMBCUDARefresh). A new pattern rebuilds the layout on the device
-   (AMBCUDABuild). `MatBindToCPU()` runs the host AMB kernel. `MatConvert()` goes both ways with `MATSEQAIJ` and
+   (AMBCUDABuild). The layout that runs the product (AMB, the CSR fallback, SELL-32) is the tuner's choice among the
+   candidates the traffic model leaves (MatView() ::ascii_info names it); events AMBCUDAPlan (model counts),
+   AMBCUDABuild/AMBCUDASellBuild (layouts), AMBCUDATune (products while the tuner searches), AMBCUDACOO and
+   AMBCUDACopyDown (COO values and their copy to the host AIJ arrays). `MatBindToCPU()` runs the host AMB kernel. `MatConvert()` goes both ways with `MATSEQAIJ` and
    `MATSEQAMB`.
 
 .seealso: `MATAMBCUDA`, `MATMPIAMBCUDA`, `MATSEQAMB`, `MatAMBGetInfo()`
@@ -1272,6 +1647,11 @@ PetscErrorCode MatRegister_AMBCUDA_Private(void)
   PetscCall(PetscLogEventRegister("AMBCUDABuild", MAT_CLASSID, &MAT_AMBCUDA_Build));
   PetscCall(PetscLogEventRegister("AMBCUDARefresh", MAT_CLASSID, &MAT_AMBCUDA_Refresh));
   PetscCall(PetscLogEventRegister("AMBCUDACopyUp", MAT_CLASSID, &MAT_AMBCUDA_CopyUp));
+  PetscCall(PetscLogEventRegister("AMBCUDAPlan", MAT_CLASSID, &MAT_AMBCUDA_Plan));
+  PetscCall(PetscLogEventRegister("AMBCUDASellBuild", MAT_CLASSID, &MAT_AMBCUDA_SellBuild));
+  PetscCall(PetscLogEventRegister("AMBCUDATune", MAT_CLASSID, &MAT_AMBCUDA_Tune));
+  PetscCall(PetscLogEventRegister("AMBCUDACOO", MAT_CLASSID, &MAT_AMBCUDA_COO));
+  PetscCall(PetscLogEventRegister("AMBCUDACopyDown", MAT_CLASSID, &MAT_AMBCUDA_CopyDown));
   PetscCall(MatRegisterRootName(MATAMBCUDA, MATSEQAMBCUDA, MATMPIAMBCUDA));
   PetscCall(MatRegister(MATAMBCUDA, MatCreate_AMBCUDA));
   PetscCall(MatRegister(MATSEQAMBCUDA, MatCreate_SeqAMBCUDA));

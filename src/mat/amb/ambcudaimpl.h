@@ -32,6 +32,30 @@
 #define GPUKIT_AMBCUDA_BLOCK 256                            /* default threads per block of the product */
 #define AMBCUDA_WHO          "MATAMBCUDA launches its kernels" /* for GpukitCUDAGetStream() errors */
 
+/* cuSPARSE's sliced ELLPACK (cusparseCreateSlicedEll(), CUSPARSE_SPMV_SELL_ALG1) came with CUDA 12.1 (cuSPARSE 12.1) */
+#if defined(CUSPARSE_VERSION) && CUSPARSE_VERSION >= 12100
+  #define GPUKIT_AMBCUDA_HAVE_CUSPARSE_SELL 1
+#endif
+
+/* the device product's layouts (the tuner's categorical knob "layout"; AMBCUDALayoutNames[] in ambcuda.cu) */
+typedef enum {
+  AMBCUDA_LAYOUT_AMB,      /* the AMB layout (ambkernels.h) */
+  AMBCUDA_LAYOUT_CSR,      /* the device CSR through cuSPARSE CSR SpMV (what MATAIJCUSPARSE runs) */
+  AMBCUDA_LAYOUT_SELL,     /* SELL-32 built on the device, cuSPARSE's sliced ELLPACK SpMV */
+  AMBCUDA_LAYOUT_SELLK,    /* the same SELL-32, gpukit's own kernel (one thread per row, deterministic) */
+  AMBCUDA_NLAYOUTS
+} AMBCUDALayout;
+
+/* -mat_amb_cuda_sell */
+typedef enum {
+  AMBCUDA_SELL_TUNE,     /* SELL (cuSPARSE and own kernel) are tuner candidates next to CSR and AMB (mode auto only) */
+  AMBCUDA_SELL_OFF,      /* never SELL */
+  AMBCUDA_SELL_CUSPARSE, /* always cuSPARSE SELL (overrides the model and -mat_amb_csr_fallback) */
+  AMBCUDA_SELL_KERNEL    /* always gpukit's SELL kernel */
+} AMBCUDASellMode;
+
+#define AMBCUDA_SELL_MAX_FILL 2.0 /* SELL is a candidate only with at most this many stored entries per nonzero */
+
 /* what the device layout was built with; a change rebuilds it */
 typedef struct {
   PetscInt  b, W, sigma;
@@ -66,6 +90,22 @@ typedef struct {
   void                *spbuf;
   size_t               spbufsize;
   char           why[160];
+  /* the layouts the product may run: candidates of the tuner's "layout" knob (first = the start), the one in use */
+  PetscBool       decided;          /* the plan's candidates are set for the current plan */
+  PetscInt        nlayouts, layouts[AMBCUDA_NLAYOUTS], layout;
+  const char     *layoutlabels[AMBCUDA_NLAYOUTS];
+  AMBCUDASellMode sellmode;
+  long long       sellnval;         /* SELL-32 stored entries (padding included), -1 not measured */
+  char            sellwhy[128];     /* why SELL is or is not a candidate */
+  GpukitAMBSell   S;                /* SELL-32 on the device */
+  PetscBool       sellbuilt, sellvalstale;
+  cusparseSpMatDescr_t spsell;      /* cuSPARSE's descriptor of S */
+  cusparseDnVecDescr_t ssx, ssy;
+  void                *sellbuf;
+  size_t               sellbufsize;
+  PetscBool            sellbufok;
+  PetscBool            tuneclean;   /* after the search: the layouts that lost were freed */
+  PetscInt             nsellbuild;
   PetscLogDouble bytes, bytescsr;  /* model of the kernel in use (AMB with the layout's b), CSR */
 
   /* the AMB layout on the device */
@@ -105,5 +145,9 @@ static inline Mat_SeqAMBCUDA *AMBCUDAGet(Mat A)
 typedef PetscErrorCode (*MatAMBCUDAGetStatsFn)(Mat, PetscInt *, PetscInt *, PetscInt *, PetscInt *, PetscInt *, PetscInt *, PetscInt *);
 
 PETSC_INTERN PetscLogEvent MAT_AMBCUDA_Mult, MAT_AMBCUDA_Build, MAT_AMBCUDA_Refresh, MAT_AMBCUDA_CopyUp;
+PETSC_INTERN PetscLogEvent MAT_AMBCUDA_Plan, MAT_AMBCUDA_SellBuild, MAT_AMBCUDA_Tune, MAT_AMBCUDA_COO, MAT_AMBCUDA_CopyDown;
+
+/* the name of the layout the device product uses ("amb", "csr", "sell", "sellk"; tests, benchmarks) */
+typedef PetscErrorCode (*MatAMBCUDAGetLayoutFn)(Mat, const char **);
 
 #endif /* GPUKIT_AMBCUDA_AVAILABLE */

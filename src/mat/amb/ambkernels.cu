@@ -11,8 +11,9 @@
                     longnb blocks) get their slices and their one-segment rows become atomic rows;
      5. Fill        (thread per pair): block indices, padding indices, and the map CSR entry -> value slot.
    The values are written by the refresh kernel through the map (the same kernel refreshes them when only the values
-   change). CUB's temporary storage and the build's work arrays come from the library's stream-ordered pool; the
-   layout's own arrays are allocated once at their final size (no placeholders freed again: cudaFree synchronises).
+   change). CUB's temporary storage, the build's work arrays and the layout's own arrays come from the library's
+   stream-ordered pool (no cudaMalloc()/cudaFree(), which synchronise the device); the layout's arrays are allocated
+   once at their final size.
    Three host synchronisations read sizes (pairs, chunks, stored values) and one ends the build.
 */
 #include <climits>
@@ -451,10 +452,12 @@ __global__ void ScaleKernel(long long n, double *__restrict__ a, double s)
   if (e < n) a[e] *= s;
 }
 
+/* the layout's own arrays: from the library's stream-ordered pool (no cudaMalloc()/cudaFree() device synchronisation
+   per array; a rebuild for another b reuses the memory of the layout it replaces) */
 template <typename T>
-cudaError_t DevAlloc(T **p, long long n)
+cudaError_t DevAlloc(T **p, long long n, cudaStream_t stream)
 {
-  return cudaMalloc((void **)p, (size_t)(n > 0 ? n : 1) * sizeof(T));
+  return GpukitPoolMallocN(p, (size_t)(n > 0 ? n : 1), stream);
 }
 
 bool ValidCSR(const GpukitAMBCSR *A)
@@ -465,18 +468,18 @@ bool ValidCSR(const GpukitAMBCSR *A)
 /* the arrays of a layout without entries (m == 0 or nnz == 0): cs = {0}, the rest as far as built */
 cudaError_t EmptyLayout(GpukitAMBLayout *L, cudaStream_t stream)
 {
-  GPUKIT_AMB_TRY(DevAlloc(&L->cs, 1));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cs, 1, stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->cs, 0, sizeof(long long), stream));
   return cudaStreamSynchronize(stream);
 }
 
 } // namespace
 
-extern "C" cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L)
+extern "C" cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L, cudaStream_t stream)
 {
   void *arrays[] = {L->cs, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->colidx, L->val, L->map, L->initrows, L->pairptr, L->pairslot, L->slchunk, L->slbeg};
   for (void *p : arrays)
-    if (p) GPUKIT_AMB_TRY(cudaFree(p));
+    if (p) GPUKIT_AMB_TRY(GpukitPoolFree(p, stream));
   *L = GpukitAMBLayout();
   return cudaSuccess;
 }
@@ -500,9 +503,9 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   L->m      = m;
   L->n      = n;
   L->nnz    = nnz;
-  GPUKIT_AMB_TRY(DevAlloc(&L->pairptr, (long long)m + 1));
+  GPUKIT_AMB_TRY(DevAlloc(&L->pairptr, (long long)m + 1, stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->pairptr, 0, sizeof(int), stream));
-  GPUKIT_AMB_TRY(DevAlloc(&L->map, nnz));
+  GPUKIT_AMB_TRY(DevAlloc(&L->map, nnz, stream));
   if (m == 0) return EmptyLayout(L, stream);
 
   /* 1. pairs per row, pairptr, the rows of the init pass */
@@ -533,11 +536,11 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
     GPUKIT_AMB_TRY(cudaGetLastError());
   }
   if (L->npairs == 0) { /* no entries: every row is an init row */
-    GPUKIT_AMB_TRY(DevAlloc(&L->initrows, L->ninit));
+    GPUKIT_AMB_TRY(DevAlloc(&L->initrows, L->ninit, stream));
     GPUKIT_AMB_TRY(cudaMemcpyAsync(L->initrows, irows.p, (size_t)L->ninit * sizeof(int), cudaMemcpyDeviceToDevice, stream));
     return EmptyLayout(L, stream);
   }
-  GPUKIT_AMB_TRY(DevAlloc(&L->pairslot, L->npairs));
+  GPUKIT_AMB_TRY(DevAlloc(&L->pairslot, L->npairs, stream));
 
   /* 2. the pairs */
   const long long np = L->npairs;
@@ -607,11 +610,11 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
   L->nchunks = hnc;
   if ((long long)hnc * GPUKIT_AMB_C > INT_MAX) return cudaErrorInvalidValue; /* lane numbers are int */
-  GPUKIT_AMB_TRY(DevAlloc(&L->cnblk, hnc));
-  GPUKIT_AMB_TRY(DevAlloc(&L->cxoff, hnc));
-  GPUKIT_AMB_TRY(DevAlloc(&L->cseg, hnc));
-  GPUKIT_AMB_TRY(DevAlloc(&L->lanerow, (long long)hnc * GPUKIT_AMB_C));
-  GPUKIT_AMB_TRY(DevAlloc(&L->cs, (long long)hnc + 1));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cnblk, hnc, stream));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cxoff, hnc, stream));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cseg, hnc, stream));
+  GPUKIT_AMB_TRY(DevAlloc(&L->lanerow, (long long)hnc * GPUKIT_AMB_C, stream));
+  GPUKIT_AMB_TRY(DevAlloc(&L->cs, (long long)hnc + 1, stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->cnblk, 0, (size_t)hnc * sizeof(int), stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->lanerow, 0xff, (size_t)hnc * GPUKIT_AMB_C * sizeof(int), stream)); /* -1: padding */
   ChunkKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, order.As<int>(), pseg.As<int>(), prow.As<int>(), pnblk.As<int>(), L->pairptr, segstart.As<int>(), chunkstart.As<int>(), W, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->pairslot);
@@ -661,20 +664,20 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
 
   /* the slices of the long chunks, and the init rows with the long chunks' one-segment rows appended */
   L->nslices = hnsl;
-  GPUKIT_AMB_TRY(DevAlloc(&L->slchunk, L->nslices));
-  GPUKIT_AMB_TRY(DevAlloc(&L->slbeg, L->nslices));
+  GPUKIT_AMB_TRY(DevAlloc(&L->slchunk, L->nslices, stream));
+  GPUKIT_AMB_TRY(DevAlloc(&L->slbeg, L->nslices, stream));
   if (hnsl > 0) {
     SliceFillKernel<<<Blocks(hnc, THREADS), THREADS, 0, stream>>>(hnc, L->cnblk, longnb, soff.As<int>(), L->slchunk, L->slbeg);
     GPUKIT_AMB_TRY(cudaGetLastError());
   }
-  GPUKIT_AMB_TRY(DevAlloc(&L->initrows, L->ninit + (long long)hnextra));
+  GPUKIT_AMB_TRY(DevAlloc(&L->initrows, L->ninit + (long long)hnextra, stream));
   if (L->ninit > 0) GPUKIT_AMB_TRY(cudaMemcpyAsync(L->initrows, irows.p, (size_t)L->ninit * sizeof(int), cudaMemcpyDeviceToDevice, stream));
   if (hnextra > 0) GPUKIT_AMB_TRY(cudaMemcpyAsync(L->initrows + L->ninit, extra.p, (size_t)hnextra * sizeof(int), cudaMemcpyDeviceToDevice, stream));
   L->ninit += (long long)hnextra;
 
   /* 5. indices and the map; values zeroed (the refresh fills them) */
-  GPUKIT_AMB_TRY(DevAlloc(&L->colidx, L->nval / b));
-  GPUKIT_AMB_TRY(cudaMalloc(&L->val, (size_t)(L->nval > 0 ? L->nval : 1) * (single ? sizeof(float) : sizeof(double))));
+  GPUKIT_AMB_TRY(DevAlloc(&L->colidx, L->nval / b, stream));
+  GPUKIT_AMB_TRY(GpukitPoolMalloc(&L->val, (size_t)(L->nval > 0 ? L->nval : 1) * (single ? sizeof(float) : sizeof(double)), stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->colidx, 0, (size_t)(L->nval / b) * sizeof(unsigned short), stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->val, 0, (size_t)L->nval * (single ? sizeof(float) : sizeof(double)), stream));
   FillKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, A->colidx, n, b, pbeg.As<int>(), pend.As<int>(), L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->map);
@@ -789,4 +792,162 @@ extern "C" cudaError_t GpukitAMBScaleCUDA(long long n, double *a, double s, cuda
   if (n == 0) return cudaSuccess;
   ScaleKernel<<<Blocks(n, THREADS), THREADS, 0, stream>>>(n, a, s);
   return cudaGetLastError();
+}
+
+/* ------------------------------------------------------------------------------------------------------------------
+   SELL-32 (the short-row candidate next to the CSR fallback; the layout in ambkernels.h, GpukitAMBSell)
+   ------------------------------------------------------------------------------------------------------------------ */
+namespace
+{
+
+/* the stored entries of slice s, 32 x its longest row (slices past the last real row count 0) */
+__global__ void SellSliceSizeKernel(long long ns, int m, const int *__restrict__ rowptr, long long *__restrict__ sz)
+{
+  const long long s = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (s > ns) return;
+  int w = 0;
+  if (s < ns) {
+    const int r0 = (int)(s * GPUKIT_AMB_C), r1 = r0 + GPUKIT_AMB_C < m ? r0 + GPUKIT_AMB_C : m;
+    for (int r = r0; r < r1; r++) w = max(w, rowptr[r + 1] - rowptr[r]);
+  }
+  sz[s] = (long long)GPUKIT_AMB_C * w; /* sz[ns] = 0: the exclusive scan's total lands at off[ns] */
+}
+
+__global__ void SellOffsetsKernel(long long n, const long long *__restrict__ off64, int *__restrict__ off)
+{
+  const long long s = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (s < n) off[s] = (int)off64[s];
+}
+
+/* one thread per (slice, lane): the lane's row, its columns then -1 (padding; also every entry of a lane past m) */
+__global__ void SellFillKernel(long long nlanes, int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, const int *__restrict__ off, int *__restrict__ col)
+{
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (t >= nlanes) return;
+  const long long s = t / GPUKIT_AMB_C;
+  const int       l = (int)(t % GPUKIT_AMB_C), base = off[s], w = (off[s + 1] - base) / GPUKIT_AMB_C;
+  const int       r = (int)t, beg = r < m ? rowptr[r] : 0, len = r < m ? rowptr[r + 1] - beg : 0;
+  for (int k = 0; k < w; k++) col[base + GPUKIT_AMB_C * k + l] = k < len ? colidx[beg + k] : -1;
+}
+
+__global__ void SellRefreshKernel(long long nlanes, int m, const int *__restrict__ rowptr, const int *__restrict__ off, const double *__restrict__ a, double *__restrict__ val)
+{
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (t >= nlanes) return;
+  const long long s = t / GPUKIT_AMB_C;
+  const int       l = (int)(t % GPUKIT_AMB_C), base = off[s], w = (off[s + 1] - base) / GPUKIT_AMB_C;
+  const int       r = (int)t, beg = r < m ? rowptr[r] : 0, len = r < m ? rowptr[r + 1] - beg : 0;
+  for (int k = 0; k < w; k++) val[base + GPUKIT_AMB_C * k + l] = k < len ? a[beg + k] : 0.0;
+}
+
+/* one thread per row, its entries in CSR order (one running sum, each multiply and add rounded: bitwise the host's
+   sequential CSR sum, AMBMult_Host's order); padding (-1) ends the row */
+template <bool ADD>
+__global__ void SellMultKernel(int m, const int *__restrict__ off, const int *__restrict__ col, const double *__restrict__ val, const double *__restrict__ x, const double *z, double *y)
+{
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  const int s = r / GPUKIT_AMB_C, l = r % GPUKIT_AMB_C, base = off[s], w = (off[s + 1] - base) / GPUKIT_AMB_C;
+  double    acc = ADD ? z[r] : 0.0;
+  for (int k = 0; k < w; k++) {
+    const int e = base + GPUKIT_AMB_C * k + l, c = __ldcs(col + e);
+    if (c < 0) break;
+    acc = __dadd_rn(acc, __dmul_rn(__ldcs(val + e), __ldg(x + c))); /* no FMA: bitwise the sequential CSR sum */
+  }
+  y[r] = acc;
+}
+
+/* the slice sizes and their exclusive scan (off64, nslices + 1 entries, pool memory the caller frees) */
+cudaError_t SellScan(const GpukitAMBCSR *A, long long ns, long long **off64, cudaStream_t stream)
+{
+  GpukitPoolTemp sz(stream), tmp(stream);
+  size_t         bytes = 0;
+
+  *off64 = nullptr;
+  GPUKIT_AMB_TRY(sz.Get((size_t)(ns + 1) * sizeof(long long)));
+  GPUKIT_AMB_TRY(GpukitPoolMallocN(off64, (size_t)(ns + 1), stream));
+  SellSliceSizeKernel<<<Blocks(ns + 1, THREADS), THREADS, 0, stream>>>(ns, A->m, A->rowptr, sz.As<long long>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, sz.As<long long>(), *off64, ns + 1, stream));
+  GPUKIT_AMB_TRY(tmp.Get(bytes));
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, sz.As<long long>(), *off64, ns + 1, stream));
+  return cudaSuccess;
+}
+
+} // namespace
+
+extern "C" cudaError_t GpukitAMBSellSizeCUDA(const GpukitAMBCSR *A, long long *nval, cudaStream_t stream)
+{
+  long long *off64 = nullptr;
+
+  if (!ValidCSR(A) || !nval) return cudaErrorInvalidValue;
+  *nval = 0;
+  if (A->m == 0) return cudaSuccess;
+  const long long ns = ((long long)A->m + GPUKIT_AMB_C - 1) / GPUKIT_AMB_C;
+  cudaError_t     err = SellScan(A, ns, &off64, stream);
+  if (err == cudaSuccess) err = cudaMemcpyAsync(nval, off64 + ns, sizeof(long long), cudaMemcpyDeviceToHost, stream);
+  if (off64) GpukitPoolFreeN(&off64, stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+  return err;
+}
+
+extern "C" cudaError_t GpukitAMBSellBuildCUDA(const GpukitAMBCSR *A, GpukitAMBSell *S, cudaStream_t stream)
+{
+  long long *off64 = nullptr;
+  long long  nval  = 0;
+
+  if (!ValidCSR(A) || !S) return cudaErrorInvalidValue;
+  *S         = GpukitAMBSell();
+  S->m       = A->m;
+  S->n       = A->n;
+  S->nnz     = A->nnz;
+  S->nslices = ((long long)A->m + GPUKIT_AMB_C - 1) / GPUKIT_AMB_C;
+  if (A->m > 0) {
+    GPUKIT_AMB_TRY(SellScan(A, S->nslices, &off64, stream));
+    GPUKIT_AMB_TRY(cudaMemcpyAsync(&nval, off64 + S->nslices, sizeof(long long), cudaMemcpyDeviceToHost, stream));
+    GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
+  }
+  if (nval > INT_MAX) { /* 32-bit offsets (cuSPARSE's and ours) */
+    GpukitPoolFreeN(&off64, stream);
+    return cudaErrorInvalidValue;
+  }
+  S->nval = nval;
+  GPUKIT_AMB_TRY(GpukitPoolMallocN(&S->off, (size_t)(S->nslices + 1), stream));
+  GPUKIT_AMB_TRY(GpukitPoolMallocN(&S->col, (size_t)(nval > 0 ? nval : 1), stream));
+  GPUKIT_AMB_TRY(GpukitPoolMallocN(&S->val, (size_t)(nval > 0 ? nval : 1), stream));
+  if (A->m > 0) {
+    SellOffsetsKernel<<<Blocks(S->nslices + 1, THREADS), THREADS, 0, stream>>>(S->nslices + 1, off64, S->off);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+    GPUKIT_AMB_TRY(GpukitPoolFreeN(&off64, stream));
+    SellFillKernel<<<Blocks(S->nslices * GPUKIT_AMB_C, THREADS), THREADS, 0, stream>>>(S->nslices * GPUKIT_AMB_C, A->m, A->rowptr, A->colidx, S->off, S->col);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  } else GPUKIT_AMB_TRY(cudaMemsetAsync(S->off, 0, sizeof(int), stream));
+  return cudaSuccess;
+}
+
+extern "C" cudaError_t GpukitAMBSellRefreshCUDA(const GpukitAMBCSR *A, const GpukitAMBSell *S, const double *a, cudaStream_t stream)
+{
+  if (!ValidCSR(A) || !S || A->m != S->m || A->nnz != S->nnz || (A->nnz > 0 && !a)) return cudaErrorInvalidValue;
+  if (S->nslices == 0 || S->nval == 0) return cudaSuccess;
+  SellRefreshKernel<<<Blocks(S->nslices * GPUKIT_AMB_C, THREADS), THREADS, 0, stream>>>(S->nslices * GPUKIT_AMB_C, A->m, A->rowptr, S->off, a, S->val);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitAMBSellMultCUDA(const GpukitAMBSell *S, const double *x, const double *z, double *y, int block, cudaStream_t stream)
+{
+  if (!S || block < 32 || block > 1024 || block % 32 || (S->m > 0 && !y) || (S->nval > 0 && !x)) return cudaErrorInvalidValue;
+  if (S->m == 0) return cudaSuccess;
+  if (z) SellMultKernel<true><<<Blocks(S->m, block), block, 0, stream>>>(S->m, S->off, S->col, S->val, x, z, y);
+  else SellMultKernel<false><<<Blocks(S->m, block), block, 0, stream>>>(S->m, S->off, S->col, S->val, x, z, y);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitAMBSellFree(GpukitAMBSell *S, cudaStream_t stream)
+{
+  if (!S) return cudaSuccess;
+  GPUKIT_AMB_TRY(GpukitPoolFreeN(&S->off, stream));
+  GPUKIT_AMB_TRY(GpukitPoolFreeN(&S->col, stream));
+  GPUKIT_AMB_TRY(GpukitPoolFreeN(&S->val, stream));
+  *S = GpukitAMBSell();
+  return cudaSuccess;
 }

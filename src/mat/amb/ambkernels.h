@@ -90,8 +90,8 @@ typedef struct {
 cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *csr, int b, int W, int sigma, int single, int longnb, GpukitAMBLayout *L, cudaStream_t stream);
 #define GPUKIT_AMB_LONG_MIN 128 /* the automatic long-chunk limit is at least this many blocks */
 
-/* frees the device arrays of L (cudaFree: synchronous) and zeroes it */
-cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L);
+/* gives the device arrays of L back to the library's pool after the work enqueued on stream, and zeroes it */
+cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L, cudaStream_t stream);
 
 /* the values of L from the CSR values a (nnz, device): val[map[e]] = a[e] (rounded to float with single) */
 cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream);
@@ -118,6 +118,31 @@ cudaError_t GpukitAMBDiagonalCUDA(const GpukitAMBCSR *csr, const double *a, doub
 cudaError_t GpukitAMBShiftCUDA(const GpukitAMBCSR *csr, double *a, double s, int *dmissing, cudaStream_t stream);
 /* a[e] *= s, e < n */
 cudaError_t GpukitAMBScaleCUDA(long long n, double *a, double s, cudaStream_t stream);
+
+/* SELL-32 of a device CSR: the short-row candidate the glue times against the CSR fallback and the AMB layout (through
+   cuSPARSE's sliced ELLPACK SpMV, CUSPARSE_SPMV_SELL_ALG1, or gpukit's own kernel below). Slice s holds rows
+   32s .. 32s+31 in their order (no sorting), width w_s = its longest row; entry k of lane l at off[s] + 32*k + l
+   (column-major in the slice), padding entries have column -1 and value 0 (the convention cuSPARSE requires). 32-bit
+   offsets: nval = off[nslices] must be below 2^31. Arrays from the library's pool. */
+typedef struct {
+  int       m, n, nnz;
+  long long nslices, nval;
+  int      *off; /* nslices + 1 */
+  int      *col; /* nval */
+  double   *val; /* nval */
+} GpukitAMBSell;
+
+/* the stored entries SELL-32 would have (padding included) without building it; synchronises the stream */
+cudaError_t GpukitAMBSellSizeCUDA(const GpukitAMBCSR *csr, long long *nval, cudaStream_t stream);
+/* builds the structure of S (off, col) from the CSR (val allocated, filled by GpukitAMBSellRefreshCUDA());
+   cudaErrorInvalidValue when nval would reach 2^31; synchronises once (the size) */
+cudaError_t GpukitAMBSellBuildCUDA(const GpukitAMBCSR *csr, GpukitAMBSell *S, cudaStream_t stream);
+/* the values of S from the CSR values a (nnz, device): every slot, padding set to 0 */
+cudaError_t GpukitAMBSellRefreshCUDA(const GpukitAMBCSR *csr, const GpukitAMBSell *S, const double *a, cudaStream_t stream);
+/* y = A x (z NULL) or y = z + A x (z may be y): one thread per row, one running sum acc = 0 or z[r], then acc + a*x in
+   CSR order, each operation rounded (no FMA): bitwise AMBMult_Host's and the sequential CSR sum (deterministic) */
+cudaError_t GpukitAMBSellMultCUDA(const GpukitAMBSell *S, const double *x, const double *z, double *y, int block, cudaStream_t stream);
+cudaError_t GpukitAMBSellFree(GpukitAMBSell *S, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

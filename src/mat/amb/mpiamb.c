@@ -97,6 +97,13 @@ static PetscErrorCode MatSetFromOptions_MPIAMB(Mat A, GpukitOptionItems PetscOpt
   PetscOptionsHeadEnd();
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
   if (Ad || Ao) PetscCall(MatMPIAMBRetypeBlocks_Private(A));
+  for (int k = 0; k < 2; k++) { /* MATMPIAMBCUDA: the device options (-mat_amb_cuda_*) reach the blocks */
+    Mat X = k ? Ao : Ad;
+    PetscErrorCode (*f)(Mat, Mat) = NULL;
+    if (!X) continue;
+    PetscCall(PetscObjectQueryFunction((PetscObject)X, "MatAMBCUDASetBlockOptions_C", &f));
+    if (f) PetscCall((*f)(X, A));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -120,6 +127,16 @@ static PetscErrorCode MatView_MPIAMB(Mat A, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPushSynchronized(viewer));
     PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] diagonal block: b %" PetscInt_FMT ", %" PetscInt_FMT " chunks, model %.4g bytes, %s (%s)\n", PetscGlobalRank, Ld->b, Ld->nchunks, Ld->bytes, Ld->fallback ? "CSR fallback" : "AMB", Ld->why));
     PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] off-diagonal block: %" PetscInt_FMT " columns, b %" PetscInt_FMT ", %" PetscInt_FMT " chunks, model %.4g bytes, %s (%s)\n", PetscGlobalRank, Lo->n, Lo->b, Lo->nchunks, Lo->bytes, Lo->fallback ? "CSR fallback" : "AMB", Lo->why));
+    { /* MATMPIAMBCUDA: the layout each block's device product uses (AMB, csr, sell, sellk: the tuner's choice) */
+      PetscErrorCode (*lf)(Mat, const char **) = NULL;
+      const char *ld = NULL, *lo = NULL;
+      PetscCall(PetscObjectQueryFunction((PetscObject)Ad, "MatAMBCUDAGetLayout_C", &lf));
+      if (lf) PetscCall((*lf)(Ad, &ld));
+      lf = NULL;
+      PetscCall(PetscObjectQueryFunction((PetscObject)Ao, "MatAMBCUDAGetLayout_C", &lf));
+      if (lf) PetscCall((*lf)(Ao, &lo));
+      if (ld || lo) PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] on the GPU: diagonal block layout %s, off-diagonal block layout %s\n", PetscGlobalRank, ld ? ld : "-", lo ? lo : "-"));
+    }
     PetscCall(PetscViewerFlush(viewer));
     PetscCall(PetscViewerASCIIPopSynchronized(viewer));
   }
