@@ -10,26 +10,14 @@
 # Environment: PETSC_DIR (default gpucarry/petsc-cuda), OBJDIR (build/gpu), GPUKIT_EX45_N (193), GPUKIT_EX45_TYPES
 # ("aijcusparse sgdiacuda"). Writes bench/results/cacg/ex45-<date>.jsonl (copied to $OUT when set) and prints a table.
 set -uo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
-source "$top/scripts/mpienv.sh"
-objdir=${OBJDIR:-build/gpu}
-PETSC_DIR=${PETSC_DIR:-$top/gpucarry/petsc-cuda}
-export LD_LIBRARY_PATH=$PETSC_DIR/lib:${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source "$(dirname "$0")/gpucommon.sh" || exit 1
 n=${GPUKIT_EX45_N:-193}
-src=$PETSC_DIR/share/petsc/examples/src/ksp/ksp/tutorials/ex45.c
-[ -f "$src" ] || { echo "ex45_cacg.sh: no $src (tests/gpu/pack.sh carries it)" >&2; exit 1; }
 bin=$objdir/tutorials/ex45
-mkdir -p "$objdir/tutorials" bench/results/cacg
-vars=$PETSC_DIR/lib/petsc/conf/petscvariables
-cc=$(sed -n 's/^PCC = //p' "$vars"); incs=$(sed -n 's/^PETSC_CC_INCLUDES = //p' "$vars"); libs=$(sed -n 's/^PETSC_WITH_EXTERNAL_LIB = //p' "$vars")
-# shellcheck disable=SC2086
-timeout 120 ${cc:-mpicc} -O2 $incs "$src" -o "$bin" $libs || { echo "ex45_cacg.sh: building ex45 failed" >&2; exit 1; }
+mkdir -p bench/results/cacg
+gk_build_tutorial ksp/ksp/tutorials/ex45 "$bin" || exit 1
 lib=$top/$objdir/lib/libpetscgpukit.so
 out=bench/results/cacg/ex45-$(date -u +%Y-%m-%d).jsonl
 rm -f "$out"
-commit=${GPUKIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-device=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
 printf '%-12s %-12s %10s %6s %12s %s\n' mat_type method KSPSolve_s its vs_cg choice
 for mt in ${GPUKIT_EX45_TYPES:-aijcusparse sgdiacuda}; do
   cgt=""
