@@ -21,7 +21,8 @@ static const char help[] = "MATDCSR / MATDCSRCUDA benchmark (issue 17's protocol
                            " 3. SpMV of the fragmented DCSR matrix after (2), after MatDCSRDefragment, and of AIJ(CUSPARSE) with the same\n"
                            "    entries; the defragmentation's time in SpMVs.\n"
                            " 4. memory: device bytes (cudaMemGetInfo before and after creating the matrix and its first product) and\n"
-                           "    DCSR's used/capacity (MatDCSRGetInfo).\n"
+                           "    DCSR's used/capacity (MatDCSRGetInfo); of DCSR's bytes, what the matrix holds (structure, bins) apart from\n"
+                           "    pooled work space still reserved (dcsr_storage_bytes / dcsr_work_bytes).\n"
                            "Every DCSR product after insertions is compared with the AIJ one built by COO with the same entries (1e-12).\n";
 
 #include <petscmat.h>
@@ -412,7 +413,7 @@ int main(int argc, char **argv)
     Mat            Abase = NULL, Dbase = NULL;
     Vec            x, y, yref, w;
     PetscReal      tmult, tmultd = 0, perentry = 0, tasm_sv = 0;
-    PetscLogDouble f0, f1, f2, memaij = 0, memd = 0;
+    PetscLogDouble f0, f1, f2, memaij = 0, memd = 0, memstore = -1;
     PetscBool      ok;
 
     PetscCall(PetscStrncpy(mname, mnames[mi], sizeof(mname)));
@@ -449,10 +450,16 @@ int main(int argc, char **argv)
       PetscCall(MatMult(Dbase, x, w));
       PetscCall(DeviceFree(&f2));
       memd = f1 - f2;
+      { /* what the matrix itself holds (structure at full capacity, product bins), apart from pooled work space */
+        PetscErrorCode (*getbytes)(Mat, PetscLogDouble *) = NULL;
+        PetscCall(PetscObjectQueryFunction((PetscObject)Dbase, "MatDCSRCUDAGetDeviceBytes_C", &getbytes));
+        if (getbytes) PetscCall((*getbytes)(Dbase, &memstore));
+      }
       PetscCall(Check(w, y, yref, "DCSR as assembled", &ok));
       PetscCall(TimeMult(Dbase, x, y, batches, batchms, &tmultd));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MatMult: %s %.4f ms, %s %.4f ms; device memory %s %.1f MB, %s %.1f MB\n", aijtype, 1e3 * (double)tmult, dcsrtype, 1e3 * (double)tmultd, aijtype, 1e-6 * memaij, dcsrtype, 1e-6 * memd));
+    if (memstore >= 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s device memory: %.1f MB held by the matrix (structure at capacity, product bins; %.2fx %s), %.1f MB other (pooled work space still reserved, library state)\n", dcsrtype, 1e-6 * memstore, memaij > 0 ? memstore / memaij : 0.0, aijtype, 1e-6 * (memd - memstore)));
     {
       PetscInt   K = 0, inuse = 0;
       PetscCount used = 0, cap = 0;
@@ -467,11 +474,14 @@ int main(int argc, char **argv)
         {"aij_device_bytes",     (PetscReal)memaij,    gpu                 },
         {"dcsr_device_bytes",    (PetscReal)memd,      (PetscBool)(gpu && Dbase)},
         {"dcsr_vs_aij_memory",   memaij > 0 ? (PetscReal)(memd / memaij) : 0, (PetscBool)(gpu && Dbase && memaij > 0)},
+        {"dcsr_storage_bytes",   (PetscReal)memstore,  (PetscBool)(gpu && Dbase && memstore >= 0)},
+        {"dcsr_work_bytes",      (PetscReal)(memd - memstore), (PetscBool)(gpu && Dbase && memstore >= 0)},
+        {"dcsr_storage_vs_aij",  memaij > 0 ? (PetscReal)(memstore / memaij) : 0, (PetscBool)(gpu && Dbase && memstore >= 0 && memaij > 0)},
         {"dcsr_max_segments",    (PetscReal)K,         (PetscBool)(Dbase && isdcsr)},
         {"dcsr_used",            (PetscReal)used,      (PetscBool)(Dbase && isdcsr)},
         {"dcsr_capacity",        (PetscReal)cap,       (PetscBool)(Dbase && isdcsr)},
       };
-      PetscCall(Record(mname, msc, &st, "memory", dcsrtype, "device bytes: cudaMemGetInfo before and after creating the matrix and its first MatMult", (PetscInt)(sizeof(kv) / sizeof(kv[0])), kv));
+      PetscCall(Record(mname, msc, &st, "memory", dcsrtype, "device bytes: cudaMemGetInfo before and after creating the matrix and its first MatMult; dcsr_storage_bytes: what the DCSR matrix holds (structure at full capacity and product bins, MatDCSRCUDAGetDeviceBytes_C); dcsr_work_bytes: the rest of the measured bytes (pooled work space still reserved)", (PetscInt)(sizeof(kv) / sizeof(kv[0])), kv));
     }
 
     /* AIJ way 1, per new entry: sample entries one by one into a copy of the base matrix, then its assembly */

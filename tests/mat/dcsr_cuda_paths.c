@@ -10,7 +10,8 @@ static const char help[] = "MATDCSRCUDA's product paths and device duplicate aga
    One process. Ad (MATDCSRCUDA, options from the command line) and Aa (MATAIJ, MAT_NEW_NONZERO_ALLOCATION_ERR false)
    get a tridiagonal assembly, then rounds of device batches (MatDCSRSetValuesCOODevice(), ADD) into Ad and the same
    entries by MatSetValues() into Aa. A few "hot" rows get -hotlen random columns per round, so that they grow past the
-   long-row threshold (default 2048 after three rounds of 1200 columns out of 6000). After every round the products of
+   long-row threshold (default 256; after three rounds of 1200 columns out of 6000 they pass 2048 entries, so that the
+   long bin's rows are split in several chunks of GPUKIT_DCSR_LONG_CHUNK entries). After every round the products of
    Ad on CUDA vectors are compared with Aa's; then after MatDCSRDefragment(). Then MatDuplicate(): the duplicate's
    products and a batch into it against AIJ duplicates, the original unchanged, and the count of DCSRCUDACopy events
    (host<->device copies of the structure) unchanged by the duplicate's first product and batch.

@@ -977,6 +977,7 @@ PETSC_INTERN PetscErrorCode DCSRSetFromOptions_Private(Mat A, PetscInt nblk, con
   PetscCall(PetscOptionsEList("-mat_dcsr_defrag", "When MatAssemblyEnd() defragments", "MatDCSRDefragment", MatDCSRDefragTypes, 3, MatDCSRDefragTypes[a->defrag], &dt, &setdt));
   PetscCall(PetscOptionsReal("-mat_dcsr_defrag_fraction", "auto: defragment when more than this fraction of rows has several segments", "MatDCSRDefragment", fr, &fr, &setfr));
   PetscCall(PetscOptionsBool("-mat_dcsr_reorder_rows", "Place the rows grouped by length (longest first) in the buffer at defragmentation", "MatDCSRDefragment", reorder, &reorder, &setre));
+  if (a->devoptions) PetscCall((*a->devoptions)(A, nblk, blk, PetscOptionsObject)); /* MATDCSRCUDA's, in the same block */
   PetscOptionsEnd();
   for (PetscInt b = 0; b < nblk; b++) {
     Mat          B = blk[b];

@@ -25,6 +25,7 @@
 #if defined(GPUKIT_DCSRCUDA_AVAILABLE)
 
   #include <type_traits>
+  #include <cuda.h> /* cuPointerGetAttribute(): the pool of a pool allocation (DCSRCUDATrimPool_Private()) */
   #include "gpukitpool.h"
 
 static_assert(sizeof(PetscInt) == sizeof(int), "MATDCSRCUDA mirrors PetscInt arrays as int");
@@ -102,6 +103,37 @@ static PetscErrorCode DCSRCUDAPoolFree_Private(void *p)
   if (!p) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCallCUDA(GpukitPoolFree(p, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* TODO(lead): move to gpukitpool.{h,cu} as GpukitPoolTrim(size_t keep, cudaStream_t) (a synchronisation of the stream,
+   then cudaMemPoolTrimTo(GpukitPool, used + keep)); until then the library's pool is found from one of its allocations.
+   Gives the pool's unused memory (freed work arrays that it keeps for the next allocation, up to GPUKIT_POOL_KEEP)
+   back to the device, after the stream's pending frees completed, keeping at most keep unused bytes (the pool then
+   reserves what is in use plus keep). p: memory from GpukitPoolMalloc() (nothing is done when it is not pool memory,
+   e.g. on a device without memory pools). */
+static PetscErrorCode DCSRCUDATrimPool_Private(Mat A, const void *p, size_t keep, cudaStream_t stream)
+{
+  Mat_SeqDCSRCUDA   *cu   = DCSRCUDAGet(A);
+  CUmemoryPool       pool = NULL;
+  size_t             f0 = 0, f1 = 0, tot = 0;
+  unsigned long long inuse = 0;
+
+  PetscFunctionBegin;
+  if (!p || !cu->trim) PetscFunctionReturn(PETSC_SUCCESS);
+  if (cuPointerGetAttribute(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, (CUdeviceptr)p) != CUDA_SUCCESS || !pool) {
+    (void)cudaGetLastError();
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the frees enqueued on the stream have happened */
+  if (PetscLogPrintInfo) PetscCallCUDA(cudaMemGetInfo(&f0, &tot));
+  PetscCallCUDA(cudaMemPoolGetAttribute((cudaMemPool_t)pool, cudaMemPoolAttrUsedMemCurrent, &inuse));
+  PetscCallCUDA(cudaMemPoolTrimTo((cudaMemPool_t)pool, (size_t)inuse + keep));
+  cu->ntrim++;
+  if (PetscLogPrintInfo) {
+    PetscCallCUDA(cudaMemGetInfo(&f1, &tot));
+    PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA gave %g MB of pooled work space back to the device (-mat_dcsr_cuda_trim)\n", ((double)f1 - (double)f0) / 1048576.0));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -262,6 +294,9 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   }
   cu->structver++;
   PetscCall(GpukitTwinDeviceWritten(A));
+  /* the old buffers went back to the pool: keep as much as the next defragmentation's new buffers need (so that it
+     does not wait for the device to map memory), give the rest of the pool's reserve back (-mat_dcsr_cuda_trim) */
+  if ((double)oldcap * (double)(sizeof(int) + sizeof(double)) > GPUKIT_DCSR_TRIM_BYTES) PetscCall(DCSRCUDATrimPool_Private(A, cu->d.colidx, (size_t)cu->d.cap * (sizeof(int) + sizeof(double)), stream));
   PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Defrag, A, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -371,6 +406,8 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
   }
   cu->nbatch++;
   PetscCall(GpukitTwinDeviceWritten(A));
+  /* a large batch's work space (GpukitDCSRBatchBytesPerEntry() per entry) went back to the pool: to the device too */
+  if ((double)PetscMin(n, chunk) * (double)GpukitDCSRBatchBytesPerEntry() > GPUKIT_DCSR_TRIM_BYTES) PetscCall(DCSRCUDATrimPool_Private(A, cu->d.colidx, 0, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -646,10 +683,17 @@ static PetscErrorCode DCSRCUDAFreeBins_Private(Mat_SeqDCSRCUDA *cu)
   if (cu->perm) PetscCallCUDA(cudaFree(cu->perm));
   if (cu->rowst) PetscCallCUDA(cudaFree(cu->rowst));
   if (cu->rowln) PetscCallCUDA(cudaFree(cu->rowln));
-  cu->perm  = NULL;
-  cu->rowst = NULL;
-  cu->rowln = NULL;
-  cu->permm = 0;
+  if (cu->lchunk) PetscCallCUDA(cudaFree(cu->lchunk));
+  if (cu->lpart) PetscCallCUDA(cudaFree(cu->lpart));
+  cu->perm        = NULL;
+  cu->rowst       = NULL;
+  cu->rowln       = NULL;
+  cu->permm       = 0;
+  cu->lchunk      = NULL;
+  cu->lpart       = NULL;
+  cu->nchunk      = 0;
+  cu->lchunkalloc = 0;
+  cu->lpartalloc  = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -669,6 +713,28 @@ static PetscErrorCode DCSRCUDABins_Private(Mat A, cudaStream_t stream)
   }
   PetscCallCUDA(GpukitDCSRBinRows(&cu->d, (long long)cu->longrow, cu->perm, cu->rowst, cu->rowln, cu->binstart, &cu->maxlen, &cu->nnz, stream));
   PetscCall(PetscLogGpuToCpu((PetscLogDouble)sizeof(long long) * (GPUKIT_DCSR_NBINS_ALL + 2)));
+  { /* the long bin split by entries: chunks of GPUKIT_DCSR_LONG_CHUNK, a block each */
+    const long long nlong = cu->binstart[GPUKIT_DCSR_NBINS_ALL] - cu->binstart[GPUKIT_DCSR_NBINS];
+    cu->nchunk            = 0;
+    if (nlong > 0) {
+      if (nlong + 1 > cu->lchunkalloc) {
+        if (cu->lchunk) PetscCallCUDA(cudaFree(cu->lchunk));
+        cu->lchunk      = NULL;
+        cu->lchunkalloc = 0;
+        PetscCall(DCSRCUDAMalloc_Private((void **)&cu->lchunk, (size_t)(nlong + 1) * sizeof(int), "the product's long-row chunks"));
+        cu->lchunkalloc = nlong + 1;
+      }
+      PetscCallCUDA(GpukitDCSRLongChunks(&cu->d, nlong, cu->perm + cu->binstart[GPUKIT_DCSR_NBINS], cu->lchunk, &cu->nchunk, stream));
+      PetscCall(PetscLogGpuToCpu(sizeof(int)));
+      if (cu->nchunk > cu->lpartalloc) {
+        if (cu->lpart) PetscCallCUDA(cudaFree(cu->lpart));
+        cu->lpart      = NULL;
+        cu->lpartalloc = 0;
+        PetscCall(DCSRCUDAMalloc_Private((void **)&cu->lpart, (size_t)cu->nchunk * sizeof(double), "the product's long-row partial sums"));
+        cu->lpartalloc = cu->nchunk;
+      }
+    }
+  }
   cu->binver = cu->structver;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -692,7 +758,7 @@ static PetscErrorCode DCSRCUDATunerSetUp_Private(Mat A)
   PetscCall(PetscMemzero(knobs, sizeof(knobs)));
   for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) {
     knobs[b].name = names[b];
-    if (cu->fixtpr) {
+    if (cu->fixtpr || (b == GPUKIT_DCSR_NBINS - 1 && cu->longrow <= 256)) { /* fixed; or bin 3 (rows > 256) empty: those rows are in the long bin */
       knobs[b].n         = 1;
       knobs[b].values[0] = cu->tpr[b];
     } else {
@@ -776,7 +842,7 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
   for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) tpr[b] = (int)cfg[b];
   PetscCall(PetscLogGpuTimeBegin());
   for (PetscInt l = 0; l < nlaunch; l++) {
-    PetscCallCUDA(GpukitDCSRMultCUDA(&cu->d, cu->perm, cu->rowst, cu->rowln, cu->binstart, tpr, xa, ya, za, stream));
+    PetscCallCUDA(GpukitDCSRMultCUDA(&cu->d, cu->perm, cu->rowst, cu->rowln, cu->binstart, tpr, cu->lchunk, cu->nchunk, cu->lpart, xa, ya, za, stream));
     if (cu->tuner) PetscCall(GpukitTunerMark(cu->tuner));
   }
   PetscCall(PetscLogGpuTimeEnd());
@@ -1025,15 +1091,17 @@ static PetscErrorCode MatBindToCPU_SeqDCSRCUDA(Mat A, PetscBool flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the options of the device side (of a MATSEQDCSRCUDA, or of the diagonal block of a MATMPIDCSRCUDA) */
-static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat A, GpukitOptionItems PetscOptionsObject)
+/* Mat_SeqDCSR's devoptions hook: the options of the device side, read by DCSRSetFromOptions_Private() (dcsr.c) inside
+   its "MATDCSR options" block, for the matrix M (its communicator for errors) from its first block blk[0] (a
+   MATSEQDCSRCUDA itself, or the diagonal block of a MATMPIDCSRCUDA), then copied to the other blocks */
+static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const Mat blk[], GpukitOptionItems PetscOptionsObject)
 {
-  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  Mat              A  = M;
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(blk[0]);
   PetscInt         tpr[GPUKIT_DCSR_NBINS], n = GPUKIT_DCSR_NBINS;
-  PetscBool        set, tune = cu->autotune;
+  PetscBool        set, tune = cu->autotune, trim = cu->trim;
 
   PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "MATDCSRCUDA options");
   for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) tpr[b] = cu->tpr[b];
   PetscCall(PetscOptionsIntArray("-mat_dcsr_cuda_threads_per_row", "Threads per row of the product for the rows of length <=4, 5..32, 33..256, >256 (1, 2, 4, 8, 16 or 32; one value for all); fixes them (otherwise tuned)", "MATDCSRCUDA", tpr, &n, &set));
   if (set) {
@@ -1053,7 +1121,10 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat A, GpukitOptionItems Pe
     PetscCall(PetscOptionsInt("-mat_dcsr_cuda_long_row", "Rows longer than this get a block of threads each in the product", "MATDCSRCUDA", lr, &lr, &set));
     if (set) {
       PetscCheck(lr >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_dcsr_cuda_long_row must be at least 1, got %" PetscInt_FMT, lr);
-      if (lr != cu->longrow) cu->binver = -1; /* the bins again at the next product */
+      if (lr != cu->longrow) { /* the bins again at the next product, and the tuner's knobs (tpr3 is fixed when longrow <= 256) */
+        cu->binver = -1;
+        PetscCall(GpukitTunerDestroy(&cu->tuner));
+      }
       cu->longrow = lr;
     }
   }
@@ -1062,15 +1133,58 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat A, GpukitOptionItems Pe
     cu->autotune = tune;
     PetscCall(GpukitTunerDestroy(&cu->tuner));
   }
-  PetscOptionsHeadEnd();
+  PetscCall(PetscOptionsBool("-mat_dcsr_cuda_trim", "Give the pooled work space of a large batch or a defragmentation back to the device when it ends", "MATDCSRCUDA", trim, &trim, NULL));
+  cu->trim = trim;
+  for (PetscInt b = 1; b < nblk; b++) { /* the other blocks (the off-diagonal block of a MATMPIDCSRCUDA) as the first */
+    Mat_SeqDCSRCUDA *cb = DCSRCUDAGet(blk[b]);
+    for (PetscInt q = 0; q < GPUKIT_DCSR_NBINS; q++) cb->tpr[q] = cu->tpr[q];
+    cb->fixtpr   = cu->fixtpr;
+    cb->autotune = cu->autotune;
+    cb->trim     = cu->trim;
+    if (cb->longrow != cu->longrow) cb->binver = -1;
+    cb->longrow = cu->longrow;
+    PetscCall(GpukitTunerDestroy(&cb->tuner));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the host's (MATSEQDCSR's): its "MATDCSR options" block reads the device options too (the devoptions hook) */
 static PetscErrorCode MatSetFromOptions_SeqDCSRCUDA(Mat A, GpukitOptionItems PetscOptionsObject)
 {
   PetscFunctionBegin;
   PetscCall((*DCSRCUDAGet(A)->twin.hostops.setfromoptions)(A, PetscOptionsObject));
-  PetscCall(DCSRCUDASetFromOptions_Private(A, PetscOptionsObject));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* bytes of device memory the matrix holds: its structure (segment tables, row arrays, the buffers' full capacity, the
+   bump pointer) and the product's bins; NOT the work space of batches and defragmentations, which goes back to the
+   pool (and with -mat_dcsr_cuda_trim to the device) when they end */
+static PetscLogDouble DCSRCUDAStorageBytes_Private(const Mat_SeqDCSRCUDA *cu)
+{
+  const GpukitDCSRDev *d  = &cu->d;
+  const PetscLogDouble mk = (PetscLogDouble)d->m * (PetscLogDouble)d->K;
+
+  if (!d->segstart) return 0;
+  return mk * (sizeof(long long) + 2 * sizeof(int)) + (PetscLogDouble)d->m * 2 * sizeof(int) + (PetscLogDouble)d->cap * (sizeof(int) + sizeof(double)) + sizeof(unsigned long long) + (PetscLogDouble)cu->permm * 3 * sizeof(int) + (PetscLogDouble)cu->lchunkalloc * sizeof(int) + (PetscLogDouble)cu->lpartalloc * sizeof(double);
+}
+
+/* "MatDCSRCUDAGetDeviceBytes_C" (composed; queried by bench/dcsr_bench.c with PetscObjectQueryFunction()): the device
+   bytes the matrix holds (DCSRCUDAStorageBytes_Private()), of this process's blocks */
+static PetscErrorCode MatDCSRCUDAGetDeviceBytes_SeqDCSRCUDA(Mat A, PetscLogDouble *bytes)
+{
+  PetscFunctionBegin;
+  *bytes = DCSRCUDAStorageBytes_Private(DCSRCUDAGet(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDCSRCUDAGetDeviceBytes_MPIDCSRCUDA(Mat A, PetscLogDouble *bytes)
+{
+  Mat_MPIDCSR *d = (Mat_MPIDCSR *)A->data;
+
+  PetscFunctionBegin;
+  *bytes = 0;
+  if (d->A) *bytes += DCSRCUDAStorageBytes_Private(DCSRCUDAGet(d->A));
+  if (d->B) *bytes += DCSRCUDAStorageBytes_Private(DCSRCUDAGet(d->B));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1081,7 +1195,8 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
 
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(viewer, "  device: %lld of %lld slots used, %" PetscInt_FMT " batches (%" PetscCount_FMT " MatSetValues entries uploaded), %" PetscInt_FMT " device defragmentations (%" PetscInt_FMT " grew the buffer)\n", cu->d.used, cu->d.cap, cu->nbatch, cu->nuploaded, cu->ndevdefrag, cu->ndevgrow));
-  if (cu->perm) PetscCall(PetscViewerASCIIPrintf(viewer, "  product bins (rows of length <=4, <=32, <=256, more, and longer than %" PetscInt_FMT ": a block per row): %lld, %lld, %lld, %lld, %lld rows\n", cu->longrow, cu->binstart[1] - cu->binstart[0], cu->binstart[2] - cu->binstart[1], cu->binstart[3] - cu->binstart[2], cu->binstart[4] - cu->binstart[3], cu->binstart[5] - cu->binstart[4]));
+  if (cu->perm) PetscCall(PetscViewerASCIIPrintf(viewer, "  product bins (rows of length <=4, <=32, <=256, more, and longer than %" PetscInt_FMT ": split in %lld chunks of %d entries, a block each): %lld, %lld, %lld, %lld, %lld rows\n", cu->longrow, cu->nchunk, GPUKIT_DCSR_LONG_CHUNK, cu->binstart[1] - cu->binstart[0], cu->binstart[2] - cu->binstart[1], cu->binstart[3] - cu->binstart[2], cu->binstart[4] - cu->binstart[3], cu->binstart[5] - cu->binstart[4]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory held: %g MB (-mat_dcsr_cuda_trim %s: %" PetscInt_FMT " trims of the work pool)\n", (double)DCSRCUDAStorageBytes_Private(cu) / 1048576.0, cu->trim ? "true" : "false", cu->ntrim));
   if (cu->tuner) {
     PetscCall(PetscViewerASCIIPushTab(viewer));
     PetscCall(GpukitTunerView(cu->tuner, viewer));
@@ -1105,6 +1220,7 @@ static PetscErrorCode DCSRCUDAComposeFunctions_Private(Mat A, PetscBool set)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsrcuda_seqdcsr_C", set ? MatConvert_SeqDCSRCUDA_SeqDCSR : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsrcuda_seqaij_C", set ? MatConvert_SeqDCSR_SeqAIJ : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsrcuda_aij_C", set ? MatConvert_SeqDCSR_SeqAIJ : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRCUDAGetDeviceBytes_C", set ? MatDCSRCUDAGetDeviceBytes_SeqDCSRCUDA : NULL));
   if (!set) { /* and the twin's device-only functions */
     const GpukitTwin *tw = &DCSRCUDAGet(A)->twin;
     for (PetscInt i = 0; i < tw->nmethods; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, tw->methods[i].name, NULL));
@@ -1136,6 +1252,7 @@ static PetscErrorCode MatDestroy_SeqDCSRCUDA(Mat A)
   a->spdev      = NULL;
   a->hostaccess = NULL;
   a->viewinfo   = NULL;
+  a->devoptions = NULL;
   PetscCall((*hostdestroy)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1153,6 +1270,7 @@ static PetscErrorCode DCSRConvertToCUDA_Private(Mat A)
   cu->autotune      = PETSC_TRUE;
   cu->binver        = -1;
   cu->longrow       = GPUKIT_DCSR_LONG_ROW;
+  cu->trim          = PETSC_TRUE;
   cu->twin.copyup   = DCSRCUDACopyUp_Private;
   cu->twin.copydown = DCSRCUDACopyDown_Private;
   cu->twin.evup     = MAT_DCSRCUDA_Copy;
@@ -1165,6 +1283,7 @@ static PetscErrorCode DCSRConvertToCUDA_Private(Mat A)
   a->spdev          = cu;
   a->hostaccess     = DCSRCUDAHostAccess;
   a->viewinfo       = DCSRCUDAViewInfo;
+  a->devoptions     = DCSRCUDASetFromOptions_Private;
   PetscCall(GpukitTwinAttach(A, &cu->twin)); /* saves the host ops (and the host's functions of the same names), installs the device ones */
   A->ops->bindtocpu      = MatBindToCPU_SeqDCSRCUDA;
   A->ops->setfromoptions = MatSetFromOptions_SeqDCSRCUDA;
@@ -1187,6 +1306,7 @@ static PetscErrorCode DCSRConvertToHost_Private(Mat A)
   PetscCall(GpukitTwinDetach(A, &cu->twin)); /* structure down; host ops and functions back */
   a->hostaccess = NULL;
   a->viewinfo   = NULL;
+  a->devoptions = NULL;
   PetscCall(DCSRCUDAFree_Private(&cu));
   a->spdev = NULL;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQDCSR));
@@ -1306,25 +1426,16 @@ static PetscErrorCode MatDCSRSetValuesCOODevice_MPIDCSRCUDA(Mat A, PetscCount n,
 /* MATMPIDCSR's setfromoptions (the same function for every matrix), saved by MatCreate_MPIDCSRCUDA() */
 static PetscErrorCode (*DCSRCUDAMPIHostSetFromOptions)(Mat, GpukitOptionItems) = NULL;
 
-/* the host options (both blocks), then the device ones of the diagonal block, copied to the off-diagonal block */
+/* MATMPIDCSR's: its "MATDCSR options" block reads the device options of both blocks (the blocks' devoptions hook),
+   also when it runs again for a MatSetFromOptions() that came before the sizes */
 static PetscErrorCode MatSetFromOptions_MPIDCSRCUDA(Mat A, GpukitOptionItems PetscOptionsObject)
 {
-  Mat_MPIDCSR     *d = (Mat_MPIDCSR *)A->data;
-  Mat_SeqDCSRCUDA *ca, *cb;
+  Mat_MPIDCSR *d = (Mat_MPIDCSR *)A->data;
 
   PetscFunctionBegin;
   PetscCall((*DCSRCUDAMPIHostSetFromOptions)(A, PetscOptionsObject));
   if (!d->A && d->deferopts) PetscFunctionReturn(PETSC_SUCCESS); /* before the sizes: again when the blocks are made */
   PetscCheck(d->A && d->B, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATMPIDCSRCUDA: no blocks after MATMPIDCSR's MatSetFromOptions()");
-  PetscCall(DCSRCUDASetFromOptions_Private(d->A, PetscOptionsObject));
-  ca = DCSRCUDAGet(d->A);
-  cb = DCSRCUDAGet(d->B);
-  for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) cb->tpr[b] = ca->tpr[b];
-  cb->fixtpr   = ca->fixtpr;
-  cb->autotune = ca->autotune;
-  if (cb->longrow != ca->longrow) cb->binver = -1;
-  cb->longrow = ca->longrow;
-  PetscCall(GpukitTunerDestroy(&cb->tuner));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1364,6 +1475,7 @@ static PetscErrorCode MatCreate_MPIDCSRCUDA(Mat A)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRSetValuesCOODevice_C", MatDCSRSetValuesCOODevice_MPIDCSRCUDA));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpidcsrcuda_mpiaij_C", MatConvert_MPIDCSR_MPIAIJ));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpidcsrcuda_aij_C", MatConvert_MPIDCSR_MPIAIJ));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRCUDAGetDeviceBytes_C", MatDCSRCUDAGetDeviceBytes_MPIDCSRCUDA));
   PetscCall(PetscInfo(A, "gpukit: created a %s matrix\n", MATMPIDCSRCUDA));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

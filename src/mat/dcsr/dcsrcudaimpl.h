@@ -52,6 +52,16 @@ typedef struct {
   long long binstart[GPUKIT_DCSR_NBINS_ALL + 1], nnz, maxlen;
   PetscInt  binver;
   PetscInt  longrow;
+  /* the long bin split by entries (GpukitDCSRLongChunks()): lchunk[nlong + 1] first chunk of each long row, lpart[nchunk]
+     the chunks' partial sums; allocated sizes lchunkalloc, lpartalloc (grown, never shrunk while the bins live) */
+  int      *lchunk;
+  double   *lpart;
+  long long nchunk, lchunkalloc, lpartalloc;
+
+  /* -mat_dcsr_cuda_trim: after a batch or a defragmentation that freed more than GPUKIT_DCSR_TRIM_BYTES of work space,
+     the pool's unused memory goes back to the device (so that what the matrix holds is what cudaMemGetInfo() sees) */
+  PetscBool trim;
+  PetscInt  ntrim;
 
   /* threads per row of each bin: the tuner's ("dcsr_mult", knobs tpr0..tpr3), or fixed by
      -mat_dcsr_cuda_threads_per_row, or the starting values with -mat_dcsr_autotune false */
@@ -67,6 +77,8 @@ typedef struct {
   PetscBool  told_vec;
   GpukitTwin twin; /* offload mask, logged copies, the host ops for MatBindToCPU() and the way back */
 } Mat_SeqDCSRCUDA;
+
+#define GPUKIT_DCSR_TRIM_BYTES (32.0 * 1048576.0)
 
 static inline Mat_SeqDCSRCUDA *DCSRCUDAGet(Mat A)
 {

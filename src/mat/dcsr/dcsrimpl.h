@@ -99,6 +99,9 @@ typedef struct {
   PetscErrorCode (*hostaccess)(Mat, PetscBool);
   /* the CUDA twin's lines for MatView() with ::ascii_info, or NULL */
   PetscErrorCode (*viewinfo)(Mat, PetscViewer);
+  /* the CUDA twin's options (-mat_dcsr_cuda_*), read inside the "MATDCSR options" block of DCSRSetFromOptions_Private()
+     for the matrix (arg 1) from its first block blk[0] and given to all nblk blocks, or NULL */
+  PetscErrorCode (*devoptions)(Mat, PetscInt, const Mat[], GpukitOptionItems);
 
   /* (added) DMCreateMatrix() of a 1-D DMDA on one process without periodic boundary (dcsr.c, DCSRDMDA1dShield):
      PETSc calls MatSeqAIJSetTotalPreallocation() on the matrix, which writes AIJ's private structure; while it runs,

@@ -872,6 +872,99 @@ __global__ static void __launch_bounds__(DCSR_LONG_BLOCK) DCSRMultLongKernel(con
   }
 }
 
+/* the long bin by chunks of GPUKIT_DCSR_LONG_CHUNK entries: block c finds its row g (the last with lchunk[g] <= c; every
+   long row has at least one chunk, so lchunk is strictly increasing), sums entries [q*CH, (q+1)*CH) of the row in the
+   order of its segments (q = c - lchunk[g]) and writes part[c]; no early return before the barrier */
+__global__ static void __launch_bounds__(DCSR_LONG_BLOCK) DCSRMultLongSplitKernel(int nlong, const int *__restrict__ rows, const int *__restrict__ rowst, const int *__restrict__ rowln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, double *part)
+{
+  __shared__ double wpart[DCSR_LONG_BLOCK / 32];
+  const int         c    = (int)blockIdx.x;
+  const int         lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
+  int               lo = 0, hi = nlong - 1;
+  double            s[4] = {0.0, 0.0, 0.0, 0.0}, sum;
+
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (lchunk[mid] <= c) lo = mid;
+    else hi = mid - 1;
+  }
+  {
+    const int       g  = lo;
+    const long long b0 = (long long)(c - lchunk[g]) * GPUKIT_DCSR_LONG_CHUNK, b1 = b0 + GPUKIT_DCSR_LONG_CHUNK;
+    const int       ln = rowln[g];
+    if (ln >= 0) {
+      const long long e = b1 < (long long)ln ? b1 : (long long)ln;
+      if (e > b0) DCSRLongSum((long long)rowst[g] + b0, (int)(e - b0), colidx, values, x, s);
+    } else {
+      const long long base = (long long)rows[g] * K;
+      const int       ns   = nseg[rows[g]];
+      long long       acc  = 0; /* entries of the row before segment q */
+      for (int q = 0; q < ns && acc < b1; q++) {
+        const int       len = seglen[base + q];
+        const long long f   = acc > b0 ? acc : b0, e = acc + len < b1 ? acc + len : b1;
+        if (e > f) DCSRLongSum(segstart[base + q] + (f - acc), (int)(e - f), colidx, values, x, s);
+        acc += len;
+      }
+    }
+  }
+  sum = (s[0] + s[1]) + (s[2] + s[3]);
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
+  if (lane == 0) wpart[warp] = sum;
+  __syncthreads();
+  if (warp == 0) {
+    sum = lane < DCSR_LONG_BLOCK / 32 ? wpart[lane] : 0.0;
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
+    if (lane == 0) part[c] = sum;
+  }
+}
+
+/* a warp per long row adds its chunks' partial sums (fixed order: the result does not depend on the scheduling) */
+__global__ static void DCSRMultLongFinishKernel(int nlong, const int *__restrict__ rows, const int *__restrict__ lchunk, const double *__restrict__ part, const double *y, double *z)
+{
+  const long long t    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long g    = t / 32;
+  const int       lane = (int)(t % 32);
+  double          sum  = 0.0;
+  if (g >= nlong) return; /* blockDim is a multiple of 32: whole warps leave */
+  for (int k = lchunk[g] + lane; k < lchunk[g + 1]; k += 32) sum += part[k];
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
+  if (lane == 0) {
+    const int r = rows[g];
+    z[r]        = y ? y[r] + sum : sum;
+  }
+}
+
+__global__ static void DCSRLongCountKernel(int nlong, const int *__restrict__ rows, const int *__restrict__ rowlen, int *cnt)
+{
+  const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (g < nlong) {
+    const int len = rowlen[rows[g]];
+    cnt[g]        = len > 0 ? (len + GPUKIT_DCSR_LONG_CHUNK - 1) / GPUKIT_DCSR_LONG_CHUNK : 1; /* at least one chunk (lchunk strictly increasing) */
+  } else if (g == nlong) cnt[g] = 0;
+}
+
+/* one synchronisation (the number of chunks) */
+cudaError_t GpukitDCSRLongChunks(const GpukitDCSRDev *A, long long nlong, const int *rows, int *lchunk, long long *nchunk, cudaStream_t stream)
+{
+  GpukitPoolTemp work(stream), tmp(stream);
+  size_t         bytes = 0;
+  int            total = 0;
+
+  *nchunk = 0;
+  if (nlong <= 0) return cudaSuccess;
+  if (nlong >= (long long)INT_MAX) return cudaErrorInvalidValue;
+  DCSR_CHECK(work.Get((size_t)(nlong + 1) * sizeof(int)));
+  DCSRLongCountKernel<<<DCSRGrid(nlong + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>((int)nlong, rows, A->rowlen, work.As<int>());
+  DCSR_CHECK(cudaGetLastError());
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, work.As<int>(), lchunk, (int)(nlong + 1), stream));
+  DCSR_CHECK(tmp.Get(bytes));
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, work.As<int>(), lchunk, (int)(nlong + 1), stream));
+  DCSR_CHECK(cudaMemcpyAsync(&total, lchunk + nlong, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  DCSR_CHECK(cudaStreamSynchronize(stream));
+  *nchunk = total;
+  return cudaSuccess;
+}
+
 template <int TPR>
 static cudaError_t DCSRMultLaunch(const GpukitDCSRDev *A, long long nrows, const int *rows, const int *rowst, const int *rowln, const double *x, const double *y, double *z, cudaStream_t stream)
 {
@@ -879,7 +972,7 @@ static cudaError_t DCSRMultLaunch(const GpukitDCSRDev *A, long long nrows, const
   return cudaGetLastError();
 }
 
-cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int tpr[], const double *x, const double *y, double *z, cudaStream_t stream)
+cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int tpr[], const int *lchunk, long long nchunk, double *lpart, const double *x, const double *y, double *z, cudaStream_t stream)
 {
   for (int b = 0; b < GPUKIT_DCSR_NBINS; b++) {
     const long long nrows = binstart[b + 1] - binstart[b];
@@ -913,7 +1006,12 @@ cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const in
   { /* the long bin */
     const long long nrows = binstart[GPUKIT_DCSR_NBINS_ALL] - binstart[GPUKIT_DCSR_NBINS];
     const long long o     = binstart[GPUKIT_DCSR_NBINS];
-    if (nrows > 0) {
+    if (nrows > 0 && lchunk && lpart && nchunk > 0) { /* split by entries, then the partial sums per row */
+      DCSRMultLongSplitKernel<<<(unsigned)nchunk, DCSR_LONG_BLOCK, 0, stream>>>((int)nrows, perm + o, rowst + o, rowln + o, lchunk, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, lpart);
+      DCSR_CHECK(cudaGetLastError());
+      DCSRMultLongFinishKernel<<<DCSRGrid(nrows * 32, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>((int)nrows, perm + o, lchunk, lpart, y, z);
+      DCSR_CHECK(cudaGetLastError());
+    } else if (nrows > 0) {
       DCSRMultLongKernel<<<(unsigned)nrows, DCSR_LONG_BLOCK, 0, stream>>>(perm + o, rowst + o, rowln + o, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, y, z);
       DCSR_CHECK(cudaGetLastError());
     }

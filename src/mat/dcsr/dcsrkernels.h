@@ -106,13 +106,22 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
    the stored entries. One synchronisation. */
 #define GPUKIT_DCSR_NBINS     4
 #define GPUKIT_DCSR_NBINS_ALL (GPUKIT_DCSR_NBINS + 1)
-#define GPUKIT_DCSR_LONG_ROW  2048 /* the default longrow */
+#define GPUKIT_DCSR_LONG_ROW  256 /* the default longrow */
 cudaError_t GpukitDCSRBinRows(const GpukitDCSRDev *A, long long longrow, int *perm, int *rowst, int *rowln, long long binstart[], long long *maxlen, long long *nnz, cudaStream_t stream);
 
+/* The long bin split by entries: a row of the long bin (rows = perm + binstart[GPUKIT_DCSR_NBINS], nlong of them) gets
+   ceil(rowlen / GPUKIT_DCSR_LONG_CHUNK) blocks, each summing GPUKIT_DCSR_LONG_CHUNK consecutive entries of the row (in
+   the order of its segments), so that one row of 50000 entries no longer runs on one block while the rest of the GPU
+   idles. lchunk[g] (nlong + 1 ints): the first chunk of long row g, lchunk[nlong] = *nchunk. One synchronisation. */
+#define GPUKIT_DCSR_LONG_CHUNK 2048
+cudaError_t GpukitDCSRLongChunks(const GpukitDCSRDev *A, long long nlong, const int *rows, int *lchunk, long long *nchunk, cudaStream_t stream);
+
 /* z = A x (y NULL) or z = y + A x (y may be z): the rows of bin b < GPUKIT_DCSR_NBINS by groups of tpr[b] threads (1,
-   2, 4, 8, 16, 32), those of the long bin by a block each; no atomics, z[r] written once. perm, rowst, rowln, binstart
-   from GpukitDCSRBinRows() on the current structure */
-cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int tpr[], const double *x, const double *y, double *z, cudaStream_t stream);
+   2, 4, 8, 16, 32), those of the long bin by a block each (lchunk NULL) or, with lchunk/nchunk from
+   GpukitDCSRLongChunks(), by nchunk blocks writing partial sums to lpart[nchunk] that a second kernel adds per row in a
+   fixed order; no atomics, z[r] written once, the result does not depend on the scheduling. perm, rowst, rowln,
+   binstart from GpukitDCSRBinRows() on the current structure */
+cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int tpr[], const int *lchunk, long long nchunk, double *lpart, const double *x, const double *y, double *z, cudaStream_t stream);
 /* z += A^T x (z holds y, or zeros, on entry; atomics: the order of the sums is not fixed) */
 cudaError_t GpukitDCSRMultTransposeAddCUDA(const GpukitDCSRDev *A, const double *x, double *z, cudaStream_t stream);
 /* d[r] = A(r, r + coff) for the m rows (0 where not stored) */
