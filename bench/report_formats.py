@@ -148,22 +148,25 @@ def amb_section(L, key, recs, plt, img_dir, img_rel):
                     continue
                 fb = r.get("amb_csr_fallback")
                 rows.append([c, f, num(r.get("amb_b"), ".0f"), num(r.get("amb_segment_width"), ".0f"),
-                             "CSR" if fb else ("AMB" if fb is not None else "-"),
+                             r.get("amb_layout") or ("CSR" if fb else ("AMB" if fb is not None else "-")),
                              num(r.get("model_bytes") / r["csr_bytes"] if isinstance(r.get("model_bytes"), (int, float)) and r.get("csr_bytes") else None, ".2f"),
                              pct(r.get("model_frac_copy_bw")), num(r.get("conversion_spmv"), ".1f"), num(r.get("conversion_minus_baseline_spmv"), ".1f"), num(r.get("build_event_spmv"), ".1f"),
                              num(r.get("refresh_spmv"), ".1f"), num(r.get("refresh_coo_spmv"), ".1f"),
                              ratio(r.get("mult_transpose_speedup_vs_baseline")), ratio(r.get("ksp_gmres_speedup_vs_baseline")),
-                             ratio(r.get("ksp_cg_speedup_vs_baseline"))])
+                             ratio(r.get("ksp_cg_speedup_vs_baseline")), num(r.get("conversion_device_spmv"), ".1f"),
+                             num(r.get("tune_overhead_spmv"), ".1f"), num(r.get("refresh_coo_copydown_ms"), ".3f")])
         L.append("AMB details: b and segment width W chosen; kernel (AMB, or the CSR fallback); the traffic model's bytes "
                  "over the CSR-equivalent bytes; the model's bytes over the measured time as % of copy bandwidth; conversion "
                  "= (first MatMult after assembly - a steady one) / a steady one, the same minus the baseline's first product (both "
                  "upload the CSR: the difference is the AMB build), and the AMB build event alone, in SpMVs; "
                  "values refresh in SpMVs (MatSetValues + assembly + first product, and MatSetValuesCOO with device values + "
                  "first product, each minus one product); MatMultTranspose and KSPSolve per iteration (GMRES(30), CG on SPD "
-                 f"matrices, Jacobi) as speedups vs {base}.")
+                 f"matrices, Jacobi) as speedups vs {base}; the first product less the upload and one product (device conversion), "
+                 "the tuner's search over its products, and the COO refresh's copy of the values down to the host.")
         L.append("")
         table(L, ["matrix", "format", "b", "W", "kernel", "model/CSR bytes", "model % copy", "conversion (SpMVs)", f"conversion - {base}'s (SpMVs)", "build event (SpMVs)",
-                  "refresh (SpMVs)", "COO refresh (SpMVs)", "transpose", "GMRES/it", "CG/it"], rows, ["---", "---"] + ["---:"] * 13)
+                  "refresh (SpMVs)", "COO refresh (SpMVs)", "transpose", "GMRES/it", "CG/it", "device conversion (SpMVs)", "tuner search (SpMVs)",
+                  "COO copy-down ms"], rows, ["---", "---"] + ["---:"] * 16)
         rows = []
         for c in cases:
             r = by.get((c, base))
@@ -274,10 +277,17 @@ def dcsr_section(L, key, recs, plt, img_dir, img_rel):
         rows = [[r["case"], str(r.get("nnz", "-")), num(r.get("aij_mult_ms"), ".4f"), num(r.get("dcsr_mult_ms"), ".4f"), ratio(r.get("dcsr_vs_aij")),
                  num((r.get("aij_device_bytes") or 0) / 1e6 if r.get("aij_device_bytes") is not None else None, ".1f"),
                  num((r.get("dcsr_device_bytes") or 0) / 1e6 if r.get("dcsr_device_bytes") is not None else None, ".1f"),
-                 num(r.get("dcsr_vs_aij_memory"), ".2f"), f"{num(r.get('dcsr_used'), '.0f')} / {num(r.get('dcsr_capacity'), '.0f')}"] for r in mem]
-        L.append("As assembled: MatMult and device memory (cudaMemGetInfo around creation + first product), DCSR used / capacity entries:")
+                 num(r.get("dcsr_vs_aij_memory"), ".2f"),
+                 num(r["dcsr_storage_bytes"] / 1e6 if isinstance(r.get("dcsr_storage_bytes"), (int, float)) else None, ".1f"),
+                 num(r.get("dcsr_storage_vs_aij"), ".2f"),
+                 num(r["dcsr_work_bytes"] / 1e6 if isinstance(r.get("dcsr_work_bytes"), (int, float)) else None, ".1f"),
+                 f"{num(r.get('dcsr_used'), '.0f')} / {num(r.get('dcsr_capacity'), '.0f')}"] for r in mem]
+        L.append("As assembled: MatMult and device memory (cudaMemGetInfo around creation + first product); what the DCSR matrix "
+                 "holds (segment tables, buffers at capacity, product bins) and the rest of the measured memory (the pool's "
+                 "reserve of work space), DCSR used / capacity entries:")
         L.append("")
-        table(L, ["matrix", "nnz", f"{base} ms", "DCSR ms", "DCSR speed", f"{base} MB", "DCSR MB", "DCSR / base memory", "used / capacity"], rows)
+        table(L, ["matrix", "nnz", f"{base} ms", "DCSR ms", "DCSR speed", f"{base} MB", "DCSR MB", "DCSR / base memory", "DCSR held MB", "held / base",
+                  "pool reserve MB", "used / capacity"], rows)
     if plt and st:
         path = os.path.join(img_dir, f"dcsr-{slug(device)}-{slug(date)}.png")
         fig, axes = plt.subplots(1, len(cases), figsize=(4.5 * len(cases), 3.8), squeeze=False)

@@ -79,6 +79,16 @@ cudaError_t GpukitPoolFree(void *p, cudaStream_t stream)
   return pools ? cudaFreeAsync(p, stream) : cudaFree(p);
 }
 
+cudaError_t GpukitPoolTrim(size_t keep, cudaStream_t stream)
+{
+  cuuint64_t used = 0;
+
+  if (!GpukitPool) return cudaSuccess;
+  GPUKIT_POOL_TRY(cudaStreamSynchronize(stream)); /* the frees enqueued on the stream have happened */
+  GPUKIT_POOL_TRY(cudaMemPoolGetAttribute(GpukitPool, cudaMemPoolAttrUsedMemCurrent, &used));
+  return cudaMemPoolTrimTo(GpukitPool, (size_t)used + keep);
+}
+
 cudaError_t GpukitPoolDestroy(void)
 {
   cudaError_t err = cudaSuccess;

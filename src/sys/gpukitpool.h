@@ -27,6 +27,9 @@ extern "C" {
 cudaError_t GpukitPoolMalloc(void **p, size_t bytes, cudaStream_t stream);
 /* gives p (may be NULL) back to the pool, after the work already enqueued on stream */
 cudaError_t GpukitPoolFree(void *p, cudaStream_t stream);
+/* after the work enqueued on stream (it synchronises the stream), gives the pool's freed memory above keep bytes back
+   to the device (a large transient work space no longer counts in cudaMemGetInfo()) */
+cudaError_t GpukitPoolTrim(size_t keep, cudaStream_t stream);
 /* destroys the pool (PetscFinalize() calls it; memory still allocated from it is released when freed) */
 cudaError_t GpukitPoolDestroy(void);
 

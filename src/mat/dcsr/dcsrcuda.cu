@@ -25,7 +25,6 @@
 #if defined(GPUKIT_DCSRCUDA_AVAILABLE)
 
   #include <type_traits>
-  #include <cuda.h> /* cuPointerGetAttribute(): the pool of a pool allocation (DCSRCUDATrimPool_Private()) */
   #include "gpukitpool.h"
 
 static_assert(sizeof(PetscInt) == sizeof(int), "MATDCSRCUDA mirrors PetscInt arrays as int");
@@ -106,29 +105,21 @@ static PetscErrorCode DCSRCUDAPoolFree_Private(void *p)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* TODO(lead): move to gpukitpool.{h,cu} as GpukitPoolTrim(size_t keep, cudaStream_t) (a synchronisation of the stream,
-   then cudaMemPoolTrimTo(GpukitPool, used + keep)); until then the library's pool is found from one of its allocations.
-   Gives the pool's unused memory (freed work arrays that it keeps for the next allocation, up to GPUKIT_POOL_KEEP)
-   back to the device, after the stream's pending frees completed, keeping at most keep unused bytes (the pool then
-   reserves what is in use plus keep). p: memory from GpukitPoolMalloc() (nothing is done when it is not pool memory,
-   e.g. on a device without memory pools). */
+/* gives the library pool's unused memory (freed work arrays it keeps for the next allocation, up to GPUKIT_POOL_KEEP)
+   back to the device after the stream's pending frees, keeping at most keep unused bytes (GpukitPoolTrim()); p: the
+   work array just freed (NULL: nothing was pooled, nothing to do) */
 static PetscErrorCode DCSRCUDATrimPool_Private(Mat A, const void *p, size_t keep, cudaStream_t stream)
 {
-  Mat_SeqDCSRCUDA   *cu   = DCSRCUDAGet(A);
-  CUmemoryPool       pool = NULL;
-  size_t             f0 = 0, f1 = 0, tot = 0;
-  unsigned long long inuse = 0;
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  size_t           f0 = 0, f1 = 0, tot = 0;
 
   PetscFunctionBegin;
   if (!p || !cu->trim) PetscFunctionReturn(PETSC_SUCCESS);
-  if (cuPointerGetAttribute(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, (CUdeviceptr)p) != CUDA_SUCCESS || !pool) {
-    (void)cudaGetLastError();
-    PetscFunctionReturn(PETSC_SUCCESS);
+  if (PetscLogPrintInfo) {
+    PetscCallCUDA(cudaStreamSynchronize(stream));
+    PetscCallCUDA(cudaMemGetInfo(&f0, &tot));
   }
-  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the frees enqueued on the stream have happened */
-  if (PetscLogPrintInfo) PetscCallCUDA(cudaMemGetInfo(&f0, &tot));
-  PetscCallCUDA(cudaMemPoolGetAttribute((cudaMemPool_t)pool, cudaMemPoolAttrUsedMemCurrent, &inuse));
-  PetscCallCUDA(cudaMemPoolTrimTo((cudaMemPool_t)pool, (size_t)inuse + keep));
+  PetscCallCUDA(GpukitPoolTrim(keep, stream));
   cu->ntrim++;
   if (PetscLogPrintInfo) {
     PetscCallCUDA(cudaMemGetInfo(&f1, &tot));
