@@ -132,7 +132,7 @@ static PetscErrorCode PrintDevices(void)
 
 /* a BiCGStab (CG for spd) solve of A x = A 1 with PCGSAI, M built on the device or (usedevice false) on the host: the
    iterations and the true relative residual */
-static PetscErrorCode SolveWith(Mat A, PCGSAIType type, PetscBool usedevice, PetscInt *its, PetscReal *res, PetscBool *ond, VecType *vtype)
+static PetscErrorCode SolveWith(Mat A, PCGSAIType type, PetscBool usedevice, PetscInt *its, PetscReal *res, PetscBool *ond, char vtype[], size_t vlen)
 {
   KSP                ksp;
   PC                 pc;
@@ -158,7 +158,11 @@ static PetscErrorCode SolveWith(Mat A, PCGSAIType type, PetscBool usedevice, Pet
   PetscCall(KSPGetIterationNumber(ksp, its));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
   PetscCall(PCGSAIGetSetUpInfo(pc, NULL, NULL, ond));
-  PetscCall(VecGetType(x, vtype));
+  { /* copied: the type name goes with x */
+    VecType vt;
+    PetscCall(VecGetType(x, &vt));
+    PetscCall(PetscStrncpy(vtype, vt, vlen));
+  }
   PetscCheck(reason > 0, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED, "the solve with the %s-built M did not converge: %s after %" PetscInt_FMT " iterations", usedevice ? "device" : "host", KSPConvergedReasons[reason], *its);
   PetscCall(MatMult(A, x, r));
   PetscCall(VecAXPY(r, -1.0, b));
@@ -380,10 +384,10 @@ int main(int argc, char **argv)
     PetscInt  its, itsh;
     PetscReal res, resh;
     PetscBool ond, onh;
-    VecType   vtype, vtypeh;
+    char      vtype[64], vtypeh[64];
 
-    PetscCall(SolveWith(A, type, PETSC_TRUE, &its, &res, &ond, &vtype));
-    PetscCall(SolveWith(A, type, PETSC_FALSE, &itsh, &resh, &onh, &vtypeh));
+    PetscCall(SolveWith(A, type, PETSC_TRUE, &its, &res, &ond, vtype, sizeof(vtype)));
+    PetscCall(SolveWith(A, type, PETSC_FALSE, &itsh, &resh, &onh, vtypeh, sizeof(vtypeh)));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solve (%s, %s vectors, M built on the %s): %" PetscInt_FMT " iterations, relative residual %.3e; with the host set-up's M: %" PetscInt_FMT " iterations, %.3e\n", type == PCGSAI_SPD ? "cg" : "bcgs", vtype, ond ? "device" : "host", its, (double)res, itsh, (double)resh));
     PetscCheck(ond == expect_device && !onh, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "solve: M built on the %s (expected the %s), the reference on the %s", ond ? "device" : "host", expect_device ? "device" : "host", onh ? "device" : "host");
     PetscCheck(PetscAbsInt(its - itsh) <= PetscMax(2, itsh / 10), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "solve: %" PetscInt_FMT " iterations with the device set-up's M, %" PetscInt_FMT " with the host's: M differ by more than rounding?", its, itsh);

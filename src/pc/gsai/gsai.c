@@ -106,6 +106,7 @@ static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
   MPI_Comm    comm = PetscObjectComm((PetscObject)pc);
   PetscInt    loc[2] = {0, 0}, glob[2], nloc, rstart;
   PetscReal   nnzA = 0.0, avg;
+  PetscBool   prevscaled;
   const char *ign  = "";
 
   PetscFunctionBegin;
@@ -150,6 +151,7 @@ static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
 
   /* the type */
   gs->typewhy[0] = 0;
+  prevscaled     = gs->rowscale ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(VecDestroy(&gs->rowscale));
   if (gs->typeopt == GSAI_TYPE_AUTO) {
     PetscBool   set, flg, sym = PETSC_FALSE;
@@ -159,8 +161,15 @@ static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
       gs->type = PCGSAI_SPD;
       PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is marked SPD (MAT_SPD)"));
     } else {
+      PetscBool devonly;
       PetscCall(GSAIIsSymmetric(A, &sym, &how));
-      if (sym && !glob[1]) {
+      PetscCall(PetscStrbeginswith(how, "values on the device only", &devonly));
+      if (devonly && pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && gs->havepattern && !prevscaled) {
+        /* new values of the same pattern, not readable on the host: the type stays (a SNES Jacobian's symmetry does not
+           change between Newton steps; the device set-up does not copy A to the host to check it) */
+        gs->type = gs->ptype;
+        PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "kept from the previous set-up (same nonzero pattern; the new values are on the device only, not checked)"));
+      } else if (sym && !glob[1]) {
         gs->type = PCGSAI_SPD;
         PetscCall(PetscSNPrintf(gs->typewhy, sizeof(gs->typewhy), "A is symmetric (%s) with a positive diagonal", how));
       } else {
