@@ -230,7 +230,8 @@ int main(int argc, char **argv)
   if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n, n, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, &da));
   else {
     if (!setxyz) nxyz[0] = nxyz[1] = nxyz[2] = n;
-    PetscCheck(nnxyz == 3 && nxyz[0] >= 3 && nxyz[1] >= 3 && nxyz[2] >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-nxyz takes three sizes of at least 3");
+    PetscCheck(!setxyz || nnxyz == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-nxyz takes three sizes, got %" PetscInt_FMT, nnxyz);
+    PetscCheck(nxyz[0] >= 3 && nxyz[1] >= 3 && nxyz[2] >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-nxyz takes three sizes of at least 3");
     PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, nxyz[0], nxyz[1], nxyz[2], PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, NULL, NULL, NULL, &da));
   }
   if (gpu) PetscCall(DMSetVecType(da, VECCUDA));

@@ -147,7 +147,7 @@ case $skip in *" gsai "*) ;; *)
     refits=
     for p in "${gpus[@]}"; do
       tag=gsai-$gn-$p
-      cmd=("$poisson" -dim 3 -n "$gn" -dm_mat_type aijcusparse -dm_vec_type cuda -ksp_type cg -ksp_rtol 1e-8 -pc_type gsai -pc_gsai_type spd -ksp_view -use_gpu_aware_mpi 0)
+      cmd=("$poisson" -dim 3 -n "$gn" -dm_mat_type aijcusparse -dm_vec_type cuda -ksp_type cg -ksp_rtol 1e-8 -pc_type gsai -pc_gsai_type spd -ksp_view -use_gpu_aware_mpi 0 -log_view_gpu_time)
       echo "== gsai $gn^3: $p GPU(s), gpu-aware 0: ${cmd[*]}"
       gk_mpiexec "$tmo" "$p" "${cmd[@]}" -log_view ":$tmp/$tag.log" >"$tmp/$tag.out" 2>&1 </dev/null
       rc=$?
