@@ -301,7 +301,7 @@ int main(int argc, char **argv)
   PetscInt   nrand = 0, dim = 0, n = 16;
   PetscReal  beta  = 0.0;
   PetscBool  reuse = PETSC_FALSE, solve = PETSC_TRUE, nocopy = PETSC_FALSE, iscuda;
-  PCGSAIType type;
+  PCGSAIType type, took;
   CopyState  c0;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
@@ -350,7 +350,8 @@ int main(int argc, char **argv)
   PetscCall(SetUpPC(Ah, &pch));
   PetscCall(Compare(pcd, pch, Ah, "set-up"));
   if (nocopy) PetscCall(CompareWithAIJCUSPARSE(pcd, A, "set-up"));
-  PetscCall(PCGSAIGetType(pcd, &type));
+  PetscCall(PCGSAIGetType(pcd, &type)); /* the type asked for (the solves below: CG for spd) */
+  PetscCall(PCGSAIGetSetUpChoices(pcd, &took, NULL, NULL, NULL, NULL)); /* the type the set-up took (auto resolved) */
 
   if (reuse) { /* new values, same pattern: both PCs see SAME_NONZERO_PATTERN */
     Vec         r, rh;
@@ -363,8 +364,9 @@ int main(int argc, char **argv)
     PetscCall(PetscRandomSeed(rnd));
     PetscCall(VecSetRandom(rh, rnd));
     PetscCall(VecCopy(rh, r));
-    PetscCall(MatDiagonalScale(A, r, type == PCGSAI_SPD ? r : NULL));
-    PetscCall(MatDiagonalScale(Ah, rh, type == PCGSAI_SPD ? rh : NULL));
+    /* spd (asked for, or taken by auto): D A D keeps A symmetric; else D A */
+    PetscCall(MatDiagonalScale(A, r, took == PCGSAI_SPD ? r : NULL));
+    PetscCall(MatDiagonalScale(Ah, rh, took == PCGSAI_SPD ? rh : NULL));
     PetscCall(PCSetOperators(pcd, A, A));
     PetscCall(PCSetOperators(pch, Ah, Ah));
     if (nocopy) {
