@@ -1,4 +1,5 @@
 #include "gktest.h"
+#include <unistd.h>
 
 /* ||a - b||_inf <= tol * max(||b||_inf, tiny) */
 PetscErrorCode GKCheckVecClose(Vec a, Vec b, PetscReal tol, const char *what)
@@ -188,5 +189,36 @@ PetscErrorCode GKRelDiff(Vec a, Vec b, NormType type, PetscReal *rel)
   PetscCall(VecNorm(b, type, &nb));
   PetscCall(VecDestroy(&t));
   *rel = nb > 0 ? nd / nb : nd;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PCView()'s ASCII text into buf (len bytes, NUL-terminated): written to a file by the PC's communicator, read back by
+   its rank 0 and sent to every rank */
+PetscErrorCode GKPCViewToString(PC pc, char *buf, size_t len)
+{
+  PetscViewer v;
+  char        fname[PETSC_MAX_PATH_LEN];
+  MPI_Comm    comm = PetscObjectComm((PetscObject)pc);
+  PetscMPIInt rank;
+  int         pid  = (int)getpid();
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Bcast(&pid, 1, MPI_INT, 0, comm));
+  PetscCall(PetscSNPrintf(fname, sizeof(fname), "gk_pcview.%d.txt", pid));
+  PetscCall(PetscMemzero(buf, len));
+  PetscCall(PetscViewerASCIIOpen(comm, fname, &v));
+  PetscCall(PCView(pc, v));
+  PetscCall(PetscViewerDestroy(&v));
+  if (rank == 0) {
+    FILE  *f = fopen(fname, "r");
+    size_t got;
+    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", fname);
+    got = fread(buf, 1, len - 1, f);
+    fclose(f);
+    (void)remove(fname);
+    PetscCheck(got > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "read nothing back from %s (the PCView output)", fname);
+  }
+  PetscCallMPI(MPI_Bcast(buf, (PetscMPIInt)len, MPI_CHAR, 0, comm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

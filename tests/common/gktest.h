@@ -21,6 +21,7 @@ PETSC_EXTERN PetscErrorCode GKCheckMatClose(Mat, Mat, PetscReal, const char *);
 PETSC_EXTERN PetscErrorCode GKExpectErrorBegin(void);
 PETSC_EXTERN PetscErrorCode GKExpectErrorEnd(PetscErrorCode, PetscErrorCode, const char *, const char *);
 PETSC_EXTERN PetscErrorCode GKCheck(PetscBool, const char *);
+PETSC_EXTERN PetscErrorCode GKPCViewToString(PC, char *, size_t);
 PETSC_EXTERN PetscErrorCode GKFillPoisson(DM, Mat);
 PETSC_EXTERN PetscErrorCode GKCopyValues(Vec, Vec);
 PETSC_EXTERN PetscErrorCode GKToDevice(Vec);

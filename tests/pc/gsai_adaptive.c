@@ -19,7 +19,6 @@
 #include "gktest.h"
 #include "gsaiprob.h"
 #include <petscblaslapack.h>
-#include <unistd.h>
 
 typedef struct {
   PetscInt     n;
@@ -352,36 +351,6 @@ static PetscErrorCode ExactSeq(PC pc, Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* PCView()'s text, through a file (rank 0 reads it back and sends it to all) */
-static PetscErrorCode ViewText(PC pc, char *buf, size_t len)
-{
-  PetscViewer v;
-  char        fname[PETSC_MAX_PATH_LEN];
-  PetscMPIInt rank;
-  int         pid = (int)getpid();
-  MPI_Comm    comm = PetscObjectComm((PetscObject)pc);
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCallMPI(MPI_Bcast(&pid, 1, MPI_INT, 0, comm));
-  PetscCall(PetscSNPrintf(fname, sizeof(fname), "gsai_adaptive_view.%d.txt", pid));
-  PetscCall(PetscMemzero(buf, len));
-  PetscCall(PetscViewerASCIIOpen(comm, fname, &v));
-  PetscCall(PCView(pc, v));
-  PetscCall(PetscViewerDestroy(&v));
-  if (rank == 0) {
-    FILE  *f = fopen(fname, "r");
-    size_t got;
-    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", fname);
-    got = fread(buf, 1, len - 1, f);
-    fclose(f);
-    (void)remove(fname);
-    PetscCheck(got > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "read nothing back from %s (the PCView output)", fname);
-  }
-  PetscCallMPI(MPI_Bcast(buf, (PetscMPIInt)len, MPI_CHAR, 0, comm));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode CheckContains(const char *text, const char *what)
 {
   char *found;
@@ -438,13 +407,13 @@ static PetscErrorCode CaseErrors(Mat A)
   PetscCall(GKExpectErrorBegin());
   ierr = PCGSAIGetAdaptiveInfo(pc, NULL, NULL, NULL, NULL);
   PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_WRONGSTATE, "not set up with the adaptive pattern", "adaptive info of a power pattern"));
-  PetscCall(ViewText(pc, text, sizeof(text)));
+  PetscCall(GKPCViewToString(pc, text, sizeof(text)));
   PetscCall(CheckContains(text, "have no effect unless -pc_gsai_pattern adaptive"));
   /* the adaptive pattern: PCView's line, and threshold/power reported as ignored */
   PetscCall(PCGSAISetPattern(pc, PCGSAI_PATTERN_ADAPTIVE));
   PetscCall(PCGSAISetThreshold(pc, 0.5));
   PetscCall(PCSetUp(pc));
-  PetscCall(ViewText(pc, text, sizeof(text)));
+  PetscCall(GKPCViewToString(pc, text, sizeof(text)));
   PetscCall(CheckContains(text, "pattern adaptive"));
   PetscCall(CheckContains(text, "4 steps, 3 entries per step, target residual 0.25"));
   PetscCall(CheckContains(text, "/nnz(A) = "));
@@ -565,7 +534,7 @@ int main(int argc, char **argv)
     PetscCall(CaseRef(pc, A, tol));
     if (view) {
       static char text[8192];
-      PetscCall(ViewText(pc, text, sizeof(text)));
+      PetscCall(GKPCViewToString(pc, text, sizeof(text)));
       PetscCall(CheckContains(text, "met the target residual"));
       PetscCall(PCView(pc, PETSC_VIEWER_STDOUT_WORLD));
     }

@@ -19,33 +19,6 @@
 #include "gsaiprob.h"
 #include <unistd.h>
 
-/* PCView() of pc (ASCII: written to a file by rank 0, read back and broadcast) into buf */
-static PetscErrorCode ViewToString(PC pc, char *buf, size_t len)
-{
-  PetscViewer v;
-  char        fname[PETSC_MAX_PATH_LEN];
-  PetscMPIInt rank, pid = (PetscMPIInt)getpid();
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCallMPI(MPI_Bcast(&pid, 1, MPI_INT, 0, PETSC_COMM_WORLD));
-  PetscCall(PetscSNPrintf(fname, sizeof(fname), "gsai_robust_view.%d.txt", (int)pid));
-  PetscCall(PetscMemzero(buf, len));
-  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, fname, &v));
-  PetscCall(PCView(pc, v));
-  PetscCall(PetscViewerDestroy(&v));
-  if (rank == 0) {
-    FILE *f = fopen(fname, "r");
-    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", fname);
-    size_t got = fread(buf, 1, len - 1, f);
-    fclose(f);
-    PetscCheck(got > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "read nothing back from %s (the PCView output)", fname);
-    (void)remove(fname);
-  }
-  PetscCallMPI(MPI_Bcast(buf, (PetscMPIInt)len, MPI_CHAR, 0, PETSC_COMM_WORLD));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode ExpectText(const char *buf, const char *text, const char *what)
 {
   char *p;
@@ -147,7 +120,7 @@ static PetscErrorCode CaseZeroDiag(Mat A, PetscBool converge, const char *name)
   PetscCall(PCGSAIGetSide(pc, &side));
   PetscCall(MaxRowResidual(M, A, side == PC_RIGHT ? PETSC_TRUE : PETSC_FALSE, &rmax));
   PetscCheck(rmax < 1.0 - 1e-10, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: a row of MA - I has squared norm %g, no better than M = 0", name, (double)rmax);
-  PetscCall(ViewToString(pc, buf, sizeof(buf)));
+  PetscCall(GKPCViewToString(pc, buf, sizeof(buf)));
   PetscCall(ExpectText(buf, "zero or missing diagonal entries of A:", name));
   PetscCall(ExpectText(buf, "given the structure of A^T there:", name));
   PetscCall(PCDestroy(&pc));
@@ -235,7 +208,7 @@ static PetscErrorCode ExpectAuto(Mat A, PCGSAIType expect, const char *why, cons
   PetscCall(PCSetUp(pc));
   PetscCall(GetChoices(pc, &type, NULL));
   PetscCheck(type == expect, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: auto picked %s, expected %s", what, PCGSAITypes[type], PCGSAITypes[expect]);
-  PetscCall(ViewToString(pc, buf, sizeof(buf)));
+  PetscCall(GKPCViewToString(pc, buf, sizeof(buf)));
   PetscCall(ExpectText(buf, "(picked by auto)", what));
   PetscCall(ExpectText(buf, why, what));
   PetscCall(PCDestroy(&pc));
@@ -286,7 +259,7 @@ static PetscErrorCode CaseReport(void)
   PetscCall(PCSetUp(pc));
   PetscCall(GetChoices(pc, &type, &cap));
   PetscCheck(cap == 10, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the budget cap of a 5-point operator should be ceil(2 x 5 (less at the boundary)) = 10, got %" PetscInt_FMT, cap);
-  PetscCall(ViewToString(pc, buf, sizeof(buf)));
+  PetscCall(GKPCViewToString(pc, buf, sizeof(buf)));
   PetscCall(ExpectText(buf, "pattern power (picked by auto)", "default pattern"));
   PetscCall(ExpectText(buf, "nonzeros per row (budget)", "default cap"));
   PetscCall(ExpectText(buf, "capped: the cap cut the pattern of", "default cap"));
@@ -303,7 +276,7 @@ static PetscErrorCode CaseReport(void)
   PetscCall(PCSetUp(pc));
   PetscCall(PetscInfoAllow(PETSC_FALSE));
   PetscCall(PetscInfoSetFile(NULL, NULL));
-  PetscCall(ViewToString(pc, buf, sizeof(buf)));
+  PetscCall(GKPCViewToString(pc, buf, sizeof(buf)));
   PetscCall(ExpectText(buf, "ignored: -pc_gsai_threshold has no effect with -pc_gsai_pattern a", "threshold with pattern a"));
   PetscCall(PCDestroy(&pc));
   PetscCall(PetscStrlcat(fname, rank == 0 ? ".0" : "", sizeof(fname)));

@@ -11,34 +11,6 @@
    Options: -m, -n the grid (default 40 x 32). Runs on any number of ranks.
 */
 #include "gktest.h"
-#include <unistd.h>
-
-static PetscErrorCode ViewToString(PC pc, char *buf, size_t len)
-{
-  PetscViewer v;
-  char        fname[PETSC_MAX_PATH_LEN];
-  PetscMPIInt rank, pid = (PetscMPIInt)getpid();
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCallMPI(MPI_Bcast(&pid, 1, MPI_INT, 0, PETSC_COMM_WORLD));
-  PetscCall(PetscSNPrintf(fname, sizeof(fname), "gsai_rowscale_view.%d.txt", (int)pid));
-  PetscCall(PetscMemzero(buf, len));
-  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, fname, &v));
-  PetscCall(PCView(pc, v));
-  PetscCall(PetscViewerDestroy(&v));
-  if (rank == 0) {
-    FILE  *f = fopen(fname, "r");
-    size_t got;
-    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s", fname);
-    got = fread(buf, 1, len - 1, f);
-    fclose(f);
-    PetscCheck(got > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "read nothing back from %s (the PCView output)", fname);
-    (void)remove(fname);
-  }
-  PetscCallMPI(MPI_Bcast(buf, (PetscMPIInt)len, MPI_CHAR, 0, PETSC_COMM_WORLD));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 static PetscErrorCode HasText(const char *buf, const char *text, PetscBool *has)
 {
@@ -132,7 +104,7 @@ static PetscErrorCode Solve(Mat A, Vec b, const char *ksptype, const char *pctyp
   PetscCall(VecNorm(r, NORM_2, &nr));
   PetscCall(VecNorm(b, NORM_2, &nb));
   *res = nr / nb;
-  if (view) PetscCall(ViewToString(pc, view, vlen));
+  if (view) PetscCall(GKPCViewToString(pc, view, vlen));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&r));
   PetscCall(KSPDestroy(&ksp));

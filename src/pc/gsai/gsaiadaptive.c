@@ -289,45 +289,23 @@ static PetscErrorCode AdaptRow(const PC_GSAI *gs, GSAIAdapt *S, const GSAIRows *
    at most cap - 1; fptr/fcol per local row (NULL when there are none) */
 static PetscErrorCode AdaptForced(const PC_GSAI *gs, Mat B, PetscInt first, PetscInt nloc, PetscInt cap, PetscInt **fptr, PetscInt **fcol, PetscInt *nforced, PetscInt *nfcut)
 {
-  Mat                Baij = B, Bt;
-  PetscBool          isaij;
-  PetscInt           nc, tot = 0, *zero, maxc = 0;
-  const PetscInt    *c;
-  const PetscScalar *v;
-  GSAICand          *cd;
+  PetscInt  *aptr, *acol, tot = 0, maxc = 0;
+  PetscReal *aval;
+  GSAICand  *cd;
 
   PetscFunctionBegin;
   *fptr = *fcol = NULL;
   *nforced = *nfcut = 0;
   if (gs->type != PCGSAI_GENERAL || gs->nzerodiag == 0) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscMalloc1(nloc, &zero));
-  for (PetscInt i = 0; i < nloc; i++) {
-    PetscScalar dkk = 0.0;
-    PetscCall(MatGetRow(B, first + i, &nc, &c, &v));
-    for (PetscInt e = 0; e < nc; e++)
-      if (c[e] == first + i) dkk = v[e];
-    PetscCall(MatRestoreRow(B, first + i, &nc, &c, &v));
-    zero[i] = dkk == 0.0 ? 1 : 0;
-  }
-  PetscCall(PetscObjectBaseTypeCompareAny((PetscObject)B, &isaij, MATSEQAIJ, MATMPIAIJ, ""));
-  if (!isaij) PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &Baij));
-  PetscCall(MatTranspose(Baij, MAT_INITIAL_MATRIX, &Bt));
-  if (Baij != B) PetscCall(MatDestroy(&Baij));
+  PetscCall(GSAIForcedEntries(B, first, nloc, &aptr, &acol, &aval, nforced)); /* every entry, in column order */
   PetscCall(PetscMalloc1(nloc + 1, fptr));
   (*fptr)[0] = 0;
   for (PetscInt i = 0; i < nloc; i++) {
-    PetscInt k = 0;
-    if (zero[i]) {
-      PetscCall(MatGetRow(Bt, first + i, &nc, &c, &v));
-      for (PetscInt e = 0; e < nc; e++)
-        if (v[e] != 0.0 && c[e] != first + i) k++;
-      PetscCall(MatRestoreRow(Bt, first + i, &nc, &c, &v));
-      maxc = PetscMax(maxc, k);
-      (*nforced)++;
-      if (cap > 0 && k > cap - 1) {
-        k = cap - 1;
-        (*nfcut)++;
-      }
+    PetscInt k = aptr[i + 1] - aptr[i];
+    maxc = PetscMax(maxc, k);
+    if (cap > 0 && k > cap - 1) {
+      k = cap - 1;
+      (*nfcut)++;
     }
     tot += k;
     (*fptr)[i + 1] = tot;
@@ -335,21 +313,19 @@ static PetscErrorCode AdaptForced(const PC_GSAI *gs, Mat B, PetscInt first, Pets
   PetscCall(PetscMalloc1(tot + 1, fcol));
   PetscCall(PetscMalloc1(maxc + 1, &cd));
   for (PetscInt i = 0; i < nloc; i++) {
-    PetscInt k = 0;
-    if (!zero[i]) continue;
-    PetscCall(MatGetRow(Bt, first + i, &nc, &c, &v));
-    for (PetscInt e = 0; e < nc; e++)
-      if (v[e] != 0.0 && c[e] != first + i) {
-        cd[k].w   = (float)PetscAbsScalar(v[e]);
-        cd[k++].g = c[e];
-      }
-    PetscCall(MatRestoreRow(Bt, first + i, &nc, &c, &v));
+    const PetscInt k = aptr[i + 1] - aptr[i];
+    if (!k) continue;
+    for (PetscInt e = 0; e < k; e++) {
+      cd[e].w = (float)aval[aptr[i] + e];
+      cd[e].g = acol[aptr[i] + e];
+    }
     if (k > 1) qsort(cd, (size_t)k, sizeof(GSAICand), GSAICandCompare);
     for (PetscInt e = 0; e < (*fptr)[i + 1] - (*fptr)[i]; e++) (*fcol)[(*fptr)[i] + e] = cd[e].g;
   }
   PetscCall(PetscFree(cd));
-  PetscCall(MatDestroy(&Bt));
-  PetscCall(PetscFree(zero));
+  PetscCall(PetscFree(aptr));
+  PetscCall(PetscFree(acol));
+  PetscCall(PetscFree(aval));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -74,7 +74,7 @@ static PetscErrorCode GSAIGetB(PC pc, Mat A, Mat *B)
    b_jk != 0 (stored), from the transpose of B, with |b_jk|. Without one of them in the pattern, index k is out of reach
    of the local problem of row k (k would not be in I). Other rows get none. *nforced: the rows that have some.
 */
-static PetscErrorCode GSAIForcedEntries(Mat B, PetscInt first, PetscInt nloc, PetscInt **fptr, PetscInt **fcol, PetscReal **fval, PetscInt *nforced)
+PetscErrorCode GSAIForcedEntries(Mat B, PetscInt first, PetscInt nloc, PetscInt **fptr, PetscInt **fcol, PetscReal **fval, PetscInt *nforced)
 {
   Mat                Baij = B, Bt;
   PetscBool          isaij;

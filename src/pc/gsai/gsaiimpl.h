@@ -252,3 +252,8 @@ PETSC_INTERN PetscErrorCode PCSetUp_GSAI_AdaptiveCUDA(PC, Mat, PetscBool);
    the general type (auto) or the symmetric part (spd) stays the choice) */
 #define GSAI_ROWSCALE_RATIO 100.0
 PETSC_INTERN PetscErrorCode GSAIFindRowScaling(Mat, Vec *, PetscBool *, PetscReal[2]);
+
+/* gsaihost.c: the forced entries of the local rows of B with a zero or missing diagonal (general type): the rows j with
+   b_jk != 0 stored, from B^T, with |b_jk|, in column order; *nforced: the rows with a zero diagonal (also used by the
+   adaptive pattern, gsaiadaptive.c) */
+PETSC_INTERN PetscErrorCode GSAIForcedEntries(Mat, PetscInt, PetscInt, PetscInt **, PetscInt **, PetscReal **, PetscInt *);
