@@ -252,17 +252,18 @@ PetscErrorCode CavityGetCOO(DM dm, Mat B, PetscBool device, Vec *vals)
 static PetscErrorCode CavityCSRCheckHost(Mat B, const CavityGrid *g, PetscInt *nbad)
 {
   const PetscInt *ia, *ja;
-  PetscInt        n, m = CAVITY_DOF * g->xm * g->ym;
+  PetscInt        n, nrows, m = CAVITY_DOF * g->xm * g->ym;
   PetscBool       done;
 
   PetscFunctionBeginUser;
   *nbad = 0;
   PetscCall(MatGetRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cavity: no CSR structure from MatGetRowIJ()");
-  if (n == m)
+  nrows = n; /* MatRestoreRowIJ() may clear n */
+  if (nrows == m)
     for (PetscInt row = 0; row < m; row++) *nbad += !CavityCSRRowMatches(g, row, ia, ja);
   PetscCall(MatRestoreRowIJ(B, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCheck(n == m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cavity: the CSR structure has %" PetscInt_FMT " rows, %" PetscInt_FMT " expected", n, m);
+  PetscCheck(nrows == m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cavity: the CSR structure has %" PetscInt_FMT " rows, %" PetscInt_FMT " expected", nrows, m);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
