@@ -153,6 +153,7 @@ static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
   gs->typewhy[0] = 0;
   prevscaled     = gs->rowscale ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(VecDestroy(&gs->rowscale));
+  gs->asymknown = PETSC_FALSE;
   if (gs->typeopt == GSAI_TYPE_AUTO) {
     PetscBool   set, flg, sym = PETSC_FALSE;
     const char *how = "";
@@ -163,6 +164,8 @@ static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
     } else {
       PetscBool devonly;
       PetscCall(GSAIIsSymmetric(A, &sym, &how));
+      gs->asymknown = PETSC_TRUE;
+      gs->asym      = sym;
       PetscCall(PetscStrbeginswith(how, "values on the device only", &devonly));
       if (devonly && pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && gs->havepattern && !prevscaled) {
         /* new values of the same pattern, not readable on the host: the type stays (a SNES Jacobian's symmetry does not
@@ -193,6 +196,8 @@ static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
       PetscBool   sym, checked, found;
       const char *how;
       PetscCall(GSAIIsSymmetric(A, &sym, &how));
+      gs->asymknown = PETSC_TRUE;
+      gs->asym      = sym;
       PetscCall(PetscStrcmp(how, "checked", &checked));
       if (!sym && checked) PetscCall(GSAIRowScaling(pc, A, GSAI_ROWSCALE_RATIO, &found));
     }
@@ -505,9 +510,9 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
   PetscCall(VecDestroy(&gs->dwork2));
   gs->ndirichlet = 0;
   if (gs->type == PCGSAI_SPD && !gs->rowscale) {
-    PetscBool   sym;
+    PetscBool   sym = gs->asym;
     const char *how;
-    PetscCall(GSAIIsSymmetric(A, &sym, &how));
+    if (!gs->asymknown) PetscCall(GSAIIsSymmetric(A, &sym, &how)); /* once per set-up: it transposes A */
     if (!sym) PetscCall(GSAIFindDirichlet(pc, A));
   }
   if (gs->rowscale) PetscCall(VecDuplicate(gs->rowscale, &gs->dwork));

@@ -73,6 +73,7 @@ typedef struct {
   PetscReal         wrange[2]; /* the smallest and the largest w (geometric mean 1) */
   Mat               As;        /* S, kept for the next set-up */
   PetscBool         userowscale; /* PCGSAISetRowScaling() */
+  PetscBool         asymknown, asym; /* GSAIResolveOptions() checked A's symmetry in this set-up, and its answer */
   PetscInt          ndense, *dense; /* the dense rows of B (global, sorted): more than denselimit nonzeros */
   PetscInt          denselimit;
   PCSide            side;      /* PC_LEFT, PC_RIGHT, or PC_SIDE_DEFAULT: -ksp_pc_side, else left */
