@@ -5,6 +5,10 @@
 #          (bench/sgdia_mult), with -use_gpu_aware_mpi 0 (halo staged through the host) and, where MPI is CUDA-aware,
 #          1; CG + Jacobi and KSPCACG (s = 4, 8) per iteration on sgdiacuda, CG on aijcusparse (bench/cacg_bench);
 #   strong the latency-bound 128^3 on 1, 2, 4 GPUs: CG against KSPCACG s = 4, 8 (sgdiacuda), CG on aijcusparse;
+#   ipc    MATSGDIACUDA's halo exchanges through CUDA IPC (-mat_sgdia_cuda_ipc 1, device to device: what a CUDA-aware
+#          MPI gives on one node) against the star forest staged through the host (-mat_sgdia_cuda_ipc 0), both in
+#          this run: weak-mult-ipc (MatMult as weak), weak-cg-ipc and strong-cg-ipc (CG, KSPCACG s = 4, 8 as weak
+#          and strong), records tagged "ipc": 0/1 (the other records: "ipc": null, MATSGDIACUDA's default route);
 #   cavity the driven cavity (examples/cavity -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda, bench/cavity.sh's
 #          ours-gpu options: FGMRES + MG, Chebyshev/Jacobi levels, LU coarse (redundant LU on more than one GPU),
 #          -use_gpu_aware_mpi 0) at 1025^2 and 2049^2 on 1, 2, 4 GPUs: SNESSolve time, Newton and KSP iterations (the
@@ -14,8 +18,8 @@
 #          spd) on 1, 2, 4 GPUs: the GSAISetUp and PCSetUp events of -log_view (max over ranks), CG iterations, and
 #          which path built M ("built on the device" / "host" in PCView: the multi-rank device set-up is new).
 # Efficiency = time on 1 GPU / time on P GPUs (weak), speed-up (strong, cavity, gsai). Records:
-# bench/results/multigpu-<date>.jsonl (the benchmarks' own JSON records, each with "bench_set", "gpus" and "gpu_aware"
-# added; the cavity and gsai records are written here in the same form); copied to $OUT when set. Each run is under
+# bench/results/multigpu-<date>.jsonl (the benchmarks' own JSON records, each with "bench_set", "gpus", "gpu_aware"
+# and "ipc" added; the cavity and gsai records are written here in the same form); copied to $OUT when set. Each run is under
 # a timeout; a failed or timed-out run is reported, has no record and makes the exit status 1.
 #
 #   bash bench/multigpu.sh        on a 2- or 4-GPU machine, after tests/gpu/run built the benchmarks and examples
@@ -24,7 +28,8 @@
 # Environment: OBJDIR (build/gpu), PETSC_DIR (gpucarry/petsc-cuda), GPUKIT_MULTI_GPUS (1 2 4, capped at the GPUs
 # present), GPUKIT_MULTI_WEAK_N ("256 323 406"), GPUKIT_MULTI_STRONG_N (128), GPUKIT_MULTI_CAVITY_REFINE ("7 8": 9x9
 # refined to 1025^2, 2049^2), GPUKIT_MULTI_GSAI_N (161: 161^3 rows), GPUKIT_MULTI_TIMEOUT (300 s per run),
-# GPUKIT_MULTI_SKIP (words: weakmult weakcg strong aware cavity gsai). Shared set-up: bench/gpucommon.sh.
+# GPUKIT_MULTI_SKIP (words: weakmult weakcg strong aware ipc cavity gsai), GPUKIT_MULTI_IPC_ROUTES ("0 1": the
+# -mat_sgdia_cuda_ipc values of the ipc runs; "0" when the default runs stand for 1). Shared set-up: bench/gpucommon.sh.
 set -uo pipefail
 source "$(dirname "$0")/gpucommon.sh" || exit 1
 export NCCL_NVLS_ENABLE=0
@@ -48,18 +53,23 @@ aware=0
 ompi_info --parsable --all 2>/dev/null | grep -q 'mpi_built_with_cuda_support:value:true' && aware=1
 echo "multigpu: MPI CUDA-aware: $aware"
 
-# run <label> <gpus> <aware> <binary and options...>: one run, its JSON records tagged and appended to $out
+# run <label> <gpus> <aware> <binary and options...>: one run, its JSON records tagged and appended to $out; with
+# ipc=0|1 in its environment the run gets -mat_sgdia_cuda_ipc $ipc and its records "ipc": $ipc (else "ipc": null)
 run() {
-  local label=$1 p=$2 aw=$3
+  local label=$1 p=$2 aw=$3 ipcopt=() ipctag=null
   shift 3
+  if [ -n "${ipc:-}" ]; then
+    ipcopt=(-mat_sgdia_cuda_ipc "$ipc")
+    ipctag=$ipc
+  fi
   rm -f "$tmp/rec.jsonl"
-  echo "== $label: $p GPU(s), gpu-aware $aw: $*"
-  if ! gk_mpiexec "$tmo" "$p" "$@" -use_gpu_aware_mpi "$aw" -json "$tmp/rec.jsonl" 2>&1 | tail -n 14; then
+  echo "== $label: $p GPU(s), gpu-aware $aw, ipc $ipctag: $*"
+  if ! gk_mpiexec "$tmo" "$p" "$@" "${ipcopt[@]}" -use_gpu_aware_mpi "$aw" -json "$tmp/rec.jsonl" 2>&1 | tail -n 14; then
     echo "multigpu.sh: $label on $p GPU(s) failed" >&2
     failed=1
     return
   fi
-  [ -f "$tmp/rec.jsonl" ] && sed "s/}\$/, \"bench_set\": \"$label\", \"gpus\": $p, \"gpu_aware\": $aw}/" "$tmp/rec.jsonl" >>"$out"
+  [ -f "$tmp/rec.jsonl" ] && sed "s/}\$/, \"bench_set\": \"$label\", \"gpus\": $p, \"gpu_aware\": $aw, \"ipc\": $ipctag}/" "$tmp/rec.jsonl" >>"$out"
 }
 
 for i in "${!gpus[@]}"; do
@@ -76,6 +86,14 @@ for i in "${!gpus[@]}"; do
   case $skip in *" strong "*) ;; *)
     run strong-cg "$p" 0 "$cacg" -dim 3 -n "$sn" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 200 -batches 3
     run strong-cg "$p" 0 "$cacg" -dim 3 -n "$sn" -mat_type aijcusparse -methods cg -its 200 -batches 3 ;;
+  esac
+  # the two routes of MATSGDIACUDA's halo exchanges, side by side (on 1 GPU both are the baseline of their route)
+  case $skip in *" ipc "*) ;; *)
+    for i01 in ${GPUKIT_MULTI_IPC_ROUTES:-0 1}; do
+      ipc=$i01 run weak-mult-ipc "$p" 0 "$mult" -formats sgdiacuda -dim 3 -n "$n" -reps 50 -batches 5
+      ipc=$i01 run weak-cg-ipc "$p" 0 "$cacg" -dim 3 -n "$n" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
+      ipc=$i01 run strong-cg-ipc "$p" 0 "$cacg" -dim 3 -n "$sn" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 200 -batches 3
+    done ;;
   esac
 done
 
@@ -180,7 +198,7 @@ python3 - "$out" <<'PY' || true
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 def key(r):
-    return (r.get("bench_set"), r.get("format") or r.get("mat_type"), r.get("method", ""), r.get("gpu_aware"))
+    return (r.get("bench_set"), r.get("format") or r.get("mat_type"), r.get("method", ""), r.get("gpu_aware"), r.get("ipc"))
 def t(r):  # seconds: sgdia_mult's time_ms (one MatMult, fastest batch), cacg_bench's time_per_it_ms, SNESSolve, GSAI set-up
     for k in ("time_ms", "time_per_it_ms"):
         if r.get(k):
@@ -193,11 +211,11 @@ base = {}
 for r in recs:
     if r.get("gpus") == 1 and t(r):
         base[key(r)] = t(r)
-print("%-10s %-12s %-12s %5s %6s %12s %8s" % ("set", "type", "method", "aware", "gpus", "time_ms", "vs_1gpu"))
+print("%-14s %-12s %-12s %5s %4s %6s %12s %8s" % ("set", "type", "method", "aware", "ipc", "gpus", "time_ms", "vs_1gpu"))
 for r in recs:
     k, tt = key(r), t(r)
-    b = base.get(k[:3] + (0,)) or base.get(k)
-    print("%-10s %-12s %-12s %5s %6s %12s %8s" % (k[0], k[1], k[2], k[3], r.get("gpus"), "%.4f" % (1e3 * tt) if tt else "-", "%.2f" % (b / tt) if (b and tt) else "-"))
+    b = base.get(k[:3] + (0, k[4])) or base.get(k)
+    print("%-14s %-12s %-12s %5s %4s %6s %12s %8s" % (k[0], k[1], k[2], k[3], "-" if k[4] is None else k[4], r.get("gpus"), "%.4f" % (1e3 * tt) if tt else "-", "%.2f" % (b / tt) if (b and tt) else "-"))
 PY
 echo "multigpu: records in $out"
 gk_copy_out "$out"

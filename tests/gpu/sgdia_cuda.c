@@ -908,15 +908,16 @@ static PetscErrorCode TestOffload(Ctx *c)
   PetscCall(Record(c, "offload: MatEqual with the host twin after a device MatScale (exact)", 0.0));
 
   /* a host change right after a device change: the host insertion must start from the device values, and the
-     next product must see it, with exactly one upload on each rank. Only rank 0 inserts: into its first row and
-     into rank 1's first row (stashed, sent at assembly), so rank 1's values change through the assembly alone. */
+     next product must see it, with exactly one upload on each rank. Rank 0 inserts into its first row and into rank 1's
+     first row (stashed, sent at assembly), so rank 1's values change through the assembly alone; ranks past 1 insert
+     into their own first row. */
   PetscCall(ScaleBoth(D2, H2, 2.0));
   PetscCall(GKLogEventCount(c->evup, &c0));
   nrow = 0;
   if (c->rank == 0) {
     rows[nrow++] = rstart;
     if (c->size > 1) rows[nrow++] = rend % N;
-  }
+  } else if (c->rank > 1) rows[nrow++] = rstart; /* ranks past 1 change their own rows, so that every rank uploads once */
   for (PetscInt i = 0; i < nrow; i++) {
     PetscCall(MatSetValues(D2, 1, &rows[i], 1, &rows[i], &one, ADD_VALUES));
     PetscCall(MatSetValues(H2, 1, &rows[i], 1, &rows[i], &one, ADD_VALUES));

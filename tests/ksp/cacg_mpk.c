@@ -20,7 +20,7 @@ static const char help[] = "MATSGDIA's matrix powers kernel (MatMatrixPowers_C) 
 static PetscErrorCode GKEventCount(const char *, PetscInt *);
 
 /* neighbour exchanges so far: VecScatterBegin (MatMult's ghost update) + SFBcastBegin (the kernel's own PetscSF; a
-   VecScatter's bcast is logged as VecScatterBegin only) */
+   VecScatter's bcast is logged as VecScatterBegin only) + the CUDA IPC exchanges of MATSGDIACUDA */
 static PetscErrorCode GKExchanges(PetscInt *count)
 {
   PetscInt a, b;
@@ -29,6 +29,13 @@ static PetscErrorCode GKExchanges(PetscInt *count)
   PetscCall(GKEventCount("VecScatterBegin", &a));
   PetscCall(GKEventCount("SFBcastBegin", &b));
   *count = a + b;
+#if defined(PETSC_HAVE_CUDA)
+  { /* MATSGDIACUDA's exchanges through CUDA IPC (src/mat/utils/gpukitipc.h): its event is logged by Begin and by End */
+    PetscInt c;
+    PetscCall(GKEventCount("GpukitIPCHalo", &c));
+    *count += c / 2;
+  }
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -1198,6 +1198,10 @@ static PetscErrorCode MatSetFromOptions_SGDIACUDA(Mat A, GpukitOptionItems Petsc
     PetscBool overlap = PETSC_TRUE;
     PetscCall(PetscOptionsBool("-mat_sgdia_overlap", "On several ranks, overlap the halo exchange with the rows whose stencil stays in the owned box (only ghost points travel)", "MATSGDIACUDA", overlap, &overlap, NULL)); /* read by sgdiahalocuda.cu at the first product */
   }
+  {
+    PetscBool ipc = PETSC_TRUE;
+    PetscCall(PetscOptionsBool("-mat_sgdia_cuda_ipc", "On several ranks of one node, exchange the halos of the product and of the matrix powers ghost region device to device through CUDA IPC where each rank's GPU can reach its neighbours' (peer access or the same GPU); false: PETSc's star forest (staged through the host when MPI is not CUDA-aware)", "MATSGDIACUDA", ipc, &ipc, NULL)); /* read by sgdiahalocuda.cu and sgdiapowerscuda.cu at their first exchange */
+  }
   PetscCall(PetscOptionsBool("-mat_sgdia_autotune", "Tune the product's variant and block size with gpukit's tuner (-gpukit_tune); false: no tuning for this matrix", "MATSGDIACUDA", tune, &tune, &set));
   if (set) {
     cu->autotune = tune;

@@ -6,12 +6,17 @@
      VecScatterEnd
      shell rows     owned neighbours from x, ghost neighbours from xl
 
+   The exchange is device to device through CUDA IPC (GpukitIPCHaloBcastBegin/End, src/mat/utils/gpukitipc.h) when
+   every rank is on one node with peer-accessible GPUs and -mat_sgdia_cuda_ipc is not false; else PETSc's VecScatter
+   (which stages the ghosts through the host when MPI is not CUDA-aware). Both move the same values (-info says which).
+
    The interior rows are those whose whole stencil stays in the owned box; the shell rows (the others) are listed
    once per layout on the device. Both halves sum a row's terms in the order of the plain product's variant 0
    (sgdiakernels.h), so the product does not depend on the number of ranks beyond that.
 */
 #include "sgdiacudaimpl.h"
 #include "sgdiahalocuda.h"
+#include "gpukitipc.h"
 
 #if defined(GPUKIT_SGDIACUDA_AVAILABLE)
 
@@ -22,12 +27,14 @@ struct _n_SGDIAHaloCUDA {
   long long  nrows;       /* their number */
   int        ilo[3], ihi[3]; /* interior box of grid points (global indices) */
   PetscBool  off;         /* -mat_sgdia_overlap 0 */
+  GpukitIPCHalo ipc;      /* the same exchange through CUDA IPC (NULL: the scatter) */
 };
 
 PetscErrorCode SGDIACUDAHaloDestroy_Private(SGDIAHaloCUDA *h)
 {
   PetscFunctionBegin;
   if (!*h) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpukitIPCHaloDestroy(&(*h)->ipc)); /* collective, as MatDestroy() is */
   PetscCall(VecScatterDestroy(&(*h)->sc));
   PetscCall(VecDestroy(&(*h)->xl));
   if ((*h)->rows) PetscCallCUDA(cudaFree((*h)->rows));
@@ -83,7 +90,6 @@ static PetscErrorCode SGDIACUDAHaloSetUp(Mat A, Vec x, SGDIAHaloCUDA h)
   PetscCall(ISLocalToGlobalMappingApplyBlock(ltog, ng, lidx, gidx));
   PetscCall(ISCreateBlock(PETSC_COMM_SELF, dof, ng, gidx, PETSC_COPY_VALUES, &isg));
   PetscCall(ISCreateBlock(PETSC_COMM_SELF, dof, ng, lidx, PETSC_COPY_VALUES, &isl));
-  PetscCall(PetscFree2(lidx, gidx));
   PetscCall(VecCreate(PETSC_COMM_SELF, &h->xl));
   PetscCall(VecSetSizes(h->xl, gm * dof, gm * dof));
   PetscCall(VecSetBlockSize(h->xl, dof));
@@ -92,6 +98,28 @@ static PetscErrorCode SGDIACUDAHaloSetUp(Mat A, Vec x, SGDIAHaloCUDA h)
   PetscCall(VecScatterCreate(x, isg, h->xl, isl, &h->sc));
   PetscCall(ISDestroy(&isg));
   PetscCall(ISDestroy(&isl));
+  {
+    PetscBool ipc = PETSC_TRUE;
+    PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_sgdia_cuda_ipc", &ipc, NULL));
+    if (ipc) { /* the same graph in dof-blocks: leaf = ghost point q of xl, root = its owner's local point */
+      PetscSFNode *iremote;
+      PetscLayout  map;
+
+      PetscCall(VecGetLayout(x, &map));
+      PetscCall(PetscMalloc1(ng, &iremote));
+      for (PetscInt i = 0; i < ng; i++) {
+        PetscMPIInt owner;
+        PetscInt    l;
+        PetscCall(PetscLayoutFindOwnerIndex(map, gidx[i] * dof, &owner, &l));
+        iremote[i].rank  = owner;
+        iremote[i].index = l / dof;
+      }
+      PetscCall(GpukitIPCHaloCreate(PetscObjectComm((PetscObject)A), np, ng, lidx, iremote, dof, &h->ipc));
+      PetscCall(PetscFree(iremote));
+    }
+    PetscCall(PetscInfo(A, "MATSGDIACUDA product halo exchange: %s\n", h->ipc ? "through CUDA IPC (device to device)" : (ipc ? "VecScatter (CUDA IPC unavailable; -info of GpukitIPCHaloCreate says why)" : "VecScatter (-mat_sgdia_cuda_ipc false)")));
+  }
+  PetscCall(PetscFree2(lidx, gidx));
   PetscCall(PetscInfo(A, "MATSGDIACUDA overlaps the halo exchange with the product: %lld of %" PetscInt_FMT " local rows in the shell, %" PetscInt_FMT " ghost points\n", nr, sg->m, ng));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -104,7 +132,7 @@ PetscErrorCode SGDIACUDAHaloMult_Private(Mat A, SGDIAHaloCUDA *hp, Vec x, Vec y,
   PetscMPIInt         size;
   GpukitSGDIAMultArgs ai, as;
   const PetscScalar  *xa, *xla, *ya = NULL;
-  PetscScalar        *za;
+  PetscScalar        *za, *xlw = NULL;
   cudaStream_t        stream;
 
   PetscFunctionBegin;
@@ -124,10 +152,16 @@ PetscErrorCode SGDIACUDAHaloMult_Private(Mat A, SGDIAHaloCUDA *hp, Vec x, Vec y,
   h = *hp;
   if (h->off) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GpukitCUDAGetStream(SGDIACUDA_WHO, &stream));
-  PetscCall(VecScatterBegin(h->sc, x, h->xl, INSERT_VALUES, SCATTER_FORWARD));
+  if (h->ipc) { /* the ghosts device to device: packed from x by the owners, read from their buffers into xl */
+    PetscCall(VecCUDAGetArrayRead(x, &xa));
+    PetscCall(VecCUDAGetArray(h->xl, &xlw));
+    PetscCall(GpukitIPCHaloBcastBegin(h->ipc, sg->dof, xa, xlw, stream));
+  } else {
+    PetscCall(VecScatterBegin(h->sc, x, h->xl, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(VecCUDAGetArrayRead(x, &xa));
+  }
   /* interior rows from x itself */
   PetscCall(SGDIACUDASetArgs_Private(A, PETSC_FALSE, &ai));
-  PetscCall(VecCUDAGetArrayRead(x, &xa));
   if (!y) PetscCall(VecCUDAGetArrayWrite(z, &za));
   else if (y == z) {
     PetscCall(VecCUDAGetArray(z, &za));
@@ -139,14 +173,20 @@ PetscErrorCode SGDIACUDAHaloMult_Private(Mat A, SGDIAHaloCUDA *hp, Vec x, Vec y,
   PetscCall(PetscLogGpuTimeBegin());
   PetscCallCUDA(GpukitSGDIAMultInteriorCUDA(&ai, h->ilo, h->ihi, xa, ya, za, (int)block, (int)variant, stream));
   PetscCall(PetscLogGpuTimeEnd());
-  PetscCall(VecScatterEnd(h->sc, x, h->xl, INSERT_VALUES, SCATTER_FORWARD));
+  if (h->ipc) {
+    PetscCall(GpukitIPCHaloBcastEnd(h->ipc, sg->dof, xa, xlw, stream));
+    xla = xlw;
+  } else {
+    PetscCall(VecScatterEnd(h->sc, x, h->xl, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(VecCUDAGetArrayRead(h->xl, &xla));
+  }
   /* the shell rows: owned neighbours from x, ghosts from xl */
   PetscCall(SGDIACUDASetArgs_Private(A, PETSC_TRUE, &as));
-  PetscCall(VecCUDAGetArrayRead(h->xl, &xla));
   PetscCall(PetscLogGpuTimeBegin());
   PetscCallCUDA(GpukitSGDIAMultShellCUDA(&as, cu->off, xa, h->rows, h->nrows, xla, ya, za, (int)block, stream));
   PetscCall(PetscLogGpuTimeEnd());
-  PetscCall(VecCUDARestoreArrayRead(h->xl, &xla));
+  if (h->ipc) PetscCall(VecCUDARestoreArray(h->xl, &xlw));
+  else PetscCall(VecCUDARestoreArrayRead(h->xl, &xla));
   if (!y) PetscCall(VecCUDARestoreArrayWrite(z, &za));
   else if (y == z) PetscCall(VecCUDARestoreArray(z, &za));
   else {

@@ -6,6 +6,7 @@
 #include "sgdiacudaimpl.h"
 #include "sgdiampk.h"
 #include "sgdiampkkernels.h"
+#include "gpukitipc.h"
 
 #if defined(GPUKIT_SGDIACUDA_AVAILABLE)
 
@@ -24,6 +25,8 @@ struct _n_SGDIAMPKCUDA {
   long long       *off;            /* k: stencil offsets in the box */
   int             *delta;          /* 3k */
   int             *gidx, *rp;      /* the ghost points' positions in the box; the owned points a neighbour reads */
+  PetscBool        ipctried;       /* the region's exchange through CUDA IPC was tried (-mat_sgdia_cuda_ipc) */
+  GpukitIPCHalo    ipc;            /* the region's star forest through CUDA IPC (NULL: the star forest) */
 };
 
 PetscErrorCode SGDIACUDAMPKDestroy_Private(SGDIAMPKCUDA *dp)
@@ -32,6 +35,7 @@ PetscErrorCode SGDIACUDAMPKDestroy_Private(SGDIAMPKCUDA *dp)
 
   PetscFunctionBegin;
   if (!d) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpukitIPCHaloDestroy(&d->ipc)); /* collective: MatDestroy(), or a new region (SGDIAMPKSetUp() is collective) */
   PetscCallCUDA(cudaFree(d->val));
   PetscCallCUDA(cudaFree(d->dg));
   for (int i = 0; i < 4; i++) PetscCallCUDA(cudaFree(d->buf[i]));
@@ -133,6 +137,29 @@ static PetscErrorCode SGDIACUDAMPKUpload(Mat A, SGDIAMPKCUDA *dp, GpukitSGDIAMPK
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the region's exchange through CUDA IPC, made at its first exchange (collective, as the exchange is) from the star
+   forest's graph: 2 dof scalars per point at most (V[0] and W[0]); NULL when IPC cannot be used or -mat_sgdia_cuda_ipc
+   is false */
+static PetscErrorCode SGDIACUDAMPKGetIPC(Mat A, SGDIAMPKCUDA d)
+{
+  SGDIAMPK           mk = ((Mat_SGDIA *)A->data)->mpk;
+  PetscBool          ipc = PETSC_TRUE;
+  PetscInt           nroots, nleaves;
+  const PetscInt    *ilocal;
+  const PetscSFNode *iremote;
+
+  PetscFunctionBegin;
+  if (d->ipctried) PetscFunctionReturn(PETSC_SUCCESS);
+  d->ipctried = PETSC_TRUE;
+  PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_sgdia_cuda_ipc", &ipc, NULL));
+  if (ipc) {
+    PetscCall(PetscSFGetGraph(mk->sf, &nroots, &nleaves, &ilocal, &iremote));
+    PetscCall(GpukitIPCHaloCreate(PetscObjectComm((PetscObject)A), nroots, nleaves, ilocal, iremote, 2 * d->dof, &d->ipc));
+  }
+  PetscCall(PetscInfo(A, "Matrix powers ghost-region exchange: %s\n", d->ipc ? "through CUDA IPC (device to device)" : (ipc ? "PetscSF (CUDA IPC unavailable; -info of GpukitIPCHaloCreate says why)" : "PetscSF (-mat_sgdia_cuda_ipc false)")));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* dinv over the box, on the device (the owned part copied, the ghost part by one exchange), when dinv changed */
 static PetscErrorCode SGDIACUDAMPKGatherDinv(Mat A, SGDIAMPKCUDA d, const GpukitSGDIAMPKBox *box, Vec dinv, int block, cudaStream_t stream)
 {
@@ -145,10 +172,13 @@ static PetscErrorCode SGDIACUDAMPKGatherDinv(Mat A, SGDIAMPKCUDA d, const Gpukit
   PetscCall(PetscObjectGetId((PetscObject)dinv, &id));
   PetscCall(PetscObjectStateGet((PetscObject)dinv, &st));
   if (d->did == id && d->dstate == st) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SGDIACUDAMPKGetIPC(A, d));
   PetscCall(VecCUDAGetArrayRead(dinv, &da));
-  PetscCall(PetscSFBcastWithMemTypeBegin(mk->sf, mk->uv, PETSC_MEMTYPE_DEVICE, da, PETSC_MEMTYPE_DEVICE, d->leaf, MPI_REPLACE));
+  if (d->ipc) PetscCall(GpukitIPCHaloBcastBegin(d->ipc, box->dof, da, d->leaf, stream));
+  else PetscCall(PetscSFBcastWithMemTypeBegin(mk->sf, mk->uv, PETSC_MEMTYPE_DEVICE, da, PETSC_MEMTYPE_DEVICE, d->leaf, MPI_REPLACE));
   PetscCallCUDA(GpukitSGDIAMPKOwnedToBoxCUDA(box, da, d->dg, block, stream));
-  PetscCall(PetscSFBcastEnd(mk->sf, mk->uv, da, d->leaf, MPI_REPLACE));
+  if (d->ipc) PetscCall(GpukitIPCHaloBcastEnd(d->ipc, box->dof, da, d->leaf, stream));
+  else PetscCall(PetscSFBcastEnd(mk->sf, mk->uv, da, d->leaf, MPI_REPLACE));
   PetscCallCUDA(GpukitSGDIAMPKUnpackCUDA(box->dof, (long long)d->nleaves, d->gidx, 1, d->leaf, d->dg, NULL, block, stream));
   PetscCall(VecCUDARestoreArrayRead(dinv, &da));
   d->did    = id;
@@ -158,8 +188,9 @@ static PetscErrorCode SGDIACUDAMPKGatherDinv(Mat A, SGDIAMPKCUDA d, const Gpukit
 
 /*
    The ghost-region route (route SGDIA_MPK_GHOST of SGDIAMPKChooseRoute_Private(), the region built for >= k levels):
-   ONE exchange of V[0] and W[0] (V[0] alone without dinv, W[0] alone for the lean basis) over the ghosted box through
-   the region's star forest with device buffers (PETSc stages them through the host when MPI is not CUDA-aware), then
+   ONE exchange of V[0] and W[0] (V[0] alone without dinv, W[0] alone for the lean basis) over the ghosted box: device
+   to device through CUDA IPC (SGDIACUDAMPKGetIPC(): one node, peer-accessible GPUs, -mat_sgdia_cuda_ipc not false), else
+   through the region's star forest with device buffers (PETSc stages them through the host when MPI is not CUDA-aware), then
    level j+1 as one kernel over the owned box grown by (k-1-j)*sw: the product, the three-term update and the Jacobi
    scaling, writing W[j+1] (and V[j+1]) for the owned points. The product of level j+1 reads dinv .* W[j] over the box
    (V[0] itself at level 1 when it is given), as the host route does.
@@ -173,7 +204,7 @@ static PetscErrorCode SGDIACUDAMPKGhost(Mat A, Vec dinv, PetscInt k, const Petsc
   GpukitSGDIAMPKBox  box;
   const PetscBool    lean = (PetscBool)(V == NULL);
   const int          nu   = dinv && !lean ? 2 : 1, dof = (int)sg->dof;
-  const PetscScalar *s0, *s1 = NULL;
+  const PetscScalar *s0, *s1 = NULL, *root;
   const double      *xj, *wj, *wjm1 = NULL;
 
   PetscFunctionBegin;
@@ -185,19 +216,26 @@ static PetscErrorCode SGDIACUDAMPKGhost(Mat A, Vec dinv, PetscInt k, const Petsc
   if (dinv) PetscCall(SGDIACUDAMPKGatherDinv(A, d, &box, dinv, block, stream));
   /* the exchange: the owned points a neighbour reads packed (interleaved when two vectors travel), the owned part
      of the box copied meanwhile */
+  PetscCall(SGDIACUDAMPKGetIPC(A, d));
   PetscCall(VecCUDAGetArrayRead(lean ? W[0] : V[0], &s0));
   if (nu == 2) PetscCall(VecCUDAGetArrayRead(W[0], &s1));
-  PetscCall(PetscLogGpuTimeBegin());
-  PetscCallCUDA(GpukitSGDIAMPKPackCUDA(dof, (long long)d->nrp, d->rp, nu, s0, s1, d->root, block, stream));
-  PetscCall(PetscLogGpuTimeEnd());
-  PetscCall(PetscSFBcastWithMemTypeBegin(mk->sf, nu == 2 ? mk->uvw : mk->uv, PETSC_MEMTYPE_DEVICE, d->root, PETSC_MEMTYPE_DEVICE, d->leaf, MPI_REPLACE));
+  /* the roots: one vector is read where it is (IPC packs its own send buffer), two are interleaved first */
+  root = d->ipc && nu == 1 ? s0 : d->root;
+  if (root == d->root) {
+    PetscCall(PetscLogGpuTimeBegin());
+    PetscCallCUDA(GpukitSGDIAMPKPackCUDA(dof, (long long)d->nrp, d->rp, nu, s0, s1, d->root, block, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+  }
+  if (d->ipc) PetscCall(GpukitIPCHaloBcastBegin(d->ipc, nu * dof, root, d->leaf, stream));
+  else PetscCall(PetscSFBcastWithMemTypeBegin(mk->sf, nu == 2 ? mk->uvw : mk->uv, PETSC_MEMTYPE_DEVICE, d->root, PETSC_MEMTYPE_DEVICE, d->leaf, MPI_REPLACE));
   PetscCall(PetscLogGpuTimeBegin());
   if (nu == 2) {
     PetscCallCUDA(GpukitSGDIAMPKOwnedToBoxCUDA(&box, s0, d->buf[3], block, stream));
     PetscCallCUDA(GpukitSGDIAMPKOwnedToBoxCUDA(&box, s1, d->buf[0], block, stream));
   } else PetscCallCUDA(GpukitSGDIAMPKOwnedToBoxCUDA(&box, s0, d->buf[0], block, stream));
   PetscCall(PetscLogGpuTimeEnd());
-  PetscCall(PetscSFBcastEnd(mk->sf, nu == 2 ? mk->uvw : mk->uv, d->root, d->leaf, MPI_REPLACE));
+  if (d->ipc) PetscCall(GpukitIPCHaloBcastEnd(d->ipc, nu * dof, root, d->leaf, stream));
+  else PetscCall(PetscSFBcastEnd(mk->sf, nu == 2 ? mk->uvw : mk->uv, d->root, d->leaf, MPI_REPLACE));
   PetscCall(PetscLogGpuTimeBegin());
   if (nu == 2) PetscCallCUDA(GpukitSGDIAMPKUnpackCUDA(dof, (long long)d->nleaves, d->gidx, 2, d->leaf, d->buf[3], d->buf[0], block, stream));
   else PetscCallCUDA(GpukitSGDIAMPKUnpackCUDA(dof, (long long)d->nleaves, d->gidx, 1, d->leaf, d->buf[0], NULL, block, stream));

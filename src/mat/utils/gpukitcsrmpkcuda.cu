@@ -22,6 +22,7 @@
 #include "gpukitcuda.h"
 #include "gpukittune.h"
 #include "gpukitcsrmpk.h"
+#include "gpukitipc.h"
 #include "gpukitcsrmpkkernels.h"
 
 /* the device kernel takes real double values and 32-bit indices; other builds always run the reference */
@@ -39,6 +40,7 @@ PETSC_INTERN PetscErrorCode GpukitMatUtilsRegisterCUDA_Private(void)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventRegister("CSRMatPowCUDA", MAT_CLASSID, &MAT_CSR_MatPowCUDA)); /* GpukitMatMatrixPowers_SeqAIJCUSPARSE() */
+  PetscCall(GpukitIPCRegister_Private());                                                /* gpukitipccuda.cu */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -286,6 +288,7 @@ PetscErrorCode GpukitMatMatrixPowers_SeqAIJCUSPARSE(Mat A, Vec dinv, PetscInt k,
     GpukitTuner      tuner;
     PetscObjectState state;
 
+    PetscTryMethod(A, "GpukitMatSyncHost_C", (Mat), (A)); /* MATAMBCUDA after a lazy device refresh: the host copy first */
     PetscCall(MatSeqAIJGetCSRAndMemType(A, NULL, NULL, &aa, &mtype)); /* uploads the matrix when the host is newer */
     if (!PetscMemTypeDevice(mtype)) {
       PetscCall(PetscInfo(A, "The CSR matrix powers kernel runs the reference: MatSeqAIJGetCSRAndMemType() gave host arrays\n"));
