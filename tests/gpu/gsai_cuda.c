@@ -12,13 +12,20 @@
    different M), compare the residuals ||I - MA||_F (-pc_gsai_side left) or ||I - AM||_F instead of the values, to
    rtol relative; pattern, nnz and fallback counts are still compared exactly.
 
+   The applications (PCApply(), PCApplyTranspose(), and for spd without row scaling PCApplySymmetricLeft/Right()) of a
+   random vector are compared with the host set-up's (1e-8 relative, max norm; not with -residual_check), right after
+   the set-up, while the one-rank device set-up holds M in its device CSR only (issue 18: no Mat made), and again after
+   PCGSAIGetMatrix() made the Mat of M: the device applications before and after must agree to rounding (1e-13; the
+   Mat must not change M). The line "gsai_cuda: set-up done" separates the two in the output (-info :pc greps).
+
    -nocopy (one rank): A is made valid on the device only (a MatScale() on the device, the host copy scaled alike), and
    every device set-up of A must read it where it is: A's offload mask stays PETSC_OFFLOAD_GPU (any host read of its
-   values would copy it down), MATSGDIA's copy events (SGDIACopyToGPU, SGDIACopyFromGPU) are not logged, and the bytes
-   PETSc logs as copied from the device are M's structure only (the one copy of the set-up: (n + 1 + nnz(M)) PetscInt on
-   a first set-up, none on a SAME_NONZERO_PATTERN one; at most 1 KiB more is allowed for counts a device CSR provider
-   reads back, a copy of A's values would be 8 nnz(A) bytes). After the first set-up, M must also be the same, pattern
-   and values bit for bit, as the device M built from A's MATAIJCUSPARSE copy.
+   values would copy it down), MATSGDIA's copy events (SGDIACopyToGPU, SGDIACopyFromGPU) are not logged, and the set-up
+   copies nothing from the device (M stays in its device CSR; at most 1 KiB is allowed for counts a device CSR provider
+   reads back, a copy of A's values would be 8 nnz(A) bytes). The Mat of M, made at the first PCGSAIGetMatrix(), copies
+   M's structure only ((n + 1 + nnz(M)) PetscInt; none after a SAME_NONZERO_PATTERN set-up, which updates the Mat's
+   values on the device). After the first set-up, M must also be the same, pattern and values bit for bit, as the device
+   M built from A's MATAIJCUSPARSE copy.
 
    Problem: -f <file.mtx[.gz]> | -random <n> | -da <2|3> -n <n> [-beta b]. PCGSAI options from the command line
    (-pc_gsai_type, -pc_gsai_pattern, -pc_gsai_side, -pc_gsai_device_workspace <KiB> to force batches, ...).
@@ -236,31 +243,130 @@ static PetscErrorCode MakeDeviceOnly(Mat A, Mat Ah)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* after a device set-up of pc on A (valid on the device only): no copy of A was made (see the top of the file) */
-static PetscErrorCode CheckNoCopy(PC pc, Mat A, const CopyState *c0, PetscBool newM, const char *what)
+/* after a device set-up of pc on A (valid on the device only): no copy of A was made, and none of M (see the top of the
+   file) */
+static PetscErrorCode CheckNoCopy(PC pc, Mat A, const CopyState *c0, const char *what)
 {
-  CopyState      c1;
-  Mat            M;
-  PetscInt       nnz, m;
+  CopyState      c1s, *c1 = &c1s;
   PetscBool      ond;
-  PetscLogDouble mbytes, extra;
+  PetscLogDouble extra;
   MatType        mt;
 
   PetscFunctionBegin;
   PetscCall(MatGetType(A, &mt));
-  PetscCall(GetCopyState(&c1));
-  PetscCall(PCGSAIGetSetUpInfo(pc, &nnz, NULL, &ond));
-  PetscCall(PCGSAIGetMatrix(pc, &M));
-  PetscCall(MatGetLocalSize(M, &m, NULL));
+  PetscCall(GetCopyState(c1));
+  PetscCall(PCGSAIGetSetUpInfo(pc, NULL, NULL, &ond));
   PetscCheck(ond, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: M was not built on the device", what);
 #if PetscDefined(HAVE_CUDA)
   PetscCheck(A->offloadmask == PETSC_OFFLOAD_GPU, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the set-up read the %s matrix on the host (its offload mask went from GPU to %s)", what, mt, MaskName(A->offloadmask));
 #endif
-  PetscCheck(c1.sgdia[0] == c0->sgdia[0] && c1.sgdia[1] == c0->sgdia[1], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the set-up copied the %s matrix: %" PetscInt_FMT " SGDIACopyToGPU and %" PetscInt_FMT " SGDIACopyFromGPU events", what, mt, c1.sgdia[0] - c0->sgdia[0], c1.sgdia[1] - c0->sgdia[1]);
+  PetscCheck(c1->sgdia[0] == c0->sgdia[0] && c1->sgdia[1] == c0->sgdia[1], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the set-up copied the %s matrix: %" PetscInt_FMT " SGDIACopyToGPU and %" PetscInt_FMT " SGDIACopyFromGPU events", what, mt, c1->sgdia[0] - c0->sgdia[0], c1->sgdia[1] - c0->sgdia[1]);
+  extra = c1->gtoc_sz - c0->gtoc_sz;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: A (%s) stays on the device, M too; %g bytes copied from the device\n", what, mt, (double)extra));
+  PetscCheck(extra >= 0 && extra <= 1024, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %g bytes were copied from the device, expected at most 1 KiB (M stays in its device CSR: no copy of its structure)", what, (double)extra);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -nocopy: the Mat of M asked for (PCGSAIGetMatrix()) after a device set-up: made the first time (newM), its structure is
+   copied to the host, (n + 1 + nnz(M)) PetscInt; otherwise nothing is copied */
+static PetscErrorCode CheckMatCopy(PC pc, PetscBool newM, const char *what)
+{
+  CopyState      c1s, *c1 = &c1s, c2;
+  Mat            M;
+  PetscInt       nnz, m;
+  PetscLogDouble mbytes, got;
+
+  PetscFunctionBegin;
+  PetscCall(PCGSAIGetSetUpInfo(pc, &nnz, NULL, NULL));
+  PetscCall(GetCopyState(c1));
+  PetscCall(PCGSAIGetMatrix(pc, &M));
+  PetscCall(GetCopyState(&c2));
+  PetscCall(MatGetLocalSize(M, &m, NULL));
   mbytes = newM ? (PetscLogDouble)(m + 1 + nnz) * sizeof(PetscInt) : 0.0;
-  extra  = c1.gtoc_sz - c0->gtoc_sz - mbytes;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: A (%s) stays on the device; %g bytes copied from the device, M's structure %g\n", what, mt, (double)(c1.gtoc_sz - c0->gtoc_sz), (double)mbytes));
-  PetscCheck(extra >= 0 && extra <= 1024, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %g bytes were copied from the device, expected M's structure (%g bytes) and at most 1 KiB more", what, (double)(c1.gtoc_sz - c0->gtoc_sz), (double)mbytes);
+  got    = c2.gtoc_sz - c1->gtoc_sz;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: the Mat of M asked for: %g bytes copied from the device, M's structure %g\n", what, (double)got, (double)mbytes));
+  PetscCheck(got >= mbytes && got <= mbytes + 1024, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: making the Mat of M copied %g bytes from the device, expected %s (%g bytes)", what, (double)got, newM ? "M's structure" : "nothing, the Mat being kept", (double)mbytes);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the applications of a PC to x: PCApply(), PCApplyTranspose(), and with sym PCApplySymmetricLeft/Right() (NULL otherwise) */
+#define NAPPLY 4
+static const char *const ApplyNames[NAPPLY] = {"PCApply", "PCApplyTranspose", "PCApplySymmetricLeft", "PCApplySymmetricRight"};
+
+static PetscErrorCode ApplyAll(PC pc, Vec x, PetscBool sym, Vec y[])
+{
+  PetscFunctionBegin;
+  for (int k = 0; k < NAPPLY; k++) {
+    y[k] = NULL;
+    if (k < 2 || sym) PetscCall(VecDuplicate(x, &y[k]));
+  }
+  PetscCall(PCApply(pc, x, y[0]));
+  PetscCall(PCApplyTranspose(pc, x, y[1]));
+  if (sym) {
+    PetscCall(PCApplySymmetricLeft(pc, x, y[2]));
+    PetscCall(PCApplySymmetricRight(pc, x, y[3]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DestroyAll(Vec y[])
+{
+  PetscFunctionBegin;
+  for (int k = 0; k < NAPPLY; k++) PetscCall(VecDestroy(&y[k]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* whether the set-up's M has a symmetric form: spd, and A not row-scaled (PCView() says "row scaling:") */
+static PetscErrorCode HasSymmetricForm(PC pc, PetscBool *sym)
+{
+  PCGSAIType took;
+  char       view[8192];
+  char      *found;
+
+  PetscFunctionBegin;
+  PetscCall(PCGSAIGetSetUpChoices(pc, &took, NULL, NULL, NULL, NULL));
+  PetscCall(GKPCViewToString(pc, view, sizeof(view)));
+  PetscCall(PetscStrstr(view, "row scaling:", &found));
+  *sym = (took == PCGSAI_SPD && !found) ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the device PC's applications yd[] of x against the host PC's (xh: x's values in a host vector), 1e-8 relative (max
+   norm; skipped with -residual_check, whose M differ more) */
+static PetscErrorCode CompareApplies(PC pcd, PC pch, Vec x, Vec xh, Vec yd[], const char *what)
+{
+  Vec       yh[NAPPLY];
+  PetscBool sym = yd[2] ? PETSC_TRUE : PETSC_FALSE;
+  PetscReal rel;
+  char      msg[256];
+
+  PetscFunctionBegin;
+  (void)x;
+  PetscCall(ApplyAll(pch, xh, sym, yh));
+  for (int k = 0; k < NAPPLY; k++) {
+    if (!yd[k]) continue;
+    PetscCall(GKRelDiff(yd[k], yh[k], NORM_INFINITY, &rel));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %s, device set-up's M against the host's: %.3e relative\n", what, ApplyNames[k], (double)rel));
+    if (residual_rtol > 0) continue;
+    PetscCall(PetscSNPrintf(msg, sizeof(msg), "%s: %s with the device set-up's M against the host's", what, ApplyNames[k]));
+    PetscCheck(rel <= 1e-8, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %g relative (tolerance 1e-8)", msg, (double)rel);
+  }
+  PetscCall(DestroyAll(yh));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the device PC's applications after PCGSAIGetMatrix() (ya) against those before (yb): the same to rounding */
+static PetscErrorCode CompareBeforeAfter(Vec yb[], Vec ya[], const char *what)
+{
+  PetscReal rel;
+
+  PetscFunctionBegin;
+  for (int k = 0; k < NAPPLY; k++) {
+    if (!yb[k]) continue;
+    PetscCall(GKRelDiff(ya[k], yb[k], NORM_INFINITY, &rel));
+    PetscCheck(rel <= 1e-13, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %s after PCGSAIGetMatrix() differs from before by %g relative: making the Mat changed M?", what, ApplyNames[k], (double)rel);
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: the applications are the same before and after PCGSAIGetMatrix()\n", what));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -303,6 +409,8 @@ int main(int argc, char **argv)
   PetscBool  reuse = PETSC_FALSE, solve = PETSC_TRUE, nocopy = PETSC_FALSE, iscuda;
   PCGSAIType type, took;
   CopyState  c0;
+  Vec        x, xh, yb[NAPPLY], ya[NAPPLY];
+  PetscBool  sym = PETSC_FALSE;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscGPUKitInitialize());
@@ -346,9 +454,31 @@ int main(int argc, char **argv)
   }
 
   PetscCall(SetUpPC(A, &pcd));
-  if (nocopy) PetscCall(CheckNoCopy(pcd, A, &c0, PETSC_TRUE, "set-up"));
+  if (nocopy) PetscCall(CheckNoCopy(pcd, A, &c0, "set-up"));
   PetscCall(SetUpPC(Ah, &pch));
+  { /* a random x (the same values on the host and the device) */
+    PetscRandom rnd;
+    PetscCall(MatCreateVecs(A, &x, NULL));
+    PetscCall(MatCreateVecs(Ah, &xh, NULL));
+    PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+    PetscCall(PetscRandomSetInterval(rnd, -1.0, 1.0));
+    PetscCall(PetscRandomSetSeed(rnd, 5));
+    PetscCall(PetscRandomSeed(rnd));
+    PetscCall(VecSetRandom(xh, rnd));
+    PetscCall(GKCopyValues(xh, x));
+    PetscCall(PetscRandomDestroy(&rnd));
+  }
+  /* the applications while the one-rank device set-up holds M in its device CSR only, then after the Mat was made */
+  PetscCall(HasSymmetricForm(pcd, &sym));
+  PetscCall(ApplyAll(pcd, x, sym, yb));
+  PetscCall(CompareApplies(pcd, pch, x, xh, yb, "set-up"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gsai_cuda: set-up done, M applied, its Mat not asked for yet\n"));
+  if (nocopy) PetscCall(CheckMatCopy(pcd, PETSC_TRUE, "set-up"));
   PetscCall(Compare(pcd, pch, Ah, "set-up"));
+  PetscCall(ApplyAll(pcd, x, sym, ya));
+  PetscCall(CompareBeforeAfter(yb, ya, "set-up"));
+  PetscCall(DestroyAll(yb));
+  PetscCall(DestroyAll(ya));
   if (nocopy) PetscCall(CompareWithAIJCUSPARSE(pcd, A, "set-up"));
   PetscCall(PCGSAIGetType(pcd, &type)); /* the type asked for (the solves below: CG for spd) */
   PetscCall(PCGSAIGetSetUpChoices(pcd, &took, NULL, NULL, NULL, NULL)); /* the type the set-up took (auto resolved) */
@@ -374,8 +504,13 @@ int main(int argc, char **argv)
       PetscCall(GetCopyState(&c0));
     }
     PetscCall(PCSetUp(pcd));
-    if (nocopy) PetscCall(CheckNoCopy(pcd, A, &c0, PETSC_FALSE, "SAME_NONZERO_PATTERN set-up"));
+    if (nocopy) PetscCall(CheckNoCopy(pcd, A, &c0, "SAME_NONZERO_PATTERN set-up"));
     PetscCall(PCSetUp(pch));
+    /* the new values in the device CSR, its transpose and the Mat made before (updated on the device, not made again) */
+    PetscCall(ApplyAll(pcd, x, sym, yb));
+    PetscCall(CompareApplies(pcd, pch, x, xh, yb, "SAME_NONZERO_PATTERN set-up"));
+    PetscCall(DestroyAll(yb));
+    if (nocopy) PetscCall(CheckMatCopy(pcd, PETSC_FALSE, "SAME_NONZERO_PATTERN set-up"));
     PetscCall(Compare(pcd, pch, Ah, "SAME_NONZERO_PATTERN set-up"));
     PetscCall(VecDestroy(&r));
     PetscCall(VecDestroy(&rh));
@@ -396,6 +531,8 @@ int main(int argc, char **argv)
     PetscCheck(res <= 10 * PetscMax(resh, 1e-7), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "solve: true relative residual %g with the device set-up's M, %g with the host's", (double)res, (double)resh);
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gsai_cuda: ok\n"));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&xh));
   PetscCall(PCDestroy(&pcd));
   PetscCall(PCDestroy(&pch));
   PetscCall(MatDestroy(&A));

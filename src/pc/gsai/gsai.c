@@ -8,6 +8,7 @@
 */
 #include <petsctime.h>
 #include "gsaiimpl.h"
+#include "gsaidevm.h"
 
 const char *const PCGSAITypes[]        = {"general", "spd", "auto", "PCGSAIType", "PCGSAI_", NULL};
 const char *const PCGSAIPatternTypes[] = {"a", "threshold", "power", "auto", "adaptive", "PCGSAIPatternType", "PCGSAI_PATTERN_", NULL};
@@ -15,6 +16,7 @@ const char *const GSAIStageNames[]     = {"rows", "pattern", "solve", "assemble"
 
 PetscLogEvent PC_GSAI_SetUp, PC_GSAI_Rows, PC_GSAI_Pattern, PC_GSAI_Solve, PC_GSAI_Assemble, PC_GSAI_PatternCUDA, PC_GSAI_DimsCUDA, PC_GSAI_SolveCUDA, PC_GSAI_AssembleCUDA;
 PetscLogEvent PC_GSAI_Adaptive, PC_GSAI_AdaptiveCUDA;
+PetscLogEvent PC_GSAI_ApplyCUDA, PC_GSAI_TransposeCUDA, PC_GSAI_MatCUDA;
 
 /* ------------------------------------------------------------------------------------------------------
    Set-up: the side, then the host (gsaihost.c) or the device (gsaicuda.cu) builds M
@@ -387,6 +389,9 @@ static PetscErrorCode GSAIResetSetUp(PC_GSAI *gs)
 {
   PetscFunctionBegin;
   PetscCall(MatDestroy(&gs->M));
+#if defined(GPUKIT_GSAICUDA_AVAILABLE)
+  PetscCall(GSAIDevMDestroy(&gs->devm));
+#endif
   PetscCall(MatDestroy(&gs->N));
   PetscCall(VecDestroy(&gs->work));
   PetscCall(PetscFree(gs->Jptr));
@@ -516,7 +521,11 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
     if (!sym) PetscCall(GSAIFindDirichlet(pc, A));
   }
   if (gs->rowscale) PetscCall(VecDuplicate(gs->rowscale, &gs->dwork));
-  if (gs->type == PCGSAI_SPD) {
+  if (gs->type == PCGSAI_SPD && gs->devm) { /* G in the device CSR (gsaidevm.h): its transpose was built on the device by the set-up */
+#if defined(GPUKIT_GSAICUDA_AVAILABLE)
+    if (!gs->work) PetscCall(GSAIDevMCreateVec(gs->devm, &gs->work));
+#endif
+  } else if (gs->type == PCGSAI_SPD) {
     PetscBool seqcusparse;
     if (!gs->work) PetscCall(MatCreateVecs(gs->M, NULL, &gs->work));
     /* PCApply() multiplies with G^T too: let cuSPARSE keep an explicit transpose (of every new G) */
@@ -533,6 +542,51 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
    Apply, view, options, reset, destroy
    ------------------------------------------------------------------------------------------------------ */
 
+/* y = M x and y = M^T x (spd: G, G^T): from the device CSR when the one-rank device set-up kept M there (gsaidevm.h),
+   else with the Mat */
+static PetscErrorCode GSAIMult(PC_GSAI *gs, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+#if defined(GPUKIT_GSAICUDA_AVAILABLE)
+  if (gs->devm) {
+    PetscCall(GSAIDevMMult(gs->devm, x, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  PetscCall(MatMult(gs->M, x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode GSAIMultTranspose(PC_GSAI *gs, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+#if defined(GPUKIT_GSAICUDA_AVAILABLE)
+  if (gs->devm) {
+    PetscCall(GSAIDevMMultTranspose(gs->devm, x, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  PetscCall(MatMultTranspose(gs->M, x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* M as a Mat (spd: G): gs->M, or the one made from the device CSR at the first call (kept by gs->devm) */
+static PetscErrorCode GSAIGetMat(PC pc, Mat *M)
+{
+  PC_GSAI *gs = (PC_GSAI *)pc->data;
+
+  PetscFunctionBegin;
+  PetscCheck(gs->M || gs->devm, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
+#if defined(GPUKIT_GSAICUDA_AVAILABLE)
+  if (gs->devm) {
+    PetscCall(GSAIDevMGetMat(gs->devm, M));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  *M = gs->M;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode PCApply_GSAI(PC pc, Vec x, Vec y)
 {
   PC_GSAI *gs = (PC_GSAI *)pc->data;
@@ -544,17 +598,17 @@ static PetscErrorCode PCApply_GSAI(PC pc, Vec x, Vec y)
     PetscCall(VecPointwiseMult(gs->dwork, gs->dirichlet, x));
     PetscCall(MatMult(pc->pmat, gs->dwork, gs->dwork2));
     PetscCall(VecAYPX(gs->dwork2, -1.0, x));
-    PetscCall(MatMult(gs->M, gs->dwork2, gs->work));
-    PetscCall(MatMultTranspose(gs->M, gs->work, y));
+    PetscCall(GSAIMult(gs, gs->dwork2, gs->work));
+    PetscCall(GSAIMultTranspose(gs, gs->work, y));
     PetscCall(VecAXPY(y, 1.0, gs->dwork));
   } else if (gs->type == PCGSAI_SPD && gs->rowscale) { /* A = D_w S: y = G^T G D_w^{-1} x */
     PetscCall(VecPointwiseMult(gs->dwork, gs->rowscale, x));
-    PetscCall(MatMult(gs->M, gs->dwork, gs->work));
-    PetscCall(MatMultTranspose(gs->M, gs->work, y));
+    PetscCall(GSAIMult(gs, gs->dwork, gs->work));
+    PetscCall(GSAIMultTranspose(gs, gs->work, y));
   } else if (gs->type == PCGSAI_SPD) { /* y = G^T G x */
-    PetscCall(MatMult(gs->M, x, gs->work));
-    PetscCall(MatMultTranspose(gs->M, gs->work, y));
-  } else PetscCall(MatMult(gs->M, x, y));
+    PetscCall(GSAIMult(gs, x, gs->work));
+    PetscCall(GSAIMultTranspose(gs, gs->work, y));
+  } else PetscCall(GSAIMult(gs, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -564,18 +618,18 @@ static PetscErrorCode PCApplyTranspose_GSAI(PC pc, Vec x, Vec y)
 
   PetscFunctionBegin;
   if (gs->type == PCGSAI_SPD && gs->dirichlet) { /* M^T = (I - D_P A^T) G^T G + D_P */
-    PetscCall(MatMult(gs->M, x, gs->work));
-    PetscCall(MatMultTranspose(gs->M, gs->work, y));
+    PetscCall(GSAIMult(gs, x, gs->work));
+    PetscCall(GSAIMultTranspose(gs, gs->work, y));
     PetscCall(MatMultTranspose(pc->pmat, y, gs->dwork2));
     PetscCall(VecAXPY(gs->dwork2, -1.0, x));
     PetscCall(VecPointwiseMult(gs->dwork, gs->dirichlet, gs->dwork2));
     PetscCall(VecAXPY(y, -1.0, gs->dwork));
   } else if (gs->type == PCGSAI_SPD && gs->rowscale) { /* M^T = D_w^{-1} G^T G */
-    PetscCall(MatMult(gs->M, x, gs->work));
-    PetscCall(MatMultTranspose(gs->M, gs->work, y));
+    PetscCall(GSAIMult(gs, x, gs->work));
+    PetscCall(GSAIMultTranspose(gs, gs->work, y));
     PetscCall(VecPointwiseMult(y, gs->rowscale, y));
   } else if (gs->type == PCGSAI_SPD) PetscCall(PCApply_GSAI(pc, x, y)); /* G^T G is symmetric */
-  else PetscCall(MatMultTranspose(gs->M, x, y));
+  else PetscCall(GSAIMultTranspose(gs, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -587,7 +641,7 @@ static PetscErrorCode PCApplySymmetricLeft_GSAI(PC pc, Vec x, Vec y)
   PetscFunctionBegin;
   PetscCheck(gs->type == PCGSAI_SPD, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "PCGSAI type general has no symmetric form; use -pc_gsai_type spd");
   PetscCheck(!gs->rowscale, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "PCGSAI found A = D_w S with S symmetric (rows scaled by w): M = G^T G D_w^{-1} has no symmetric form; use -ksp_pc_side left or right");
-  PetscCall(MatMult(gs->M, x, y));
+  PetscCall(GSAIMult(gs, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -598,19 +652,20 @@ static PetscErrorCode PCApplySymmetricRight_GSAI(PC pc, Vec x, Vec y)
   PetscFunctionBegin;
   PetscCheck(gs->type == PCGSAI_SPD, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "PCGSAI type general has no symmetric form; use -pc_gsai_type spd");
   PetscCheck(!gs->rowscale, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "PCGSAI found A = D_w S with S symmetric (rows scaled by w): M = G^T G D_w^{-1} has no symmetric form; use -ksp_pc_side left or right");
-  PetscCall(MatMultTranspose(gs->M, x, y));
+  PetscCall(GSAIMultTranspose(gs, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
 {
   PC_GSAI    *gs = (PC_GSAI *)pc->data;
-  PetscBool   iascii, setup = pc->setupcalled && gs->M ? PETSC_TRUE : PETSC_FALSE;
+  PetscBool   iascii, setup = pc->setupcalled && (gs->M || gs->devm) ? PETSC_TRUE : PETSC_FALSE;
   char        line[512];
   size_t      len;
   PCGSAIType  type    = setup ? gs->type : gs->typeopt;
   PCGSAIPatternType pattern = setup ? gs->pattern : gs->patternopt;
   const char *what    = type == PCGSAI_SPD ? "row of G" : (setup && gs->sideused == PC_RIGHT ? "column" : "row");
+  PetscInt    nrows;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
@@ -648,10 +703,13 @@ static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line));
   if (setup && gs->patternwhy[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "ignored: %s\n", gs->patternwhy));
   if (!setup) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscViewerASCIIPrintf(viewer, "%s: %" PetscInt_FMT " nonzeros (%.2f per row), %s, built on the %s\n", gs->type == PCGSAI_SPD ? "G" : "M", gs->nnz, gs->M->rmap->N ? (double)gs->nnz / (double)gs->M->rmap->N : 0.0, ((PetscObject)gs->M)->type_name, gs->ondevice ? "device" : "host"));
+  /* M (or G) is n x n with A's layout; in the device CSR (gs->devm) it is made as MATSEQAIJCUSPARSE only when asked for */
+  nrows = pc->pmat->rmap->N;
+  if (gs->devm) PetscCall(PetscViewerASCIIPrintf(viewer, "%s: %" PetscInt_FMT " nonzeros (%.2f per row), %s, built on the device, kept in the device CSR and applied from there (the Mat is made when asked for)\n", gs->type == PCGSAI_SPD ? "G" : "M", gs->nnz, nrows ? (double)gs->nnz / (double)nrows : 0.0, MATSEQAIJCUSPARSE));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "%s: %" PetscInt_FMT " nonzeros (%.2f per row), %s, built on the %s\n", gs->type == PCGSAI_SPD ? "G" : "M", gs->nnz, nrows ? (double)gs->nnz / (double)nrows : 0.0, ((PetscObject)gs->M)->type_name, gs->ondevice ? "device" : "host"));
   if (gs->conversion[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "conversion: %s\n", gs->conversion));
   if (gs->pattern == PCGSAI_PATTERN_ADAPTIVE) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "adaptive: nnz(%s)/nnz(A) = %.3f after %" PetscInt_FMT " of %" PetscInt_FMT " rounds of growth; %" PetscInt_FMT " of %" PetscInt_FMT " %s met the target residual %g, %" PetscInt_FMT " stopped at the cap; largest residual %.3g\n", gs->type == PCGSAI_SPD ? "G" : "M", (double)gs->adnnzratio, gs->adrounds, gs->adsteps, gs->admet, gs->M->rmap->N, gs->type == PCGSAI_SPD ? "rows of G" : (gs->sideused == PC_RIGHT ? "columns" : "rows"), (double)gs->adtol, gs->adcapped, (double)gs->admaxres));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "adaptive: nnz(%s)/nnz(A) = %.3f after %" PetscInt_FMT " of %" PetscInt_FMT " rounds of growth; %" PetscInt_FMT " of %" PetscInt_FMT " %s met the target residual %g, %" PetscInt_FMT " stopped at the cap; largest residual %.3g\n", gs->type == PCGSAI_SPD ? "G" : "M", (double)gs->adnnzratio, gs->adrounds, gs->adsteps, gs->admet, nrows, gs->type == PCGSAI_SPD ? "rows of G" : (gs->sideused == PC_RIGHT ? "columns" : "rows"), (double)gs->adtol, gs->adcapped, (double)gs->admaxres));
     if (gs->adhost) PetscCall(PetscViewerASCIIPrintf(viewer, "adaptive: A is a device matrix, but the adaptive pattern and M were built on the host (-info says why)\n"));
   }
   if (gs->maxnnz > 0) {
@@ -669,7 +727,8 @@ static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
     PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, " %s %.3g%s", GSAIStageNames[s], gs->time[s], s + 1 < GSAI_NSTAGES ? "," : ""));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line));
-  if (gs->ondevice) PetscCall(PetscViewerASCIIPrintf(viewer, "(device: rows, pattern and solve are device times; assemble is the host's, while the device solves)\n"));
+  if (gs->devm) PetscCall(PetscViewerASCIIPrintf(viewer, "(device: rows, pattern and solve are device times; assemble is the host's: M made usable in the device CSR, spd: G^T built)\n"));
+  else if (gs->ondevice) PetscCall(PetscViewerASCIIPrintf(viewer, "(device: rows, pattern and solve are device times; assemble is the host's, while the device solves)\n"));
   if (gs->ondevice && gs->tuner) PetscCall(GpukitTunerView(gs->tuner, viewer)); /* the block sizes of the large and huge classes */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -868,7 +927,7 @@ static PetscErrorCode PCGSAIGetSetUpChoices_GSAI(PC pc, PCGSAIType *type, PCGSAI
   PC_GSAI *gs = (PC_GSAI *)pc->data;
 
   PetscFunctionBegin;
-  PetscCheck(gs->M, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
+  PetscCheck(gs->M || gs->devm, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
   if (type) *type = gs->type;
   if (pattern) *pattern = gs->pattern;
   if (tau) *tau = gs->tau;
@@ -912,7 +971,7 @@ static PetscErrorCode PCGSAIGetAdaptiveInfo_GSAI(PC pc, PetscInt *nmet, PetscInt
   PC_GSAI *gs = (PC_GSAI *)pc->data;
 
   PetscFunctionBegin;
-  PetscCheck(gs->M, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
+  PetscCheck(gs->M || gs->devm, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
   PetscCheck(gs->pattern == PCGSAI_PATTERN_ADAPTIVE, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI was not set up with the adaptive pattern (-pc_gsai_pattern adaptive)");
   if (nmet) *nmet = gs->admet;
   if (ncapped) *ncapped = gs->adcapped;
@@ -978,11 +1037,8 @@ static PetscErrorCode PCGSAISetDeviceWorkspace_GSAI(PC pc, PetscInt kib)
 
 static PetscErrorCode PCGSAIGetMatrix_GSAI(PC pc, Mat *M)
 {
-  PC_GSAI *gs = (PC_GSAI *)pc->data;
-
   PetscFunctionBegin;
-  PetscCheck(gs->M, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
-  *M = gs->M;
+  PetscCall(GSAIGetMat(pc, M)); /* made now from the device CSR when the device set-up kept M there */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -991,7 +1047,7 @@ static PetscErrorCode PCGSAIGetSetUpInfo_GSAI(PC pc, PetscInt *nnz, PetscInt *nf
   PC_GSAI *gs = (PC_GSAI *)pc->data;
 
   PetscFunctionBegin;
-  PetscCheck(gs->M, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
+  PetscCheck(gs->M || gs->devm, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
   if (nnz) *nnz = gs->nnz;
   if (nfallback) *nfallback = gs->nfallback;
   if (ondevice) *ondevice = gs->ondevice;
@@ -1003,7 +1059,7 @@ static PetscErrorCode PCGSAIGetSetUpTimes_GSAI(PC pc, PetscReal *total, PetscRea
   PC_GSAI *gs = (PC_GSAI *)pc->data;
 
   PetscFunctionBegin;
-  PetscCheck(gs->M, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
+  PetscCheck(gs->M || gs->devm, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCGSAI has no approximate inverse yet: call PCSetUp() (or KSPSetUp()) first");
   if (total) *total = (PetscReal)gs->ttotal;
   if (rows) *rows = (PetscReal)gs->time[GSAI_STAGE_ROWS];
   if (pattern) *pattern = (PetscReal)gs->time[GSAI_STAGE_PATTERN];
@@ -1122,6 +1178,9 @@ PetscErrorCode PCRegister_GSAI_Private(void)
   PetscCall(PetscLogEventRegister("GSAIAssembleCUDA", PC_CLASSID, &PC_GSAI_AssembleCUDA));
   PetscCall(PetscLogEventRegister("GSAIAdaptive", PC_CLASSID, &PC_GSAI_Adaptive));
   PetscCall(PetscLogEventRegister("GSAIAdaptiveCUDA", PC_CLASSID, &PC_GSAI_AdaptiveCUDA));
+  PetscCall(PetscLogEventRegister("GSAIApplyCUDA", PC_CLASSID, &PC_GSAI_ApplyCUDA));
+  PetscCall(PetscLogEventRegister("GSAITransposeCUDA", PC_CLASSID, &PC_GSAI_TransposeCUDA));
+  PetscCall(PetscLogEventRegister("GSAIMatCUDA", PC_CLASSID, &PC_GSAI_MatCUDA));
   PetscCall(PCRegister(PCGSAI, PCCreate_GSAI));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1588,6 +1647,11 @@ PetscErrorCode PCGSAISetDeviceWorkspace(PC pc, PetscInt kib)
       owned by the PC, do not destroy it
 
   Level: advanced
+
+  Note:
+  The device set-up on one rank keeps M in the device CSR arrays it built and applies it from there: it makes no
+  PETSc matrix. The `MATSEQAIJCUSPARSE` returned here is made at the first call (its structure is copied to the host
+  once, its values device to device) and kept by the PC; a later set-up with `SAME_NONZERO_PATTERN` updates its values.
 
 .seealso: `PCGSAI`, `PCGSAIGetSetUpInfo()`
 @*/

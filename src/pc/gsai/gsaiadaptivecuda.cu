@@ -8,9 +8,10 @@
      grow  - GpukitGSAIAdaptStepCUDA(): every growing row's residual and new entries; the new J by a scan of the lengths
              and a merge. A round in which no row grows ends the growth (the values of the last solve are on the final J).
    After the last round the residuals of the rows still growing are measured and the values of the last solve are M's:
-   M (or G) is made as MATSEQAIJCUSPARSE from the device CSR of J and the values copied on the device. The per-row
+   M (or G) is kept in the device CSR of J (gsaidevm.h: J taken over, the values copied on the device, spd: G^T built
+   on the device) and applied from there; its MATSEQAIJCUSPARSE is made only when asked for (PCGSAIGetMatrix()). The per-row
    residuals and the pattern are read back once, for the counts PCView() prints and for SAME_NONZERO_PATTERN: then the
-   kept pattern is uploaded and solved once, and the values written into the same M.
+   kept pattern is uploaded and solved once, and the values written into the same device M.
 */
 #include <petscdevice_cuda.h>
 #include <petsctime.h>
@@ -18,8 +19,8 @@
 #include "gpukitcuda.h"
 #include "gpukitpool.h"
 #include "gpukitcsropskernels.h"
-#include "gpukitaijcuda.h"
 #include "gsaiimpl.h"
+#include "gsaidevm.h"
 #include "gsaikernels.h"
 #include "gsaiadaptivekernels.h"
 
@@ -264,20 +265,25 @@ PetscErrorCode PCSetUp_GSAI_AdaptiveCUDA(PC pc, Mat A, PetscBool reuse)
   PetscCall(PetscTime(&t1));
   gs->time[GSAI_STAGE_PATTERN] += t1 - t0; /* the rounds, solves included */
 
-  /* M (or G) from J and the last solve's values */
+  /* M (or G) kept in the device CSR (gsaidevm.h): J taken over, the last solve's values copied; spd: G^T built on the
+     device; no PETSc Mat unless asked for (PCGSAIGetMatrix()) */
   PetscCall(PetscTime(&t0));
-  if (!reuse || fail.row >= 0) PetscCall(MatDestroy(&gs->M));
+  if (!reuse || fail.row >= 0) {
+    PetscCall(MatDestroy(&gs->M));
+    PetscCall(GSAIDevMDestroy(&gs->devm));
+  }
   if (fail.row < 0) {
-    const PetscInt *mi, *mj;
-    PetscScalar    *mv;
-    if (!gs->M) {
-      PetscCall(GpukitMatCreateSeqAIJCUSPARSEFromDeviceCSR(PETSC_COMM_SELF, n, n, nnzj, jptr, jcol, NULL, &gs->M));
-      PetscCall(MatSeqAIJCUSPARSEGetIJ(gs->M, PETSC_FALSE, &mi, &mj)); /* uploads the structure */
-      PetscCall(MatSeqAIJCUSPARSERestoreIJ(gs->M, PETSC_FALSE, &mi, &mj));
+    double  *mv;
+    PetscInt dn, dnnz;
+    if (!gs->devm) {
+      PetscCall(GSAIDevMCreateTake(pc, n, nnzj, &jptr, &jcol, &gs->devm)); /* jptr, jcol now NULL */
+      PetscCall(PetscInfo(pc, "%s kept in the device CSR (%d rows, %d nonzeros): no Mat made by the set-up\n", gs->type == PCGSAI_SPD ? "G" : "M", n, nnzj));
     }
-    PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(gs->M, &mv));
+    PetscCall(GSAIDevMGetInfo(gs->devm, &dn, &dnnz, NULL));
+    PetscCheck(dn == n && dnnz == nnzj, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The kept device M is %" PetscInt_FMT " x %" PetscInt_FMT " with %" PetscInt_FMT " nonzeros, the kept pattern %d x %d with %d", dn, dn, dnnz, n, n, nnzj);
+    PetscCall(GSAIDevMGetValues(gs->devm, &mv));
     if (nnzj) PetscCallCUDA(cudaMemcpyAsync(mv, vals, (size_t)nnzj * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-    PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(gs->M, &mv));
+    PetscCall(GSAIDevMValuesUpdated(gs->devm, gs->type == PCGSAI_SPD ? PETSC_TRUE : PETSC_FALSE));
   }
   if (fail.row >= 0 && fail.kind == GSAI_FAIL_NOTSPD) PetscCallCUDA(cudaMemcpy(&fail.value, diag + fail.row, sizeof(double), cudaMemcpyDeviceToHost));
   PetscCallCUDA(GpukitPoolFreeN(&vals, stream));

@@ -14,11 +14,11 @@
                 beside the huge one) in a global workspace, in batches of consecutive rows when it exceeds the limit
                 (-pc_gsai_device_workspace, else half the free device memory). Householder QR least squares or FSAI
                 Cholesky, with the fallback to the diagonal where documented.
-     assemble - M (or G) as MATSEQAIJCUSPARSE with no COO analysis: its CSR structure is known on the device (J;
-                for the right type M = N^T, which is the structure of A when J is the pattern of A^T, else a device
-                transpose of J), built by GpukitMatCreateSeqAIJCUSPARSEFromDeviceCSR() (src/mat/utils/gpukitaijcuda.h);
-                the values are written into its device value array by a copy, or a scatter by the transpose's
-                permutation. The host builds the structure while the device solves.
+     assemble - M (or G) kept in the device CSR the set-up built (gsaidevm.h): its structure is J (for the right
+                type M = N^T, which is the structure of A when J is the pattern of A^T, else a device transpose of
+                J), its values written on the device by a copy, or a scatter by the transpose's permutation; for
+                spd G^T is built on the device too. PCApply() multiplies with it through cuSPARSE; the
+                MATSEQAIJCUSPARSE is made only when asked for (PCGSAIGetMatrix()), so no copy to the host.
    With SAME_NONZERO_PATTERN the pattern, the plan and M's structure are kept: only B's values, the solve and the
    copy of the values run again. The values never leave the device. Device memory comes from the library's
    stream-ordered pool (src/sys/gpukitpool.h), so that a new PC does not pay for cudaMalloc()/cudaFree().
@@ -29,8 +29,8 @@
 #include "gpukitcuda.h"
 #include "gpukitpool.h"
 #include "gpukitcsropskernels.h"
-#include "gpukitaijcuda.h"
 #include "gsaiimpl.h"
+#include "gsaidevm.h"
 #include "gsaikernels.h"
 
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
@@ -536,7 +536,7 @@ static PetscErrorCode GSAICUDASetUpSeq(PC pc, Mat A, PetscBool reuse)
 
   /* right, M not built yet and J not the pattern of A^T: M's structure is the transpose of J, made before the solve so
      that the host can copy it while the device solves */
-  newM = gs->M ? PETSC_FALSE : PETSC_TRUE;
+  newM = gs->devm ? PETSC_FALSE : PETSC_TRUE;
   if (newM) {
     cu->map = !right ? GSAI_MAP_IDENTITY : (cu->plan.jdiffers ? GSAI_MAP_GATHER : GSAI_MAP_SCATTER);
     if (cu->map == GSAI_MAP_GATHER) {
@@ -556,32 +556,26 @@ static PetscErrorCode GSAICUDASetUpSeq(PC pc, Mat A, PetscBool reuse)
   PetscCall(PetscLogGpuFlops((PetscLogDouble)cu->plan.flops));
   PetscCall(PetscLogEventEnd(PC_GSAI_SolveCUDA, pc, 0, 0, 0));
 
-  /* assemble M (or G): its structure on the host while the device solves, then its values on the device */
+  /* M (or G) kept in the device CSR (gsaidevm.h) and applied from there: its structure (J, copied; right with J the
+     pattern of A^T: A's, copied; else the transpose of J made before the solve, taken over), then its values written on
+     the device (copied, scattered or gathered from vals) and, spd, G^T built on the device: no PETSc Mat unless asked
+     for (PCGSAIGetMatrix()) */
   PetscCall(PetscLogEventBegin(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
   if (newM) {
     PetscCall(PetscInfo(pc, "M's structure: %s\n", cu->map == GSAI_MAP_IDENTITY ? "J, the pattern of the rows of N (values copied)" : (cu->map == GSAI_MAP_SCATTER ? "that of A, J being the pattern of A^T (values scattered)" : "the transpose of J (values gathered)")));
-    if (cu->map == GSAI_MAP_IDENTITY) PetscCall(GpukitMatCreateSeqAIJCUSPARSEFromDeviceCSR(PETSC_COMM_SELF, cu->n, cu->n, cu->nnzj, cu->jptr, cu->jcol, NULL, &gs->M));
-    else if (cu->map == GSAI_MAP_SCATTER) PetscCall(GpukitMatCreateSeqAIJCUSPARSEFromDeviceCSR(PETSC_COMM_SELF, cu->n, cu->n, cu->nnzj, ai, aj, NULL, &gs->M)); /* M = N^T has A's structure */
-    else {
-      PetscCallCUDA(cudaEventSynchronize(cu->ev[GSAI_EV_MSTRUCT]));
-      PetscCall(GpukitMatCreateSeqAIJCUSPARSEFromDeviceCSR(PETSC_COMM_SELF, cu->n, cu->n, cu->nnzj, mptr, mcol, NULL, &gs->M));
-      PetscCallCUDA(GpukitPoolFreeN(&mptr, stream));
-      PetscCallCUDA(GpukitPoolFreeN(&mcol, stream));
-    }
+    if (cu->map == GSAI_MAP_IDENTITY) PetscCall(GSAIDevMCreate(pc, cu->n, cu->nnzj, cu->jptr, cu->jcol, &gs->devm));
+    else if (cu->map == GSAI_MAP_SCATTER) PetscCall(GSAIDevMCreate(pc, cu->n, cu->nnzj, ai, aj, &gs->devm)); /* M = N^T has A's structure */
+    else PetscCall(GSAIDevMCreateTake(pc, cu->n, cu->nnzj, &mptr, &mcol, &gs->devm)); /* mptr, mcol now NULL */
+    PetscCall(PetscInfo(pc, "%s kept in the device CSR (%d rows, %d nonzeros): no Mat made by the set-up\n", gs->type == PCGSAI_SPD ? "G" : "M", cu->n, cu->nnzj));
   }
   PetscCall(PetscTime(&t1));
   PetscCallCUDA(cudaEventSynchronize(cu->ev[GSAI_EV_SOLVE])); /* not counted: the device finishes the solve */
   PetscCall(PetscTime(&t2));
   {
-    const PetscInt *mi, *mj;
-    PetscScalar    *mv;
+    double *mv;
 
-    if (newM) { /* uploads the structure */
-      PetscCall(MatSeqAIJCUSPARSEGetIJ(gs->M, PETSC_FALSE, &mi, &mj));
-      PetscCall(MatSeqAIJCUSPARSERestoreIJ(gs->M, PETSC_FALSE, &mi, &mj));
-    }
-    PetscCall(MatSeqAIJCUSPARSEGetArrayWrite(gs->M, &mv));
+    PetscCall(GSAIDevMGetValues(gs->devm, &mv));
     switch (cu->map) {
     case GSAI_MAP_IDENTITY:
       if (cu->nnzj) PetscCallCUDA(cudaMemcpyAsync(mv, cu->vals, (size_t)cu->nnzj * sizeof(double), cudaMemcpyDeviceToDevice, stream));
@@ -595,9 +589,9 @@ static PetscErrorCode GSAICUDASetUpSeq(PC pc, Mat A, PetscBool reuse)
     default:
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unknown value map %d of M", (int)cu->map);
     }
-    PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(gs->M, &mv));
+    PetscCall(GSAIDevMValuesUpdated(gs->devm, gs->type == PCGSAI_SPD ? PETSC_TRUE : PETSC_FALSE)); /* spd: G^T */
   }
-  PetscCallCUDA(GpukitGSAIInfoGet(cu->dinfo, &fin, stream));
+  PetscCallCUDA(GpukitGSAIInfoGet(cu->dinfo, &fin, stream)); /* synchronises: the copies and G^T are counted */
   PetscCall(PetscTime(&t3));
   gs->time[GSAI_STAGE_ASSEMBLE] += (t1 - t0) + (t3 - t2);
   PetscCall(PetscLogEventEnd(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
@@ -613,7 +607,7 @@ static PetscErrorCode GSAICUDASetUpSeq(PC pc, Mat A, PetscBool reuse)
     fail.kind  = st - GPUKIT_GSAI_FAIL;
     fail.value = 0.0;
     if (fail.kind == GSAI_FAIL_NOTSPD) PetscCall(GSAICUDADiagonalEntry(bptr, bcol, bval, fin.failrow, &fail.value));
-    PetscCall(MatDestroy(&gs->M)); /* its values are not M's */
+    PetscCall(GSAIDevMDestroy(&gs->devm)); /* its values are not M's */
   }
   PetscCall(GpukitMatRestoreDeviceCSR(Acsr, &csr));
   PetscCall(MatDestroy(&Acsr));
@@ -668,7 +662,8 @@ static PetscErrorCode GSAICUDAGetBMPI(PC pc, Mat A, PetscBool right, Mat *B)
 
 /* the pattern of the local rows of N, by the host's own steps (gsaipattern.c; the same J as PCSetUp_GSAI_Host(), so
    the same M): level l of a power pattern needs the rows that level l-1 reaches, fetched from the other ranks; then
-   gs->fetchis, the rows of B in the pattern */
+   gs->fetchis, the rows of B in the pattern. The own rows are read from B's CSR arrays (GSAIRowsCreate(),
+   GSAIRowsFetch()): only the other ranks' rows go through MatCreateSubMatrices() */
 static PetscErrorCode GSAICUDAPatternMPI(PC pc, Mat B, PetscInt first, PetscInt nloc)
 {
   PC_GSAI       *gs     = (PC_GSAI *)pc->data;
@@ -701,10 +696,7 @@ static PetscErrorCode GSAICUDAPatternMPI(PC pc, Mat B, PetscInt first, PetscInt 
   /* no forced entries: a general A with zero diagonal entries is set up on the host (gsai.c) */
   PetscCall(GSAIPatternRows(gs, &R, first, nloc, levels, PETSC_TRUE, NULL, NULL, NULL, &gs->Jptr, &gs->Jcol, NULL, NULL, &ncut, &nfcut));
   PetscCall(GSAIRowsDestroy(&R));
-  nJ = gs->Jptr[nloc];
-  PetscCall(PetscMalloc1(nJ, &need));
-  PetscCall(PetscArraycpy(need, gs->Jcol, nJ));
-  PetscCall(PetscSortRemoveDupsInt(&nJ, need));
+  PetscCall(GSAIPatternColumns(first, nloc, gs->Jptr, gs->Jcol, &nJ, &need));
   PetscCall(ISDestroy(&gs->fetchis));
   if (gs->fetched) PetscCall(MatDestroySubMatrices(1, &gs->fetched));
   PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nJ, need, PETSC_OWN_POINTER, &gs->fetchis));
@@ -751,7 +743,8 @@ static PetscErrorCode GSAICUDAStructureMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRo
     const PetscInt n2 = gs->Jptr[i + 1] - gs->Jptr[i];
     PetscInt       s  = 0;
     for (PetscInt e = gs->Jptr[i]; e < gs->Jptr[i + 1]; e++) {
-      const PetscInt u = GSAIRowsCompact(R, gs->Jcol[e]), r = u >= 0 ? R->rowof[u] : -1;
+      /* the local rows are compact numbers u0 .. u0+nloc-1 (checked above): no search for them */
+      const PetscInt g = gs->Jcol[e], u = (g >= first && g < first + nloc) ? u0 + g - first : GSAIRowsCompact(R, g), r = u >= 0 ? R->rowof[u] : -1;
       PetscCheck(r >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: row %" PetscInt_FMT " of the pattern of row %" PetscInt_FMT " was not fetched", gs->Jcol[e], first + i);
       hjcol[e] = (int)(u - u0);
       s += R->ptr[r + 1] - R->ptr[r];
@@ -801,18 +794,108 @@ static PetscErrorCode GSAICUDAStructureMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* left, spd: M = N has only local rows, with J's structure. Its diagonal and off-diagonal blocks as CSR straight from J
+   (sorted within a row: the entries left of the diagonal block, then its own, then those right of it, each in order),
+   MATMPIAIJ on those arrays (MatCreateMPIAIJWithSplitArrays(): no COO analysis, which sorted every entry of J on the
+   host and cost more than the whole set-up on one rank; no MatSetValues()), converted in place to
+   MATMPIAIJCUSPARSE. A container composed on M owns the arrays. cu->mperm (device): the positions in J of the
+   diagonal block's entries, then of the off-diagonal block's, which GSAICUDASetValuesSplitMPI() gathers from. */
+static PetscErrorCode GSAICUDACreateSplitMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, PetscInt nloc, cudaStream_t stream)
+{
+  PC_GSAI       *gs   = (PC_GSAI *)pc->data;
+  const PetscInt nnzj = gs->Jptr[nloc];
+  PetscInt       cstart, cend, nd = 0, *di, *dj, *oi, *oj, d = 0, o = 0;
+  PetscScalar   *dv, *ov;
+  int           *hperm;
+  void          *block;
+  PetscContainer c;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));
+  for (PetscInt e = 0; e < nnzj; e++) nd += (gs->Jcol[e] >= cstart && gs->Jcol[e] < cend) ? 1 : 0;
+  PetscCall(PetscMalloc((size_t)nnzj * sizeof(PetscScalar) + (2 * ((size_t)nloc + 1) + (size_t)nnzj) * sizeof(PetscInt), &block));
+  dv = (PetscScalar *)block;
+  ov = dv + nd;
+  di = (PetscInt *)(dv + nnzj);
+  oi = di + nloc + 1;
+  dj = oi + nloc + 1;
+  oj = dj + nd;
+  PetscCall(PetscMalloc1(nnzj, &hperm));
+  di[0] = oi[0] = 0;
+  for (PetscInt i = 0; i < nloc; i++) {
+    for (PetscInt e = gs->Jptr[i]; e < gs->Jptr[i + 1]; e++) {
+      const PetscInt g = gs->Jcol[e];
+      if (g >= cstart && g < cend) {
+        dj[d]      = g - cstart;
+        dv[d]      = 0.0;
+        hperm[d++] = (int)e;
+      } else {
+        oj[o]           = g; /* global: MatAssemblyEnd() numbers the off-diagonal columns, in the same order */
+        ov[o]           = 0.0;
+        hperm[nd + o++] = (int)e;
+      }
+    }
+    di[i + 1] = d;
+    oi[i + 1] = o;
+  }
+  PetscCall(MatCreateMPIAIJWithSplitArrays(PetscObjectComm((PetscObject)pc), nloc, cend - cstart, A->rmap->N, A->cmap->N, di, dj, dv, oi, oj, ov, &gs->M));
+  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+  PetscCall(PetscContainerSetPointer(c, block));
+  PetscCall(GpukitContainerSetFreeDestroy(c));
+  PetscCall(PetscObjectCompose((PetscObject)gs->M, "GSAISplitCSR", (PetscObject)c));
+  PetscCall(PetscContainerDestroy(&c));
+  PetscCall(MatConvert(gs->M, MATMPIAIJCUSPARSE, MAT_INPLACE_MATRIX, &gs->M));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->mperm, (size_t)nnzj + 1, stream));
+  if (nnzj) PetscCallCUDA(cudaMemcpyAsync(cu->mperm, hperm, (size_t)nnzj * sizeof(int), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* hperm goes now */
+  PetscCall(PetscFree(hperm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the values of M from the solve's (cu->vals, J's order) into the device value arrays of M's two blocks, gathered by
+   cu->mperm (GSAICUDACreateSplitMPI()); the first call uploads the blocks' structure */
+static PetscErrorCode GSAICUDASetValuesSplitMPI(PC_GSAI *gs, PC_GSAI_CUDA *cu, cudaStream_t stream)
+{
+  Mat         Ad, Ao;
+  MatInfo     info;
+  PetscInt    nd, no;
+  PetscScalar *dv, *ov;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(gs->M, &Ad, &Ao, NULL));
+  PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
+  nd = (PetscInt)info.nz_used;
+  PetscCall(MatGetInfo(Ao, MAT_LOCAL, &info));
+  no = (PetscInt)info.nz_used;
+  PetscCheck(nd + no == (PetscInt)cu->nnzj, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: M's blocks hold %" PetscInt_FMT " + %" PetscInt_FMT " entries, the pattern %d", nd, no, cu->nnzj);
+  if (nd) {
+    PetscCall(MatSeqAIJCUSPARSEGetArray(Ad, &dv)); /* uploads the structure the first time (values then written) */
+    PetscCallCUDA(GpukitCSRPermuteCUDA((int)nd, cu->mperm, cu->vals, dv, stream));
+    PetscCall(MatSeqAIJCUSPARSERestoreArray(Ad, &dv));
+  }
+  if (no) {
+    PetscCall(MatSeqAIJCUSPARSEGetArray(Ao, &ov));
+    PetscCallCUDA(GpukitCSRPermuteCUDA((int)no, cu->mperm + nd, cu->vals, ov, stream));
+    PetscCall(MatSeqAIJCUSPARSERestoreArray(Ao, &ov));
+  }
+  PetscCall(PetscObjectStateIncrease((PetscObject)gs->M));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    Several ranks: every rank builds its rows of N (so of M) on its device.
-     rows     - B = A (left, spd) or A^T (right) as PCSetUp_GSAI_Host() reads it; the rows of B the pattern needs,
-                fetched from the other ranks (MatCreateSubMatrices(), kept: with SAME_NONZERO_PATTERN only their values
-                are fetched and uploaded again)
+     rows     - B = A (left, spd) or A^T (right) as PCSetUp_GSAI_Host() reads it; the rows of B the pattern needs: the
+                own ones read from B's CSR arrays, the other ranks' ones fetched (MatCreateSubMatrices() of those only,
+                kept: with SAME_NONZERO_PATTERN only their values are fetched; all values are uploaded again)
      pattern  - by the host's steps (gsaipattern.c), so J, the fetched rows and M's structure are the host set-up's;
                 then the held rows as one CSR over local numbers (see PC_GSAI_CUDA) and J in those numbers, uploaded
                 once per pattern, and the device plan of the local rows
      solve    - the device kernels of one rank on the local rows (small, large, huge classes, batches, tuner)
-     assemble - M (or G) as MATMPIAIJCUSPARSE through COO: the structure once per pattern (left, spd: M = N, local
-                rows; right: M = N^T, whose entries of other ranks' rows PETSc sends to them), the values from the
-                device array of the solve (MatSetValuesCOO() with device memory: they never come to the host)
+     assemble - M (or G) as MATMPIAIJCUSPARSE, the structure once per pattern: left, spd (M = N, local rows) from J's
+                CSR split into M's diagonal and off-diagonal blocks, the values gathered on the device into the blocks'
+                value arrays; right (M = N^T, whose entries of other ranks' rows PETSc sends to them) through COO, the
+                values by MatSetValuesCOO() with device memory. The values never come to the host.
 */
 static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
 {
@@ -954,12 +1037,15 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
     PetscCall(GSAIRaiseFailure(pc, &fail));
   }
 
-  /* assemble: M's structure through COO once per pattern, its values from the device */
+  /* assemble: M's structure once per pattern (left, spd: from J's CSR; right: through COO), its values from the device */
   PetscCall(PetscLogEventBegin(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
-  if (!gs->M) {
+  if (!gs->M && !right) {
+    PetscCall(PetscInfo(pc, "M's structure: J, the pattern of the local rows of N, as the CSR of M's diagonal and off-diagonal blocks\n"));
+    PetscCall(GSAICUDACreateSplitMPI(pc, cu, A, nloc, stream));
+  } else if (!gs->M) {
     PetscInt *ci, *cj;
-    PetscCall(PetscInfo(pc, "M's structure: %s, through COO\n", right ? "the transpose of J (entries sent to the ranks of their rows)" : "J, the pattern of the local rows of N"));
+    PetscCall(PetscInfo(pc, "M's structure: %s, through COO\n", "the transpose of J (entries sent to the ranks of their rows)"));
     PetscCall(PetscMalloc2(cu->nnzj, &ci, cu->nnzj, &cj));
     for (PetscInt i = 0; i < nloc; i++)
       for (PetscInt e = gs->Jptr[i]; e < gs->Jptr[i + 1]; e++) {
@@ -972,7 +1058,8 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
     PetscCall(MatSetPreallocationCOO(gs->M, (PetscCount)cu->nnzj, ci, cj));
     PetscCall(PetscFree2(ci, cj));
   }
-  PetscCall(MatSetValuesCOO(gs->M, cu->vals, INSERT_VALUES));
+  if (right) PetscCall(MatSetValuesCOO(gs->M, cu->vals, INSERT_VALUES));
+  else PetscCall(GSAICUDASetValuesSplitMPI(gs, cu, stream));
   PetscCall(PetscTime(&t1));
   gs->time[GSAI_STAGE_ASSEMBLE] += t1 - t0;
   PetscCall(PetscLogEventEnd(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));

@@ -1,8 +1,8 @@
 /*
    PCGSAI's host set-up for one or more ranks, on every rank for its own rows of N (gsaiimpl.h has the formulation):
      1. B: A (left, spd) or A^T (right), as a matrix whose rows can be read (converted to AIJ if needed).
-     2. Rows: the rows of B that the pattern and the local problems need; on several ranks they come from the
-        other ranks through MatCreateSubMatrices() (gsaipattern.c).
+     2. Rows: the rows of B that the pattern and the local problems need, the own ones read from B's CSR arrays; on
+        several ranks the other ranks' ones come through MatCreateSubMatrices() (gsaipattern.c).
      3. Pattern: J_k for every local row k (threshold, powers, lower part for spd, cap; gsaipattern.c).
      4. Solve: one dense Householder QR least-squares problem (general) or Cholesky solve (spd) per row (gsaisolve.c).
      5. Assemble: N as MATAIJ with exact preallocation; M = N, N^T (right) or G = N (spd).
@@ -209,10 +209,8 @@ PetscErrorCode PCSetUp_GSAI_Host(PC pc, Mat A, PetscBool reuse)
     PetscCall(GSAIStageBegin(PC_GSAI_Rows, &t0));
     PetscCall(GSAIRowsDestroy(&R));
     if (!reuse) {
-      PetscInt nJ = gs->Jptr[nloc], *need;
-      PetscCall(PetscMalloc1(nJ, &need));
-      PetscCall(PetscArraycpy(need, gs->Jcol, nJ));
-      PetscCall(PetscSortRemoveDupsInt(&nJ, need));
+      PetscInt nJ, *need;
+      PetscCall(GSAIPatternColumns(first, nloc, gs->Jptr, gs->Jcol, &nJ, &need));
       PetscCall(ISDestroy(&gs->fetchis));
       if (gs->fetched) PetscCall(MatDestroySubMatrices(1, &gs->fetched));
       PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nJ, need, PETSC_OWN_POINTER, &gs->fetchis));

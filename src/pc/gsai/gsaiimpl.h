@@ -84,6 +84,7 @@ typedef struct {
   PCSide         sideused;
   PetscBool      ondevice;
   Mat            M;            /* general: M; spd: G (M = G^T G) */
+  void          *devm;         /* one rank on the device: M (or G) in the device CSR the set-up built, applied from there; M is made from it only when asked (gsaidevmcuda.cu) */
   Vec            work;         /* spd: G x */
   PetscInt       nnz;          /* global nonzeros of M (or G) */
   PetscInt       nfallback;    /* global count of rows/columns that fell back to the diagonal (or one entry) */
@@ -173,7 +174,10 @@ typedef struct {
 PETSC_INTERN PetscErrorCode GSAIRowsCreate(Mat, PetscInt, PetscInt, PetscInt *, GSAIRows *);
 PETSC_INTERN PetscErrorCode GSAIRowsDestroy(GSAIRows *);
 /* the rows of B with the global numbers in an IS (sorted), from every rank: kept in *sub for reuse */
+/* (own rows read from B's CSR arrays, only the other ranks' rows through MatCreateSubMatrices(), which *sub keeps) */
 PETSC_INTERN PetscErrorCode GSAIRowsFetch(Mat, IS, MatReuse, Mat **, GSAIRows *);
+/* the sorted distinct columns of the pattern (Jptr, Jcol) of local rows first .. first+nloc-1: the rows of B it reads */
+PETSC_INTERN PetscErrorCode GSAIPatternColumns(PetscInt, PetscInt, const PetscInt *, const PetscInt *, PetscInt *, PetscInt **);
 
 /* the row held for global row g (-1 if none) */
 static inline PetscInt GSAIRowsFind(const GSAIRows *R, PetscInt g)

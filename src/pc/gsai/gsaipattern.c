@@ -19,60 +19,125 @@ PetscErrorCode GSAIRowsDestroy(GSAIRows *R)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* R holds rows roff .. roff+n-1 of S (MatGetRow() numbering), which are rows gid[0..n-1] of B; takes gid */
-PetscErrorCode GSAIRowsCreate(Mat S, PetscInt roff, PetscInt n, PetscInt *gid, GSAIRows *R)
+/*
+   The local rows of an AIJ matrix (MATSEQAIJ, MATMPIAIJ and the types based on them, e.g. the CUSPARSE ones) read
+   straight from the CSR arrays of its diagonal and off-diagonal blocks: MatGetRow() of MATMPIAIJ merges and copies
+   every row, and MatCreateSubMatrices() of a rank's own rows copies them all again, which dominated the set-up on
+   several ranks (issue 19). A row read here is the row MatGetRow() gives: the stored entries, global columns sorted
+   (the off-diagonal block's columns map through garray, which increases).
+*/
+typedef struct {
+  PetscBool          ok;     /* the arrays below are valid; else read with MatGetRow() */
+  Mat                Ad, Ao; /* Ao NULL: sequential */
+  const PetscInt    *di, *dj, *oi, *oj, *garray;
+  const PetscScalar *da, *oa;
+  PetscInt           rstart, rend, cstart;
+} GSAILocalCSR;
+
+static PetscErrorCode GSAILocalCSRGet(Mat S, GSAILocalCSR *L)
 {
-  PetscInt           nnz = 0, ncols, nall;
-  const PetscInt    *cols;
-  const PetscScalar *vals;
-  PetscInt          *all;
+  PetscBool seq, mpi, dok = PETSC_FALSE, ook = PETSC_FALSE;
+  PetscInt  n;
 
   PetscFunctionBegin;
-  R->n   = n;
-  R->gid = gid;
-  for (PetscInt i = 0; i < n; i++) {
-    PetscCall(MatGetRow(S, roff + i, &ncols, NULL, NULL));
-    nnz += ncols;
-    PetscCall(MatRestoreRow(S, roff + i, &ncols, NULL, NULL));
+  PetscCall(PetscMemzero(L, sizeof(*L)));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)S, MATSEQAIJ, &seq));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)S, MATMPIAIJ, &mpi));
+  if (!seq && !mpi) PetscFunctionReturn(PETSC_SUCCESS);
+  if (mpi) {
+    PetscCall(MatMPIAIJGetSeqAIJ(S, &L->Ad, &L->Ao, &L->garray));
+    PetscCall(PetscObjectBaseTypeCompare((PetscObject)L->Ad, MATSEQAIJ, &seq));
+    PetscCall(PetscObjectBaseTypeCompare((PetscObject)L->Ao, MATSEQAIJ, &mpi));
+    if (!seq || !mpi) PetscFunctionReturn(PETSC_SUCCESS);
+  } else L->Ad = S;
+  PetscCall(MatGetOwnershipRange(S, &L->rstart, &L->rend));
+  PetscCall(MatGetOwnershipRangeColumn(S, &L->cstart, NULL));
+  /* no compression, no shift: the blocks' own arrays, not copies */
+  PetscCall(MatGetRowIJ(L->Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &L->di, &L->dj, &dok));
+  if (L->Ao) PetscCall(MatGetRowIJ(L->Ao, 0, PETSC_FALSE, PETSC_FALSE, &n, &L->oi, &L->oj, &ook));
+  else ook = PETSC_TRUE;
+  if (!dok || !ook) {
+    if (dok) PetscCall(MatRestoreRowIJ(L->Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &L->di, &L->dj, &dok));
+    if (ook && L->Ao) PetscCall(MatRestoreRowIJ(L->Ao, 0, PETSC_FALSE, PETSC_FALSE, &n, &L->oi, &L->oj, &ook));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(PetscMalloc3(n + 1, &R->ptr, nnz, &R->col, nnz, &R->val));
-  R->ptr[0] = 0;
-  for (PetscInt i = 0; i < n; i++) {
-    PetscCall(MatGetRow(S, roff + i, &ncols, &cols, &vals));
-    for (PetscInt e = 0; e < ncols; e++) {
-      R->col[R->ptr[i] + e] = cols[e];
-      R->val[R->ptr[i] + e] = vals[e];
-      PetscCheck(e == 0 || cols[e] > cols[e - 1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRow() of %s gave unsorted columns in row %" PetscInt_FMT, ((PetscObject)S)->type_name, gid[i]);
-    }
-    R->ptr[i + 1] = R->ptr[i] + ncols;
-    PetscCall(MatRestoreRow(S, roff + i, &ncols, &cols, &vals));
+  PetscTryMethod(L->Ad, "GpukitMatSyncHost_C", (Mat), (L->Ad)); /* MATAMBCUDA after a lazy device refresh */
+  PetscCall(MatSeqAIJGetArrayRead(L->Ad, &L->da)); /* brings device values back to the host when they are newer */
+  if (L->Ao) PetscCall(MatSeqAIJGetArrayRead(L->Ao, &L->oa));
+  L->ok = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode GSAILocalCSRRestore(GSAILocalCSR *L)
+{
+  PetscInt  n;
+  PetscBool done;
+
+  PetscFunctionBegin;
+  if (!L->ok) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatSeqAIJRestoreArrayRead(L->Ad, &L->da));
+  PetscCall(MatRestoreRowIJ(L->Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &L->di, &L->dj, &done));
+  if (L->Ao) {
+    PetscCall(MatSeqAIJRestoreArrayRead(L->Ao, &L->oa));
+    PetscCall(MatRestoreRowIJ(L->Ao, 0, PETSC_FALSE, PETSC_FALSE, &n, &L->oi, &L->oj, &done));
   }
-  /* compact numbering of every column and row number that occurs */
-  nall = nnz + n;
-  {
-    const PetscInt N = PetscMax(S->cmap->N, n ? gid[n - 1] + 1 : 0);
+  L->ok = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
-    if (N <= 4 * nall + 1024) { /* a table over the global numbers: no sort, no search */
-      PetscInt *map, u = 0;
+static inline PetscInt GSAILocalCSRLength(const GSAILocalCSR *L, PetscInt lr)
+{
+  return L->di[lr + 1] - L->di[lr] + (L->Ao ? L->oi[lr + 1] - L->oi[lr] : 0);
+}
 
-      PetscCall(PetscCalloc1(N, &map));
-      for (PetscInt e = 0; e < nnz; e++) map[R->col[e]] = 1;
-      for (PetscInt i = 0; i < n; i++) map[gid[i]] = 1;
-      nall = 0;
-      for (PetscInt g = 0; g < N; g++) nall += map[g];
-      R->nu = nall;
-      PetscCall(PetscMalloc3(nall, &R->ucol, nnz, &R->lcol, nall, &R->rowof));
-      for (PetscInt g = 0; g < N; g++)
-        if (map[g]) {
-          R->ucol[u]   = g;
-          R->rowof[u]  = -1;
-          map[g]       = u++;
-        }
-      for (PetscInt e = 0; e < nnz; e++) R->lcol[e] = map[R->col[e]];
-      for (PetscInt i = 0; i < n; i++) R->rowof[map[gid[i]]] = i;
-      PetscCall(PetscFree(map));
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
+/* local row lr to col/val, global columns increasing: the off-diagonal entries left of the diagonal block, the
+   diagonal block, the off-diagonal entries right of it */
+static inline void GSAILocalCSRRow(const GSAILocalCSR *L, PetscInt lr, PetscInt *col, PetscScalar *val)
+{
+  PetscInt c = 0, o = L->Ao ? L->oi[lr] : 0;
+  const PetscInt oend = L->Ao ? L->oi[lr + 1] : 0;
+
+  for (; o < oend && L->garray[L->oj[o]] < L->cstart; o++, c++) {
+    col[c] = L->garray[L->oj[o]];
+    val[c] = L->oa[o];
+  }
+  for (PetscInt e = L->di[lr]; e < L->di[lr + 1]; e++, c++) {
+    col[c] = L->dj[e] + L->cstart;
+    val[c] = L->da[e];
+  }
+  for (; o < oend; o++, c++) {
+    col[c] = L->garray[L->oj[o]];
+    val[c] = L->oa[o];
+  }
+}
+
+/* the compact numbering of R's columns and rows (R->ptr, col, gid, n set); N bounds the global numbers */
+static PetscErrorCode GSAIRowsNumber(PetscInt N, GSAIRows *R)
+{
+  const PetscInt nnz = R->ptr[R->n], n = R->n, *gid = R->gid;
+  PetscInt       nall = nnz + n, *all;
+
+  PetscFunctionBegin;
+  if (N <= 4 * nall + 1024) { /* a table over the global numbers: no sort, no search */
+    PetscInt *map, u = 0;
+
+    PetscCall(PetscCalloc1(N, &map));
+    for (PetscInt e = 0; e < nnz; e++) map[R->col[e]] = 1;
+    for (PetscInt i = 0; i < n; i++) map[gid[i]] = 1;
+    nall = 0;
+    for (PetscInt g = 0; g < N; g++) nall += map[g];
+    R->nu = nall;
+    PetscCall(PetscMalloc3(nall, &R->ucol, nnz, &R->lcol, nall, &R->rowof));
+    for (PetscInt g = 0; g < N; g++)
+      if (map[g]) {
+        R->ucol[u]  = g;
+        R->rowof[u] = -1;
+        map[g]      = u++;
+      }
+    for (PetscInt e = 0; e < nnz; e++) R->lcol[e] = map[R->col[e]];
+    for (PetscInt i = 0; i < n; i++) R->rowof[map[gid[i]]] = i;
+    PetscCall(PetscFree(map));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscMalloc1(nall, &all));
   PetscCall(PetscArraycpy(all, R->col, nnz));
@@ -92,23 +157,156 @@ PetscErrorCode GSAIRowsCreate(Mat S, PetscInt roff, PetscInt n, PetscInt *gid, G
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the rows of B with the global numbers in rows (sorted), from every rank: kept in *sub for reuse */
-PetscErrorCode GSAIRowsFetch(Mat B, IS rows, MatReuse reuse, Mat **sub, GSAIRows *R)
+static PetscErrorCode GSAIRowsCheckSorted(Mat S, const GSAIRows *R, PetscInt i)
 {
-  IS              all;
-  PetscInt        n, *gid;
-  const PetscInt *idx;
+  PetscFunctionBegin;
+  for (PetscInt e = R->ptr[i] + 1; e < R->ptr[i + 1]; e++) PetscCheck(R->col[e] > R->col[e - 1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRow() of %s gave unsorted columns in row %" PetscInt_FMT, ((PetscObject)S)->type_name, R->gid[i]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* R holds rows roff .. roff+n-1 of S (MatGetRow() numbering), which are rows gid[0..n-1] of B; takes gid */
+PetscErrorCode GSAIRowsCreate(Mat S, PetscInt roff, PetscInt n, PetscInt *gid, GSAIRows *R)
+{
+  PetscInt           nnz = 0, ncols;
+  const PetscInt    *cols;
+  const PetscScalar *vals;
+  GSAILocalCSR       L;
 
   PetscFunctionBegin;
-  PetscCall(ISCreateStride(PETSC_COMM_SELF, B->cmap->N, 0, 1, &all));
-  PetscCall(MatCreateSubMatrices(B, 1, &rows, &all, reuse, sub));
-  PetscCall(ISDestroy(&all));
+  R->n   = n;
+  R->gid = gid;
+  PetscCall(GSAILocalCSRGet(S, &L));
+  if (L.ok && roff >= L.rstart && roff + n <= L.rend) { /* the CSR arrays, no MatGetRow() */
+    for (PetscInt i = 0; i < n; i++) nnz += GSAILocalCSRLength(&L, roff - L.rstart + i);
+    PetscCall(PetscMalloc3(n + 1, &R->ptr, nnz, &R->col, nnz, &R->val));
+    R->ptr[0] = 0;
+    for (PetscInt i = 0; i < n; i++) R->ptr[i + 1] = R->ptr[i] + GSAILocalCSRLength(&L, roff - L.rstart + i);
+    for (PetscInt i = 0; i < n; i++) {
+      GSAILocalCSRRow(&L, roff - L.rstart + i, R->col + R->ptr[i], R->val + R->ptr[i]);
+      PetscCall(GSAIRowsCheckSorted(S, R, i));
+    }
+    PetscCall(GSAILocalCSRRestore(&L));
+  } else {
+    PetscCall(GSAILocalCSRRestore(&L));
+    for (PetscInt i = 0; i < n; i++) {
+      PetscCall(MatGetRow(S, roff + i, &ncols, NULL, NULL));
+      nnz += ncols;
+      PetscCall(MatRestoreRow(S, roff + i, &ncols, NULL, NULL));
+    }
+    PetscCall(PetscMalloc3(n + 1, &R->ptr, nnz, &R->col, nnz, &R->val));
+    R->ptr[0] = 0;
+    for (PetscInt i = 0; i < n; i++) {
+      PetscCall(MatGetRow(S, roff + i, &ncols, &cols, &vals));
+      PetscCall(PetscArraycpy(R->col + R->ptr[i], cols, ncols));
+      PetscCall(PetscArraycpy(R->val + R->ptr[i], vals, ncols));
+      R->ptr[i + 1] = R->ptr[i] + ncols;
+      PetscCall(MatRestoreRow(S, roff + i, &ncols, &cols, &vals));
+      PetscCall(GSAIRowsCheckSorted(S, R, i));
+    }
+  }
+  /* compact numbering of every column and row number that occurs */
+  PetscCall(GSAIRowsNumber(PetscMax(S->cmap->N, n ? gid[n - 1] + 1 : 0), R));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   The rows of B with the global numbers in rows (sorted), from every rank: kept in *sub for reuse. This rank's own
+   rows are read from B's CSR arrays; only the other ranks' rows go through MatCreateSubMatrices() (a few planes of a
+   stencil matrix, not the whole local row set). *sub holds those rows only. B not AIJ: all rows through it.
+*/
+PetscErrorCode GSAIRowsFetch(Mat B, IS rows, MatReuse reuse, Mat **sub, GSAIRows *R)
+{
+  IS                 all, offis;
+  PetscInt           n, *gid, noff = 0, *off, nnz = 0, ncols, k;
+  const PetscInt    *idx, *cols;
+  const PetscScalar *vals;
+  GSAILocalCSR       L;
+  Mat                S;
+
+  PetscFunctionBegin;
   PetscCall(ISGetLocalSize(rows, &n));
   PetscCall(ISGetIndices(rows, &idx));
   PetscCall(PetscMalloc1(n, &gid));
   PetscCall(PetscArraycpy(gid, idx, n));
   PetscCall(ISRestoreIndices(rows, &idx));
-  PetscCall(GSAIRowsCreate((*sub)[0], 0, n, gid, R));
+  PetscCall(ISCreateStride(PETSC_COMM_SELF, B->cmap->N, 0, 1, &all));
+  PetscCall(GSAILocalCSRGet(B, &L));
+  if (!L.ok) { /* every row through MatCreateSubMatrices() (collective: every rank takes the same branch, B's type is the same) */
+    PetscCall(MatCreateSubMatrices(B, 1, &rows, &all, reuse, sub));
+    PetscCall(ISDestroy(&all));
+    PetscCall(GSAIRowsCreate((*sub)[0], 0, n, gid, R));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscMalloc1(n, &off));
+  for (PetscInt i = 0; i < n; i++)
+    if (gid[i] < L.rstart || gid[i] >= L.rend) off[noff++] = gid[i];
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, noff, off, PETSC_OWN_POINTER, &offis));
+  PetscCall(MatCreateSubMatrices(B, 1, &offis, &all, reuse, sub));
+  PetscCall(ISDestroy(&offis));
+  PetscCall(ISDestroy(&all));
+  S = (*sub)[0];
+  R->n   = n;
+  R->gid = gid;
+  /* (MatRestoreRow() zeroes the count it is given: every count is taken before it) */
+  for (PetscInt i = 0, k = 0; i < n; i++) {
+    if (gid[i] >= L.rstart && gid[i] < L.rend) nnz += GSAILocalCSRLength(&L, gid[i] - L.rstart);
+    else {
+      PetscCall(MatGetRow(S, k, &ncols, NULL, NULL));
+      nnz += ncols;
+      PetscCall(MatRestoreRow(S, k++, &ncols, NULL, NULL));
+    }
+  }
+  PetscCall(PetscMalloc3(n + 1, &R->ptr, nnz, &R->col, nnz, &R->val));
+  R->ptr[0] = 0;
+  k         = 0;
+  for (PetscInt i = 0; i < n; i++) {
+    if (gid[i] >= L.rstart && gid[i] < L.rend) {
+      GSAILocalCSRRow(&L, gid[i] - L.rstart, R->col + R->ptr[i], R->val + R->ptr[i]);
+      R->ptr[i + 1] = R->ptr[i] + GSAILocalCSRLength(&L, gid[i] - L.rstart);
+    } else {
+      PetscCall(MatGetRow(S, k, &ncols, &cols, &vals));
+      PetscCall(PetscArraycpy(R->col + R->ptr[i], cols, ncols));
+      PetscCall(PetscArraycpy(R->val + R->ptr[i], vals, ncols));
+      R->ptr[i + 1] = R->ptr[i] + ncols;
+      PetscCall(MatRestoreRow(S, k++, &ncols, &cols, &vals));
+    }
+    PetscCall(GSAIRowsCheckSorted(B, R, i));
+  }
+  PetscCall(GSAILocalCSRRestore(&L));
+  PetscCall(GSAIRowsNumber(PetscMax(B->cmap->N, n ? gid[n - 1] + 1 : 0), R));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the sorted distinct columns of J (ptr, col: the local rows first .. first+nloc-1): the rows of B the local problems
+   read. The local ones through a mark, only the others sorted (PetscSortRemoveDupsInt() of all of J cost as much as
+   the pattern itself) */
+PetscErrorCode GSAIPatternColumns(PetscInt first, PetscInt nloc, const PetscInt *ptr, const PetscInt *col, PetscInt *nneed, PetscInt **need)
+{
+  PetscBool *mark;
+  PetscInt   nJ = ptr[nloc], noff = 0, *off, nlo, nl = 0, *out, c = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(nloc, &mark));
+  for (PetscInt e = 0; e < nJ; e++) {
+    if (col[e] >= first && col[e] < first + nloc) mark[col[e] - first] = PETSC_TRUE;
+    else noff++;
+  }
+  PetscCall(PetscMalloc1(noff, &off));
+  noff = 0;
+  for (PetscInt e = 0; e < nJ; e++)
+    if (col[e] < first || col[e] >= first + nloc) off[noff++] = col[e];
+  PetscCall(PetscSortRemoveDupsInt(&noff, off));
+  for (PetscInt i = 0; i < nloc; i++) nl += mark[i];
+  for (nlo = 0; nlo < noff && off[nlo] < first; nlo++) { }
+  PetscCall(PetscMalloc1(noff + nl, &out));
+  for (PetscInt t = 0; t < nlo; t++) out[c++] = off[t];
+  for (PetscInt i = 0; i < nloc; i++)
+    if (mark[i]) out[c++] = first + i;
+  for (PetscInt t = nlo; t < noff; t++) out[c++] = off[t];
+  PetscCall(PetscFree(off));
+  PetscCall(PetscFree(mark));
+  *nneed = c;
+  *need  = out;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -316,7 +514,16 @@ PetscErrorCode GSAIPatternRows(const PC_GSAI *gs, const GSAIRows *R, PetscInt fi
       PetscCheck(hasdiag, PETSC_COMM_SELF, PETSC_ERR_PLIB, "diagonal missing from the pattern of row %" PetscInt_FMT, gk);
       keep = (cap > 0 && ncand + 1 > cap) ? cap - 1 : ncand;
       if (keep < ncand) {
-        qsort(cand, (size_t)ncand, sizeof(GSAICand), GSAICandCompare);
+        /* the order is total (ties end at the distinct columns): any sort gives the same; a few tens of candidates
+           per row sort faster by insertion than by qsort(), which allocates */
+        if (ncand <= 64) {
+          for (PetscInt t = 1; t < ncand; t++) {
+            const GSAICand x = cand[t];
+            PetscInt       p = t;
+            for (; p > 0 && GSAICandCompare(&x, &cand[p - 1]) < 0; p--) cand[p] = cand[p - 1];
+            cand[p] = x;
+          }
+        } else qsort(cand, (size_t)ncand, sizeof(GSAICand), GSAICandCompare);
         ncut++;
         if (keep < nforced) nfcut++;
       }
