@@ -1,7 +1,8 @@
 static const char help[] = "MATAMBCUDA against AIJ and the host MATAMB: products (also added, in place, transposed) for every block width,\n"
                            "the deterministic kernel bitwise against the host AMB kernel, FP32 values within FP32 rounding, the values\n"
                            "refresh through the map (only values move), device ops (diagonal, scale, shift, zero entries), a new pattern,\n"
-                           "COO on the device, MatBindToCPU back and forth, converts, bad options, and a KSP solve without CPU<->GPU copies.\n"
+                           "COO on the device (the host copy stale until a host operation reads it: every kind of read against AIJ),\n"
+                           "MatBindToCPU back and forth, converts, bad options, and a KSP solve without CPU<->GPU copies.\n"
                            "  -f file.mtx[.gz]     a Matrix Market matrix (real/integer, general/symmetric), or\n"
                            "  -gen name -gen_scale s -gen_seed k   a matrix of tests/common/gkgen.c (default: powerlaw, scale 0)\n"
                            "  -solve <auto,cg,gmres,none>   the KSP check (auto: cg for an SPD generated case, else gmres; square only)\n"
@@ -786,6 +787,289 @@ static PetscErrorCode CheckCOO(Ctx *c)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the host copy after a device COO refresh (one rank): with -mat_amb_cuda_lazy_copydown (opt-in) MatSetValuesCOO() with
+   values on the device leaves it stale (no copy down, offload mask GPU; device products do not copy either); then the
+   FIRST host read of each kind must give the new values (compared with AIJ scaled the same way, exactly) and copy the
+   values down exactly once. Every kind of read gets its own refresh (powers of 2: the values are exact and each refresh
+   changes every value), so a path that read the stale host copy fails here. Then the eager mode copies at the refresh. */
+typedef PetscErrorCode (*HostStatsFn)(Mat, PetscInt *, PetscBool *);
+
+static PetscErrorCode HostStats(Mat C, PetscInt *ndown, PetscBool *stale)
+{
+  HostStatsFn f = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)C, "MatAMBCUDAGetHostStats_C", &f));
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s has no \"MatAMBCUDAGetHostStats_C\"", MatTN(C));
+  PetscCall((*f)(C, ndown, stale));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatSetValuesCOO(C, s * v) with the values on the device; Rs = s * R */
+static PetscErrorCode DeviceRefresh(Ctx *c, Mat C, Vec vd, const PetscScalar *v, PetscInt k, PetscReal s, Mat *Rs)
+{
+  PetscScalar       *h;
+  const PetscScalar *d;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayWrite(vd, &h));
+  for (PetscInt e = 0; e < k; e++) h[e] = s * v[e];
+  PetscCall(VecRestoreArrayWrite(vd, &h));
+  PetscCall(VecCUDAGetArrayRead(vd, &d));
+  PetscCall(MatSetValuesCOO(C, d, INSERT_VALUES));
+  PetscCall(VecCUDARestoreArrayRead(vd, &d));
+  PetscCall(MatDestroy(Rs));
+  PetscCall(MatDuplicate(c->R, MAT_COPY_VALUES, Rs));
+  PetscCall(MatScale(*Rs, s));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CheckCOOHostReads(Ctx *c)
+{
+  const char *reads[] = {"MatGetRow", "MatGetValues", "MatNorm", "MatConvert(aij)", "MatDuplicate", "MatTranspose", "MatMatMult", "MatBindToCPU + host MatMult", "MatSetValues(ADD) + assembly", "MatAXPY", "MatCopy", "MatGetRowMaxAbs", "MatScale on the device, then MatConvert", "\"GpukitMatSyncHost_C\" + MatSeqAIJGetArrayRead", "LU factorization (refactored after a second refresh)"};
+  const PetscInt nreads  = (PetscInt)(sizeof(reads) / sizeof(reads[0]));
+  Mat          C, Rs = NULL;
+  Vec          vd;
+  PetscInt     m, n, k = 0, ndown0, ndown;
+  PetscInt    *ci, *cj;
+  PetscScalar *v;
+  PetscBool    stale;
+
+  PetscFunctionBegin;
+  if (c->size > 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetSize(c->R, &m, &n));
+  for (PetscInt i = 0; i < m; i++) {
+    PetscInt nc;
+    PetscCall(MatGetRow(c->R, i, &nc, NULL, NULL));
+    k += nc;
+    PetscCall(MatRestoreRow(c->R, i, &nc, NULL, NULL));
+  }
+  PetscCall(PetscMalloc3(PetscMax(k, 1), &ci, PetscMax(k, 1), &cj, PetscMax(k, 1), &v));
+  k = 0;
+  for (PetscInt i = 0; i < m; i++) {
+    PetscInt           nc;
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscCall(MatGetRow(c->R, i, &nc, &cols, &vals));
+    for (PetscInt t = 0; t < nc; t++, k++) {
+      ci[k] = i;
+      cj[k] = cols[t];
+      v[k]  = vals[t];
+    }
+    PetscCall(MatRestoreRow(c->R, i, &nc, &cols, &vals));
+  }
+  PetscCall(VecCreateSeqCUDA(PETSC_COMM_SELF, PetscMax(k, 1), &vd));
+  PetscCall(MatCreate(c->comm, &C));
+  PetscCall(MatSetSizes(C, PETSC_DECIDE, PETSC_DECIDE, m, n));
+  PetscCall(MatSetType(C, MATAMBCUDA));
+  PetscCall(PetscOptionsSetValue(NULL, "-mat_amb_cuda_lazy_copydown", "1")); /* opt-in */
+  PetscCall(MatSetFromOptions(C));
+  PetscCall(PetscOptionsClearValue(NULL, "-mat_amb_cuda_lazy_copydown"));
+  PetscCall(MatSetPreallocationCOO(C, k, ci, cj));
+  for (PetscInt r = 0; r < nreads; r++) {
+    PetscReal s = PetscPowReal(2.0, (PetscReal)(r % 6) - 2.0); /* 0.25 .. 8: exact, and each refresh changes the values */
+    char      what[128];
+
+    if (r == nreads - 1 && !(c->square && c->spd)) continue; /* LU only where it is safe (SPD) */
+    if (r == 6 && !c->square) continue;
+    PetscCall(PetscSNPrintf(what, sizeof(what), "after a device COO refresh, %s", reads[r]));
+    PetscCall(DeviceRefresh(c, C, vd, v, k, s, &Rs));
+    PetscCall(HostStats(C, &ndown0, &stale));
+    PetscCheck(stale, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the refresh copied the values down (host copy not stale)", what);
+    PetscCall(MatScale(c->Rabs, s));
+    PetscCall(CheckProducts(c, C, Rs, what)); /* device products: no copy down */
+    PetscCall(MatScale(c->Rabs, 1.0 / s));
+    PetscCall(HostStats(C, &ndown, &stale));
+    PetscCheck(stale && ndown == ndown0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: device products copied the values down", what);
+    switch (r) {
+    case 0: /* every row */
+      for (PetscInt i = 0; i < m; i++) {
+        PetscInt           na, nb;
+        const PetscInt    *ca, *cb;
+        const PetscScalar *va, *vb;
+        PetscCall(MatGetRow(C, i, &na, &ca, &va));
+        PetscCall(MatGetRow(Rs, i, &nb, &cb, &vb));
+        PetscCheck(na == nb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: row %" PetscInt_FMT " has %" PetscInt_FMT " entries, AIJ %" PetscInt_FMT, what, i, na, nb);
+        for (PetscInt t = 0; t < na; t++) PetscCheck(ca[t] == cb[t] && va[t] == vb[t], PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: row %" PetscInt_FMT " entry %" PetscInt_FMT ": (%" PetscInt_FMT ", %g), AIJ (%" PetscInt_FMT ", %g)", what, i, t, ca[t], (double)PetscRealPart(va[t]), cb[t], (double)PetscRealPart(vb[t]));
+        PetscCall(MatRestoreRow(Rs, i, &nb, &cb, &vb));
+        PetscCall(MatRestoreRow(C, i, &na, &ca, &va));
+      }
+      break;
+    case 1: /* the first and the last entry */
+      if (k > 0) {
+        PetscInt    ii[2] = {ci[0], ci[k - 1]}, jj[2] = {cj[0], cj[k - 1]};
+        PetscScalar a[4], b[4];
+        PetscCall(MatGetValues(C, 2, ii, 2, jj, a));
+        PetscCall(MatGetValues(Rs, 2, ii, 2, jj, b));
+        for (int t = 0; t < 4; t++) PetscCheck(a[t] == b[t], PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: value %d is %g, AIJ %g", what, t, (double)PetscRealPart(a[t]), (double)PetscRealPart(b[t]));
+      }
+      break;
+    case 2: {
+      PetscReal na, nb;
+      PetscCall(MatNorm(C, NORM_1, &na));
+      PetscCall(MatNorm(Rs, NORM_1, &nb));
+      PetscCheck(na == nb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: 1-norm %g, AIJ %g", what, (double)na, (double)nb);
+    } break;
+    case 3:
+      PetscCall(GKCheckMatClose(C, Rs, 0.0, what));
+      break;
+    case 4: {
+      Mat Dup;
+      PetscCall(MatDuplicate(C, MAT_COPY_VALUES, &Dup));
+      PetscCall(GKCheckMatClose(Dup, Rs, 0.0, what));
+      PetscCall(MatDestroy(&Dup));
+    } break;
+    case 5: {
+      Mat Ct, Rt;
+      PetscCall(MatTranspose(C, MAT_INITIAL_MATRIX, &Ct));
+      PetscCall(MatTranspose(Rs, MAT_INITIAL_MATRIX, &Rt));
+      PetscCall(GKCheckMatClose(Ct, Rt, 0.0, what));
+      PetscCall(MatDestroy(&Ct));
+      PetscCall(MatDestroy(&Rt));
+    } break;
+    case 6: { /* C*R (PETSc's AIJ product on the host), then a second refresh and the same product reused */
+      Mat P, Q;
+      PetscCall(MatMatMult(C, c->R, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &P));
+      PetscCall(MatMatMult(Rs, c->R, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &Q));
+      PetscCall(GKCheckMatClose(P, Q, 1e-14, what));
+      PetscCall(MatDestroy(&Q));
+      PetscCall(DeviceRefresh(c, C, vd, v, k, 2.0 * s, &Rs));
+      PetscCall(MatMatMult(C, c->R, MAT_REUSE_MATRIX, PETSC_DETERMINE, &P));
+      PetscCall(MatMatMult(Rs, c->R, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &Q));
+      PetscCall(GKCheckMatClose(P, Q, 1e-14, "after a second device COO refresh, MatMatMult(MAT_REUSE_MATRIX)"));
+      PetscCall(MatDestroy(&Q));
+      PetscCall(MatDestroy(&P));
+      ndown0++; /* two refreshes, two copies down */
+    } break;
+    case 7: {
+      PetscReal nrm, nref;
+      PetscCall(MatBindToCPU(C, PETSC_TRUE));
+      PetscCall(MatMult(C, c->xh, c->wh));
+      PetscCall(MatMult(Rs, c->xh, c->yh));
+      PetscCall(VecNorm(c->yh, NORM_INFINITY, &nref));
+      PetscCall(VecAXPY(c->wh, -1.0, c->yh));
+      PetscCall(VecNorm(c->wh, NORM_INFINITY, &nrm));
+      PetscCheck(nrm <= 1e-13 * nref, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: host product differs from AIJ's by %g (of %g)", what, (double)nrm, (double)nref);
+      PetscCall(MatBindToCPU(C, PETSC_FALSE));
+    } break;
+    case 8:
+      if (k > 0) {
+        PetscCall(MatSetValue(C, ci[0], cj[0], 1.0, ADD_VALUES));
+        PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+        PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+        PetscCall(MatSetValue(Rs, ci[0], cj[0], 1.0, ADD_VALUES));
+        PetscCall(MatAssemblyBegin(Rs, MAT_FINAL_ASSEMBLY));
+        PetscCall(MatAssemblyEnd(Rs, MAT_FINAL_ASSEMBLY));
+        PetscCall(GKCheckMatClose(C, Rs, 0.0, what));
+      }
+      break;
+    case 9:
+      PetscCall(MatAXPY(C, 2.0, c->R, SAME_NONZERO_PATTERN));
+      PetscCall(MatAXPY(Rs, 2.0, c->R, SAME_NONZERO_PATTERN));
+      PetscCall(GKCheckMatClose(C, Rs, 0.0, what));
+      break;
+    case 10: {
+      Mat T;
+      PetscCall(MatDuplicate(c->R, MAT_COPY_VALUES, &T));
+      PetscCall(MatCopy(C, T, SAME_NONZERO_PATTERN));
+      PetscCall(GKCheckMatClose(T, Rs, 0.0, what));
+      PetscCall(MatDestroy(&T));
+    } break;
+    case 11: {
+      Vec       a, b;
+      PetscReal nrm;
+      PetscCall(VecDuplicate(c->yh, &a));
+      PetscCall(VecDuplicate(c->yh, &b));
+      PetscCall(MatGetRowMaxAbs(C, a, NULL));
+      PetscCall(MatGetRowMaxAbs(Rs, b, NULL));
+      PetscCall(VecAXPY(a, -1.0, b));
+      PetscCall(VecNorm(a, NORM_INFINITY, &nrm));
+      PetscCheck(nrm == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: differs from AIJ's by %g", what, (double)nrm);
+      PetscCall(VecDestroy(&a));
+      PetscCall(VecDestroy(&b));
+    } break;
+    case 12: /* scaled on the device only (the host copy stays stale), then read */
+      PetscCall(MatScale(C, 2.0));
+      PetscCall(MatScale(Rs, 2.0));
+      PetscCall(HostStats(C, &ndown, &stale));
+      PetscCheck(stale && ndown == ndown0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: MatScale copied the values down", what);
+      PetscCall(GKCheckMatClose(C, Rs, 0.0, what));
+      break;
+    case 13: { /* raw array access after the composed sync */
+      PetscErrorCode (*sync)(Mat) = NULL;
+      const PetscScalar *a, *b;
+      PetscCall(PetscObjectQueryFunction((PetscObject)C, "GpukitMatSyncHost_C", &sync));
+      PetscCheck(sync, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: no \"GpukitMatSyncHost_C\"", what);
+      PetscCall((*sync)(C));
+      PetscCall(MatSeqAIJGetArrayRead(C, &a));
+      PetscCall(MatSeqAIJGetArrayRead(Rs, &b));
+      for (PetscInt e = 0; e < k; e++) PetscCheck(a[e] == b[e], PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: value %" PetscInt_FMT " is %g, AIJ %g", what, e, (double)PetscRealPart(a[e]), (double)PetscRealPart(b[e]));
+      PetscCall(MatSeqAIJRestoreArrayRead(Rs, &b));
+      PetscCall(MatSeqAIJRestoreArrayRead(C, &a));
+    } break;
+    case 14: { /* PETSc's LU (MatGetFactor with no solver type finds MATSEQAMBCUDA's), then a refresh and a refactorization */
+      Mat           F, G;
+      IS            rp, cp;
+      MatFactorInfo info;
+      Vec           b, xc, xr;
+      PetscReal     nrm, nref;
+      PetscCall(VecDuplicate(c->yh, &b));
+      PetscCall(VecDuplicate(c->xh, &xc));
+      PetscCall(VecDuplicate(c->xh, &xr));
+      PetscCall(VecSetRandom(b, c->rnd));
+      PetscCall(MatFactorInfoInitialize(&info));
+      PetscCall(MatGetOrdering(Rs, MATORDERINGND, &rp, &cp));
+      PetscCall(MatGetFactor(C, NULL, MAT_FACTOR_LU, &F));
+      PetscCall(MatLUFactorSymbolic(F, C, rp, cp, &info));
+      PetscCall(MatLUFactorNumeric(F, C, &info));
+      for (int pass = 0; pass < 2; pass++) {
+        PetscCall(MatGetFactor(Rs, MATSOLVERPETSC, MAT_FACTOR_LU, &G));
+        PetscCall(MatLUFactorSymbolic(G, Rs, rp, cp, &info));
+        PetscCall(MatLUFactorNumeric(G, Rs, &info));
+        PetscCall(MatSolve(F, b, xc));
+        PetscCall(MatSolve(G, b, xr));
+        PetscCall(MatDestroy(&G));
+        PetscCall(VecNorm(xr, NORM_INFINITY, &nref));
+        PetscCall(VecAXPY(xc, -1.0, xr));
+        PetscCall(VecNorm(xc, NORM_INFINITY, &nrm));
+        PetscCheck(nrm <= 1e-10 * nref, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s (%s): the LU solution differs from AIJ's by %g (of %g)", what, pass ? "refactored after a second refresh" : "first factorization", (double)nrm, (double)nref);
+        if (pass == 0) { /* the numeric factorization again, after a refresh: it must read the new values */
+          PetscCall(DeviceRefresh(c, C, vd, v, k, 4.0 * s, &Rs));
+          PetscCall(MatLUFactorNumeric(F, C, &info));
+          ndown0++; /* two refreshes, two copies down */
+        }
+      }
+      PetscCall(MatDestroy(&F));
+      PetscCall(ISDestroy(&rp));
+      PetscCall(ISDestroy(&cp));
+      PetscCall(VecDestroy(&b));
+      PetscCall(VecDestroy(&xc));
+      PetscCall(VecDestroy(&xr));
+    } break;
+    }
+    PetscCall(HostStats(C, &ndown, &stale));
+    PetscCheck(!stale, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the host copy is still marked stale", what);
+    PetscCheck(ndown == ndown0 + 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " copies down, expected 1", what, ndown - ndown0);
+    PetscCall(PetscPrintf(c->comm, "ok: %s: AIJ's values, one copy down\n", what));
+    c->nchecks++;
+  }
+  /* eager mode (the default): the refresh itself copies down */
+  PetscCall(PetscOptionsSetValue(NULL, "-mat_amb_cuda_lazy_copydown", "0"));
+  PetscCall(MatSetFromOptions(C));
+  PetscCall(PetscOptionsClearValue(NULL, "-mat_amb_cuda_lazy_copydown"));
+  PetscCall(HostStats(C, &ndown0, &stale));
+  PetscCall(DeviceRefresh(c, C, vd, v, k, 3.0, &Rs));
+  PetscCall(HostStats(C, &ndown, &stale));
+  PetscCheck(!stale && ndown == ndown0 + 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "-mat_amb_cuda_lazy_copydown 0: the refresh did not copy the values down (stale %d, %" PetscInt_FMT " copies)", (int)stale, ndown - ndown0);
+  PetscCall(GKCheckMatClose(C, Rs, 0.0, "-mat_amb_cuda_lazy_copydown 0: the host copy"));
+  PetscCall(PetscPrintf(c->comm, "ok: -mat_amb_cuda_lazy_copydown 0: the refresh copies the values down\n"));
+  PetscCall(MatDestroy(&Rs));
+  PetscCall(MatDestroy(&C));
+  PetscCall(VecDestroy(&vd));
+  PetscCall(PetscFree3(ci, cj, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* per-event copy counters of this rank */
 static PetscErrorCode EventCopies(const char *name, PetscLogDouble cnt[2])
 {
@@ -976,6 +1260,7 @@ int main(int argc, char **argv)
   PetscCall(CheckSell(&c));
   PetscCall(CheckNonFinite(&c));
   PetscCall(CheckCOO(&c));
+  PetscCall(CheckCOOHostReads(&c));
   PetscCall(CheckConverts(&c));
   PetscCall(CheckBind(&c));
   PetscCall(CheckSolve(&c, solve));

@@ -16,6 +16,7 @@
 */
 #include <climits>
 #include "ambcudaimpl.h"
+#include "gpukitpool.h"
 #include "gpukitcsropskernels.h"
 
 #if defined(GPUKIT_AMBCUDA_AVAILABLE)
@@ -159,12 +160,18 @@ static PetscErrorCode AMBCUDAFreeSell_Private(Mat_SeqAMBCUDA *cu)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the device CSR comes from the stream-ordered pool (gpukitpool.h): no cudaMalloc()/cudaFree() device synchronisation */
 static PetscErrorCode AMBCUDAFreeCSR_Private(Mat_SeqAMBCUDA *cu)
 {
+  cudaStream_t stream;
+
   PetscFunctionBegin;
-  if (cu->rowptr) PetscCallCUDA(cudaFree(cu->rowptr));
-  if (cu->colidx) PetscCallCUDA(cudaFree(cu->colidx));
-  if (cu->val) PetscCallCUDA(cudaFree(cu->val));
+  if (cu->rowptr || cu->colidx || cu->val) {
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    if (cu->rowptr) PetscCallCUDA(GpukitPoolFree(cu->rowptr, stream));
+    if (cu->colidx) PetscCallCUDA(GpukitPoolFree(cu->colidx, stream));
+    if (cu->val) PetscCallCUDA(GpukitPoolFree(cu->val, stream));
+  }
   cu->rowptr = cu->colidx = NULL;
   cu->val                 = NULL;
   cu->csrvalid            = PETSC_FALSE;
@@ -174,6 +181,8 @@ static PetscErrorCode AMBCUDAFreeCSR_Private(Mat_SeqAMBCUDA *cu)
 /* ------------------------------------------------------------------------------------------------------------------
    The device CSR: uploaded from the host AIJ arrays when they changed (structure: nonzerostate; values: object state)
    ------------------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode AMBCUDADestroy_Private(Mat);
 
 /* the device CSR holds the host's current values (grace: one state increase after a device+host op is ours) */
 static PetscErrorCode AMBCUDAInSync_Private(Mat A, PetscBool *insync)
@@ -205,7 +214,7 @@ static PetscErrorCode AMBCUDASyncCSR_Private(Mat A)
   if (insync) {
     cu->valstate = state;
     cu->grace    = PETSC_FALSE;
-    A->offloadmask = PETSC_OFFLOAD_BOTH;
+    if (A->offloadmask != PETSC_OFFLOAD_GPU) A->offloadmask = PETSC_OFFLOAD_BOTH; /* GPU: a stale host copy stays stale */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ia, &ja, &a, &mtype));
@@ -225,9 +234,9 @@ static PetscErrorCode AMBCUDASyncCSR_Private(Mat A)
     cu->m       = m;
     cu->n       = n;
     cu->nnz     = nnz;
-    PetscCallCUDA(cudaMalloc((void **)&cu->rowptr, ((size_t)m + 1) * sizeof(int)));
-    PetscCallCUDA(cudaMalloc((void **)&cu->colidx, (size_t)PetscMax(nnz, 1) * sizeof(int)));
-    PetscCallCUDA(cudaMalloc((void **)&cu->val, (size_t)PetscMax(nnz, 1) * sizeof(double)));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->rowptr, (size_t)m + 1, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->colidx, (size_t)PetscMax(nnz, 1), stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->val, (size_t)PetscMax(nnz, 1), stream));
     if (sizeof(PetscInt) == sizeof(int)) {
       PetscCallCUDA(cudaMemcpyAsync(cu->rowptr, ia, ((size_t)m + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
       if (nnz) PetscCallCUDA(cudaMemcpyAsync(cu->colidx, ja, (size_t)nnz * sizeof(int), cudaMemcpyHostToDevice, stream));
@@ -279,6 +288,67 @@ static PetscErrorCode AMBCUDADeviceFollowed_Private(Mat A)
 }
 
 /* ------------------------------------------------------------------------------------------------------------------
+   The host copy after a device COO refresh. MatSetValuesCOO() sums the entries into the device CSR and, with
+   -mat_amb_cuda_lazy_copydown (opt-in; default false: the copy at every refresh), leaves the host AIJ values stale: A->offloadmask = PETSC_OFFLOAD_GPU, the device
+   holds the truth. The first host operation that reads the values copies them down (twin.copydown, event
+   AMBCUDACopyDown): every host op of the type goes through a wrapper that syncs first (AMBCUDAHostOps below), and so do
+   MatBindToCPU(), the converts, the products of PETSc's AIJ code (their symbolic and numeric phases) and PETSc's own
+   factorizations (MatGetFactor() with MATSOLVERPETSC or no solver type). The device's state bookkeeping (valstate,
+   grace) is unchanged: the host is stale only while the object state is the one of the refresh.
+   ------------------------------------------------------------------------------------------------------------------ */
+
+/* twin.copydown: every value device -> host, when the device CSR holds the current values (the object state is the one
+   of the device refresh). When the state moved on without a hook (the host arrays written directly), the host copy is
+   the newer one and is kept. */
+static PetscErrorCode AMBCUDACopyDown_Private(Mat A, PetscLogDouble *bytes)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+  PetscBool       insync;
+  PetscScalar    *a;
+  cudaStream_t    stream;
+
+  PetscFunctionBegin;
+  *bytes = 0;
+  PetscCall(AMBCUDAInSync_Private(A, &insync));
+  if (!insync) {
+    PetscCall(PetscInfo(A, "gpukit: the host values changed after a device refresh without passing the device copy: the host copy is kept\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, NULL, NULL, &a, NULL));
+  PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+  if (cu->nnz) PetscCallCUDA(cudaMemcpyAsync(a, cu->val, (size_t)cu->nnz * sizeof(double), cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  *bytes = (PetscLogDouble)cu->nnz * sizeof(double);
+  cu->ncopydown++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the host AIJ values of A are current when this returns (a copy down when only the device had them) */
+static PetscErrorCode AMBCUDAHostSync_Private(Mat A)
+{
+  Mat_SeqAMB *amb;
+
+  PetscFunctionBegin;
+  if (!A || A->offloadmask != PETSC_OFFLOAD_GPU) PetscFunctionReturn(PETSC_SUCCESS);
+  amb = (Mat_SeqAMB *)A->spptr;
+  if (!amb || !amb->spdev || amb->devdestroy != AMBCUDADestroy_Private) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(GpukitTwinCopyFromGPU(A, &AMBCUDAGet(A)->twin));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the same for any matrix (another operand of a host op): only a MATSEQAMBCUDA can hold a stale host copy */
+static PetscErrorCode AMBCUDAHostSyncAny_Private(Mat X)
+{
+  PetscBool is;
+
+  PetscFunctionBegin;
+  if (!X || X->offloadmask != PETSC_OFFLOAD_GPU) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)X, MATSEQAMBCUDA, &is));
+  if (is) PetscCall(AMBCUDAHostSync_Private(X));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------
    The plan: the traffic model's b, and AMB or the CSR fallback (the rules of ambimpl.h, on device counts)
    ------------------------------------------------------------------------------------------------------------------ */
 
@@ -303,24 +373,7 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
   cu->bytescsr = AMBModelBytesCSR(nnz, m, n);
   cu->bmodel   = 1;
   cu->npairs   = 0;
-  if (m > 0 && n > 0 && nnz > 0) { /* block counts per b on the device; the zero fill of chunk padding is not counted */
-    GpukitAMBCSR csr;
-    cudaStream_t stream;
-    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
-    AMBCUDACSR(cu, &csr);
-    PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Plan, A, 0, 0, 0));
-    PetscCallCUDA(GpukitAMBBlockCountsCUDA(&csr, (int)opt.W, cu->blk, &cu->npairs, stream));
-    PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Plan, A, 0, 0, 0));
-    for (PetscInt b = 1; b <= cu->bmax; b++) {
-      PetscLogDouble bytes = AMBModelBytes((PetscCount)b * cu->blk[b - 1], b, (PetscInt)((cu->npairs + AMB_C - 1) / AMB_C), m, n, v);
-      if (best < 0 || bytes < best) {
-        best       = bytes;
-        cu->bmodel = b;
-      }
-    }
-  }
   if (opt.bset && opt.b > cu->bmax) PetscCall(PetscInfo(A, "gpukit: -mat_amb_b %" PetscInt_FMT ": the device kernels take b <= %" PetscInt_FMT " here (widths 1..%d, at most the last segment's width); using %" PetscInt_FMT "\n", opt.b, cu->bmax, GPUKIT_AMB_CUDA_MAX_B, cu->bmax));
-  cu->bytes    = best;
   cu->fallback = PETSC_FALSE;
   switch (opt.fallback_mode) {
   case AMB_FALLBACK_ALWAYS:
@@ -343,6 +396,25 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown MATAMB fallback mode %d", (int)opt.fallback_mode);
   }
   if (n == 0 || nnz == 0) cu->fallback = PETSC_TRUE; /* nothing to lay out: the CSR kernel sets y = z or 0 */
+  /* block counts per b on the device (the zero fill of chunk padding is not counted), for the model's b: only when AMB
+     may run (the rules above did not already choose the fallback: one kernel, one copy and one synchronisation less) */
+  if (!cu->fallback && m > 0 && n > 0 && nnz > 0) {
+    GpukitAMBCSR csr;
+    cudaStream_t stream;
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    AMBCUDACSR(cu, &csr);
+    PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Plan, A, 0, 0, 0));
+    PetscCallCUDA(GpukitAMBBlockCountsCUDA(&csr, (int)opt.W, cu->blk, &cu->npairs, stream));
+    PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Plan, A, 0, 0, 0));
+    for (PetscInt b = 1; b <= cu->bmax; b++) {
+      PetscLogDouble bytes = AMBModelBytes((PetscCount)b * cu->blk[b - 1], b, (PetscInt)((cu->npairs + AMB_C - 1) / AMB_C), m, n, v);
+      if (best < 0 || bytes < best) {
+        best       = bytes;
+        cu->bmodel = b;
+      }
+    }
+  }
+  cu->bytes = best;
   cu->planned = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -661,8 +733,9 @@ static PetscErrorCode AMBCUDACusparseMult_Private(Mat A, const double *xa, const
     size_t need = 0;
     PetscCallCUSPARSE(cusparseSpMV_bufferSize(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, &one, cu->spy, CUDA_R_64F, AMBCUDA_SPMV_ALG, &need));
     if (need > cu->spbufsize) {
-      if (cu->spbuf) PetscCallCUDA(cudaFree(cu->spbuf));
-      PetscCallCUDA(cudaMalloc(&cu->spbuf, need));
+      if (cu->spbuf) PetscCallCUDA(GpukitPoolFree(cu->spbuf, stream));
+      cu->spbuf = NULL;
+      PetscCallCUDA(GpukitPoolMalloc(&cu->spbuf, need ? need : 1, stream));
       cu->spbufsize = need;
     }
 #if CUDART_VERSION >= 12040
@@ -700,8 +773,9 @@ static PetscErrorCode AMBCUDASellCusparseMult_Private(Mat A, const double *xa, c
     size_t need = 0;
     PetscCallCUSPARSE(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spsell, cu->ssx, &one, cu->ssy, CUDA_R_64F, CUSPARSE_SPMV_SELL_ALG1, &need));
     if (need > cu->sellbufsize) {
-      if (cu->sellbuf) PetscCallCUDA(cudaFree(cu->sellbuf));
-      PetscCallCUDA(cudaMalloc(&cu->sellbuf, need));
+      if (cu->sellbuf) PetscCallCUDA(GpukitPoolFree(cu->sellbuf, stream));
+      cu->sellbuf = NULL;
+      PetscCallCUDA(GpukitPoolMalloc(&cu->sellbuf, need ? need : 1, stream));
       cu->sellbufsize = need;
     }
     cu->sellbufok = PETSC_TRUE;
@@ -762,6 +836,7 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   PetscFunctionBegin;
   PetscCall(AMBCUDAVecsOnDevice_Private(A, z ? "MatMultAdd" : "MatMult", 3, vecs, &ok));
   if (!ok) {
+    PetscCall(AMBCUDAHostSync_Private(A)); /* the host kernels read the host values */
     if (z) PetscCall((*cu->twin.hostops.multadd)(A, x, z, y));
     else PetscCall((*cu->twin.hostops.mult)(A, x, y));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -871,6 +946,7 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
   PetscFunctionBegin;
   PetscCall(AMBCUDAVecsOnDevice_Private(A, z ? "MatMultTransposeAdd" : "MatMultTranspose", 3, vecs, &ok));
   if (!ok) {
+    PetscCall(AMBCUDAHostSync_Private(A));
     if (z) PetscCall((*cu->twin.hostops.multtransposeadd)(A, x, z, y));
     else PetscCall((*cu->twin.hostops.multtranspose)(A, x, y));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -938,6 +1014,7 @@ static PetscErrorCode MatGetDiagonal_AMBCUDA(Mat A, Vec d)
   PetscFunctionBegin;
   PetscCall(AMBCUDAVecsOnDevice_Private(A, "MatGetDiagonal", 1, &d, &ok));
   if (!ok || !A->assembled) {
+    PetscCall(AMBCUDAHostSync_Private(A));
     PetscCall((*cu->twin.hostops.getdiagonal)(A, d));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -979,6 +1056,13 @@ static PetscErrorCode MatScale_AMBCUDA(Mat A, PetscScalar s)
 
   PetscFunctionBegin;
   PetscCall(AMBCUDABefore_Private(A, &insync, &state, &nzstate));
+  if (A->offloadmask == PETSC_OFFLOAD_GPU && insync && !A->boundtocpu) { /* stale host copy: scaled on the device only */
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    PetscCallCUDA(GpukitAMBScaleCUDA((long long)cu->nnz, cu->val, (double)s, stream));
+    PetscCall(AMBCUDADeviceFollowed_Private(A));
+    PetscCall(GpukitTwinDeviceWritten(A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall((*cu->twin.hostops.scale)(A, s));
   PetscCall(AMBCUDAFollows_Private(A, insync, state, nzstate, &follow));
   if (!follow) PetscFunctionReturn(PETSC_SUCCESS); /* the next device use uploads the values */
@@ -997,6 +1081,7 @@ static PetscErrorCode MatShift_AMBCUDA(Mat A, PetscScalar s)
   GpukitAMBCSR     csr;
 
   PetscFunctionBegin;
+  PetscCall(AMBCUDAHostSync_Private(A)); /* the host op may insert missing diagonal entries: it needs the values */
   PetscCall(AMBCUDABefore_Private(A, &insync, &state, &nzstate));
   PetscCheck(cu->twin.hostops.shift, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the host type has no MatShift()");
   PetscCall((*cu->twin.hostops.shift)(A, s));
@@ -1087,9 +1172,6 @@ static PetscErrorCode MatSetPreallocationCOO_AMBCUDA(Mat A, PetscCount n, PetscI
 static PetscErrorCode MatSetValuesCOO_AMBCUDA(Mat A, const PetscScalar coo_v[], InsertMode imode)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
-  const PetscInt *ia, *ja;
-  PetscScalar    *a;
-  cudaStream_t    stream;
 
   PetscFunctionBegin;
   PetscCheck(cu->coo, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "MatSetValuesCOO() on a MATSEQAMBCUDA needs MatSetPreallocationCOO() first");
@@ -1100,21 +1182,16 @@ static PetscErrorCode MatSetValuesCOO_AMBCUDA(Mat A, const PetscScalar coo_v[], 
     if (!(imode == INSERT_VALUES && structok)) PetscCall(AMBCUDASyncCSR_Private(A));
   }
   PetscCheck(cu->nnz == cu->coonnz, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "MatSetValuesCOO(): the nonzero pattern changed since MatSetPreallocationCOO() (%" PetscInt_FMT " nonzeros, then %" PetscInt_FMT "); call MatSetPreallocationCOO() again", cu->coonnz, cu->nnz);
-  PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_AMBCUDA_COO, A, 0, 0, 0));
   PetscCall(GpukitCOOSetValues(cu->coo, coo_v, imode, cu->val, (PetscCount)cu->nnz, (int)cu->block));
   PetscCall(PetscLogEventEnd(MAT_AMBCUDA_COO, A, 0, 0, 0));
-  /* the host copy follows (it stays authoritative: SeqAIJ's host operations read its value array directly, with no
-     hook this plugin could use to copy the values down on demand). This nnz*8-byte device-to-host copy over PCIe is
-     what a COO refresh costs beyond the device work; event AMBCUDACopyDown */
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ia, &ja, &a, NULL));
-  PetscCall(PetscLogEventBegin(MAT_AMBCUDA_CopyDown, A, 0, 0, 0));
-  if (cu->nnz) PetscCallCUDA(cudaMemcpyAsync(a, cu->val, (size_t)cu->nnz * sizeof(double), cudaMemcpyDeviceToHost, stream));
-  PetscCallCUDA(cudaStreamSynchronize(stream));
-  PetscCall(PetscLogGpuToCpu((PetscLogDouble)cu->nnz * sizeof(double)));
-  PetscCall(PetscLogEventEnd(MAT_AMBCUDA_CopyDown, A, 0, 0, 0));
   cu->ncoo++;
   PetscCall(AMBCUDADeviceFollowed_Private(A)); /* MatSetValuesCOO() assembles after this: its state increase is ours */
+  /* the device holds the new values, the host copy is stale (offload mask GPU) until a host operation reads it: then
+     one nnz*8-byte copy down (event AMBCUDACopyDown, AMBCUDACopyDown_Private()). Without -mat_amb_cuda_lazy_copydown
+     the copy is made now, as before (about 60 SpMVs of PCIe time on large matrices). */
+  PetscCall(GpukitTwinDeviceWritten(A));
+  if (!cu->lazyhost) PetscCall(AMBCUDAHostSync_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1167,6 +1244,14 @@ static PetscErrorCode MatAMBCUDAGetStats_AMBCUDA(Mat A, PetscInt *nstructup, Pet
 }
 
 /* MatAMBGetInfo() of the device type: what the device product uses */
+static PetscErrorCode MatAMBCUDAGetHostStats_AMBCUDA(Mat A, PetscInt *ncopydown, PetscBool *stale)
+{
+  PetscFunctionBegin;
+  if (ncopydown) *ncopydown = AMBCUDAGet(A)->ncopydown;
+  if (stale) *stale = (PetscBool)(A->offloadmask == PETSC_OFFLOAD_GPU);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatAMBGetInfo_AMBCUDA(Mat A, PetscInt *b, PetscInt *W, PetscBool *fallback, PetscLogDouble *bytes)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
@@ -1202,6 +1287,346 @@ static PetscErrorCode MatAMBCUDAGetLayout_AMBCUDA(Mat A, const char **name)
    Binding, options, view
    ------------------------------------------------------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------------------------------------------------------
+   Host ops that read (or change part of) the values: the host copy is brought up to date first (a copy down after a
+   lazy device COO refresh), then the host type's op runs. The wrappers sit in the twin's op list next to the device
+   ops, so MatBindToCPU() puts the host type's own back (after one sync: MatBindToCPU_AMBCUDA()). Ops that take a second
+   matrix sync it too when it is a MATSEQAMBCUDA. Ops PETSc dispatches by comparing the two operands' function pointers
+   (MatAXPY, MatCopy, MatEqual) then take PETSc's generic path against other types, which reads through MatGetRow().
+   ------------------------------------------------------------------------------------------------------------------ */
+
+#define AMBCUDA_HOST_WRAP(op, params, args) \
+  static PetscErrorCode AMBCUDAHost_##op params \
+  { \
+    PetscFunctionBegin; \
+    PetscCheck(A->spptr && AMBCUDAGet(A), PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA host op on a matrix without device data"); \
+    PetscCall(AMBCUDAHostSync_Private(A)); \
+    PetscCall((*AMBCUDAGet(A)->twin.hostops.op)args); \
+    PetscFunctionReturn(PETSC_SUCCESS); \
+  }
+#define AMBCUDA_HOST_WRAP2(op, other, params, args) \
+  static PetscErrorCode AMBCUDAHost_##op params \
+  { \
+    PetscFunctionBegin; \
+    PetscCheck(A->spptr && AMBCUDAGet(A), PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA host op on a matrix without device data"); \
+    PetscCall(AMBCUDAHostSync_Private(A)); \
+    PetscCall(AMBCUDAHostSyncAny_Private(other)); \
+    PetscCall((*AMBCUDAGet(A)->twin.hostops.op)args); \
+    PetscFunctionReturn(PETSC_SUCCESS); \
+  }
+
+AMBCUDA_HOST_WRAP(setvalues, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode mode), (A, m, im, n, in, v, mode))
+AMBCUDA_HOST_WRAP(setvaluesblocked, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode mode), (A, m, im, n, in, v, mode))
+AMBCUDA_HOST_WRAP(setvaluesrow, (Mat A, PetscInt row, const PetscScalar v[]), (A, row, v))
+AMBCUDA_HOST_WRAP(getrow, (Mat A, PetscInt row, PetscInt *nz, PetscInt *idx[], PetscScalar *v[]), (A, row, nz, idx, v))
+AMBCUDA_HOST_WRAP(getvalues, (Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], PetscScalar v[]), (A, m, im, n, in, v))
+AMBCUDA_HOST_WRAP(sor, (Mat A, Vec b, PetscReal omega, MatSORType flag, PetscReal shift, PetscInt its, PetscInt lits, Vec x), (A, b, omega, flag, shift, its, lits, x))
+AMBCUDA_HOST_WRAP(transpose, (Mat A, MatReuse reuse, Mat *B), (A, reuse, B))
+AMBCUDA_HOST_WRAP(hermitiantranspose, (Mat A, MatReuse reuse, Mat *B), (A, reuse, B))
+AMBCUDA_HOST_WRAP2(equal, B, (Mat A, Mat B, PetscBool *flg), (A, B, flg))
+AMBCUDA_HOST_WRAP(diagonalscale, (Mat A, Vec l, Vec r), (A, l, r))
+AMBCUDA_HOST_WRAP(norm, (Mat A, NormType type, PetscReal *nrm), (A, type, nrm))
+AMBCUDA_HOST_WRAP(zerorows, (Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b), (A, n, rows, diag, x, b))
+AMBCUDA_HOST_WRAP(zerorowscolumns, (Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b), (A, n, rows, diag, x, b))
+AMBCUDA_HOST_WRAP(lufactor, (Mat A, IS r, IS c, const MatFactorInfo *info), (A, r, c, info))
+AMBCUDA_HOST_WRAP(ilufactor, (Mat A, IS r, IS c, const MatFactorInfo *info), (A, r, c, info))
+AMBCUDA_HOST_WRAP(choleskyfactor, (Mat A, IS r, const MatFactorInfo *info), (A, r, info))
+AMBCUDA_HOST_WRAP(iccfactor, (Mat A, IS r, const MatFactorInfo *info), (A, r, info))
+AMBCUDA_HOST_WRAP(duplicate, (Mat A, MatDuplicateOption op, Mat *B), (A, op, B))
+AMBCUDA_HOST_WRAP2(axpy, X, (Mat A, PetscScalar a, Mat X, MatStructure str), (A, a, X, str))
+AMBCUDA_HOST_WRAP(createsubmatrices, (Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse scall, Mat *submat[]), (A, n, irow, icol, scall, submat))
+AMBCUDA_HOST_WRAP(createsubmatrix, (Mat A, IS isrow, IS iscol, MatReuse scall, Mat *B), (A, isrow, iscol, scall, B))
+AMBCUDA_HOST_WRAP2(copy, B, (Mat A, Mat B, MatStructure str), (A, B, str))
+AMBCUDA_HOST_WRAP(getrowmax, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
+AMBCUDA_HOST_WRAP(getrowmin, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
+AMBCUDA_HOST_WRAP(getrowmaxabs, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
+AMBCUDA_HOST_WRAP(getrowminabs, (Mat A, Vec v, PetscInt idx[]), (A, v, idx))
+AMBCUDA_HOST_WRAP(getrowsumabs, (Mat A, Vec v), (A, v))
+AMBCUDA_HOST_WRAP(getcolumnvector, (Mat A, Vec v, PetscInt col), (A, v, col))
+AMBCUDA_HOST_WRAP(getcolumnreductions, (Mat A, PetscInt type, PetscReal *red), (A, type, red))
+AMBCUDA_HOST_WRAP(diagonalset, (Mat A, Vec d, InsertMode mode), (A, d, mode))
+AMBCUDA_HOST_WRAP(view, (Mat A, PetscViewer viewer), (A, viewer))
+AMBCUDA_HOST_WRAP(convert, (Mat A, MatType type, MatReuse reuse, Mat *B), (A, type, reuse, B))
+AMBCUDA_HOST_WRAP(permute, (Mat A, IS r, IS c, Mat *B), (A, r, c, B))
+AMBCUDA_HOST_WRAP(issymmetric, (Mat A, PetscReal tol, PetscBool *flg), (A, tol, flg))
+AMBCUDA_HOST_WRAP(ishermitian, (Mat A, PetscReal tol, PetscBool *flg), (A, tol, flg))
+AMBCUDA_HOST_WRAP(multhermitiantranspose, (Mat A, Vec x, Vec y), (A, x, y))
+AMBCUDA_HOST_WRAP(multhermitiantransposeadd, (Mat A, Vec x, Vec z, Vec y), (A, x, z, y))
+AMBCUDA_HOST_WRAP(invertblockdiagonal, (Mat A, const PetscScalar **v), (A, v))
+AMBCUDA_HOST_WRAP(invertvariableblockdiagonal, (Mat A, PetscInt n, const PetscInt *bs, PetscScalar *v), (A, n, bs, v))
+AMBCUDA_HOST_WRAP(findzerodiagonals, (Mat A, IS *is), (A, is))
+AMBCUDA_HOST_WRAP(findnonzerorows, (Mat A, IS *is), (A, is))
+AMBCUDA_HOST_WRAP(creategraph, (Mat A, PetscBool sym, PetscBool scale, PetscReal filter, PetscInt n, PetscInt idx[], Mat *G), (A, sym, scale, filter, n, idx, G))
+AMBCUDA_HOST_WRAP(eliminatezeros, (Mat A, PetscBool keep), (A, keep))
+AMBCUDA_HOST_WRAP(getblockdiagonal, (Mat A, Mat *B), (A, B))
+AMBCUDA_HOST_WRAP(getvblockdiagonal, (Mat A, Mat *B), (A, B))
+AMBCUDA_HOST_WRAP(fdcoloringapply, (Mat A, MatFDColoring fd, Vec x, void *ctx), (A, fd, x, ctx))
+AMBCUDA_HOST_WRAP(residual, (Mat A, Vec b, Vec x, Vec r), (A, b, x, r))
+AMBCUDA_HOST_WRAP(getmultiprocblock, (Mat A, MPI_Comm comm, MatReuse scall, Mat *B), (A, comm, scall, B))
+
+/* ------------------------------------------------------------------------------------------------------------------
+   Products computed by PETSc's AIJ code (MatMatMult, PtAP, ... with AIJ or MATSEQAMBCUDA operands): their numeric phase
+   reads the operands' host arrays with no call on the operands, so the product's own symbolic and numeric ops are
+   wrapped to sync every MATSEQAMBCUDA operand first. MATSEQAMBCUDA's productsetfromoptions is this wrapper (also
+   composed as "MatProductSetFromOptions_anytype_C", which PETSc queries when the operands' ops differ): it hands the
+   product to AIJ's exactly where PETSc did before (every operand's host op is AIJ's), else leaves it to PETSc.
+   ------------------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode MatProductSetFromOptions_AMBCUDA(Mat);
+
+/* the operand's productsetfromoptions as PETSc saw it before the wrappers */
+static PetscErrorCode AMBCUDAHostProductOp_Private(Mat X, PetscErrorCode (**f)(Mat))
+{
+  PetscBool is;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)X, MATSEQAMBCUDA, &is));
+  *f = X->ops->productsetfromoptions;
+  if (is && *f == MatProductSetFromOptions_AMBCUDA) *f = AMBCUDAGet(X)->twin.hostops.productsetfromoptions;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAProductSync_Private(Mat C)
+{
+  PetscFunctionBegin;
+  if (!C->product) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(AMBCUDAHostSyncAny_Private(C->product->A));
+  PetscCall(AMBCUDAHostSyncAny_Private(C->product->B));
+  PetscCall(AMBCUDAHostSyncAny_Private(C->product->C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAProductNumeric_Private(Mat C);
+
+/* (re)wraps the product's numeric op, keeping the one AIJ's code set as "GpukitAMBCUDAProductNumeric_C" */
+static PetscErrorCode AMBCUDAProductWrapNumeric_Private(Mat C)
+{
+  PetscFunctionBegin;
+  if (C->ops->productnumeric && C->ops->productnumeric != AMBCUDAProductNumeric_Private) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)C, "GpukitAMBCUDAProductNumeric_C", C->ops->productnumeric));
+    C->ops->productnumeric = AMBCUDAProductNumeric_Private;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAProductNumeric_Private(Mat C)
+{
+  PetscErrorCode (*f)(Mat) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAProductSync_Private(C));
+  PetscCall(PetscObjectQueryFunction((PetscObject)C, "GpukitAMBCUDAProductNumeric_C", &f));
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the product lost its numeric phase");
+  C->ops->productnumeric = f; /* while it runs: it may set another one */
+  PetscCall((*f)(C));
+  PetscCall(AMBCUDAProductWrapNumeric_Private(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAProductSymbolic_Private(Mat C)
+{
+  PetscErrorCode (*f)(Mat) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAProductSync_Private(C));
+  PetscCall(PetscObjectQueryFunction((PetscObject)C, "GpukitAMBCUDAProductSymbolic_C", &f));
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the product lost its symbolic phase");
+  C->ops->productsymbolic = f;
+  PetscCall((*f)(C));
+  C->ops->productsymbolic = AMBCUDAProductSymbolic_Private;
+  PetscCall(AMBCUDAProductWrapNumeric_Private(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatProductSetFromOptions_AMBCUDA(Mat C)
+{
+  Mat_Product *p = C->product;
+  Mat          X[3];
+  PetscErrorCode (*aij)(Mat) = NULL, (*f)(Mat);
+
+  PetscFunctionBegin;
+  if (!p) PetscFunctionReturn(PETSC_SUCCESS);
+  X[0] = p->A;
+  X[1] = p->B;
+  X[2] = p->type == MATPRODUCT_ABC ? p->C : NULL;
+  for (PetscInt k = 0; k < 3 && !aij; k++) {
+    PetscBool is = PETSC_FALSE;
+    if (X[k]) PetscCall(PetscObjectTypeCompare((PetscObject)X[k], MATSEQAMBCUDA, &is));
+    if (is) aij = AMBCUDAGet(X[k])->twin.hostops.productsetfromoptions;
+  }
+  if (!aij) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt k = 0; k < 3; k++) { /* PETSc's matching-op rule, on the host ops: otherwise PETSc goes on as before */
+    if (!X[k]) continue;
+    PetscCall(AMBCUDAHostProductOp_Private(X[k], &f));
+    if (f != aij) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall((*aij)(C));
+  if (C->ops->productsymbolic && C->ops->productsymbolic != AMBCUDAProductSymbolic_Private) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)C, "GpukitAMBCUDAProductSymbolic_C", C->ops->productsymbolic));
+    C->ops->productsymbolic = AMBCUDAProductSymbolic_Private;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ------------------------------------------------------------------------------------------------------------------
+   PETSc's own factorizations (MATSOLVERPETSC: LU, ILU, Cholesky, ICC) of a MATSEQAMBCUDA: AIJ's factor matrix, whose
+   symbolic and numeric phases (they read A's host arrays) sync A first. Registered for MATSEQAMBCUDA, so MatGetFactor()
+   finds it with no solver type (PCFactor's default) or with MATSOLVERPETSC.
+   ------------------------------------------------------------------------------------------------------------------ */
+
+typedef PetscErrorCode (*AMBCUDALUSymFn)(Mat, Mat, IS, IS, const MatFactorInfo *);
+typedef PetscErrorCode (*AMBCUDACholSymFn)(Mat, Mat, IS, const MatFactorInfo *);
+typedef PetscErrorCode (*AMBCUDANumFn)(Mat, Mat, const MatFactorInfo *);
+
+static PetscErrorCode AMBCUDALUNumeric_Private(Mat F, Mat A, const MatFactorInfo *info);
+static PetscErrorCode AMBCUDACholNumeric_Private(Mat F, Mat A, const MatFactorInfo *info);
+
+static PetscErrorCode AMBCUDAFactorWrapNumeric_Private(Mat F)
+{
+  PetscFunctionBegin;
+  if (F->ops->lufactornumeric && F->ops->lufactornumeric != AMBCUDALUNumeric_Private) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, "GpukitAMBCUDALUNumeric_C", F->ops->lufactornumeric));
+    F->ops->lufactornumeric = AMBCUDALUNumeric_Private;
+  }
+  if (F->ops->choleskyfactornumeric && F->ops->choleskyfactornumeric != AMBCUDACholNumeric_Private) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, "GpukitAMBCUDACholNumeric_C", F->ops->choleskyfactornumeric));
+    F->ops->choleskyfactornumeric = AMBCUDACholNumeric_Private;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define AMBCUDA_FACTOR_CALL(F, name, Fn, args) \
+  do { \
+    Fn f_ = NULL; \
+    PetscCall(PetscObjectQueryFunction((PetscObject)(F), name, &f_)); \
+    PetscCheck(f_, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the factor lost its %s", name); \
+    PetscCall((*f_)args); \
+  } while (0)
+
+static PetscErrorCode AMBCUDALUNumeric_Private(Mat F, Mat A, const MatFactorInfo *info)
+{
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAHostSyncAny_Private(A));
+  F->ops->lufactornumeric = NULL; /* while it runs */
+  AMBCUDA_FACTOR_CALL(F, "GpukitAMBCUDALUNumeric_C", AMBCUDANumFn, (F, A, info));
+  if (!F->ops->lufactornumeric) F->ops->lufactornumeric = AMBCUDALUNumeric_Private;
+  else PetscCall(AMBCUDAFactorWrapNumeric_Private(F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDACholNumeric_Private(Mat F, Mat A, const MatFactorInfo *info)
+{
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAHostSyncAny_Private(A));
+  F->ops->choleskyfactornumeric = NULL;
+  AMBCUDA_FACTOR_CALL(F, "GpukitAMBCUDACholNumeric_C", AMBCUDANumFn, (F, A, info));
+  if (!F->ops->choleskyfactornumeric) F->ops->choleskyfactornumeric = AMBCUDACholNumeric_Private;
+  else PetscCall(AMBCUDAFactorWrapNumeric_Private(F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDALUSymbolic_Private(Mat F, Mat A, IS r, IS c, const MatFactorInfo *info)
+{
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAHostSyncAny_Private(A));
+  AMBCUDA_FACTOR_CALL(F, "GpukitAMBCUDALUSymbolic_C", AMBCUDALUSymFn, (F, A, r, c, info));
+  PetscCall(AMBCUDAFactorWrapNumeric_Private(F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAILUSymbolic_Private(Mat F, Mat A, IS r, IS c, const MatFactorInfo *info)
+{
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAHostSyncAny_Private(A));
+  AMBCUDA_FACTOR_CALL(F, "GpukitAMBCUDAILUSymbolic_C", AMBCUDALUSymFn, (F, A, r, c, info));
+  PetscCall(AMBCUDAFactorWrapNumeric_Private(F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDACholSymbolic_Private(Mat F, Mat A, IS r, const MatFactorInfo *info)
+{
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAHostSyncAny_Private(A));
+  AMBCUDA_FACTOR_CALL(F, "GpukitAMBCUDACholSymbolic_C", AMBCUDACholSymFn, (F, A, r, info));
+  PetscCall(AMBCUDAFactorWrapNumeric_Private(F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAICCSymbolic_Private(Mat F, Mat A, IS r, const MatFactorInfo *info)
+{
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAHostSyncAny_Private(A));
+  AMBCUDA_FACTOR_CALL(F, "GpukitAMBCUDAICCSymbolic_C", AMBCUDACholSymFn, (F, A, r, info));
+  PetscCall(AMBCUDAFactorWrapNumeric_Private(F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define AMBCUDA_FACTOR_WRAP(F, field, name, fn) \
+  do { \
+    if ((F)->ops->field && (F)->ops->field != fn) { \
+      PetscCall(PetscObjectComposeFunction((PetscObject)(F), name, (F)->ops->field)); \
+      (F)->ops->field = fn; \
+    } \
+  } while (0)
+
+static PetscErrorCode MatGetFactor_SeqAMBCUDA_Petsc(Mat A, MatFactorType ftype, Mat *F)
+{
+  PetscErrorCode (*conv)(Mat, MatFactorType, Mat *) = NULL;
+
+  PetscFunctionBegin;
+  *F = NULL;
+  PetscCall(AMBCUDAHostSync_Private(A));
+  PetscCall(MatSolverTypeGet(MATSOLVERPETSC, MATSEQAIJ, ftype, NULL, NULL, &conv));
+  if (!conv) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall((*conv)(A, ftype, F));
+  if (!*F) PetscFunctionReturn(PETSC_SUCCESS);
+  AMBCUDA_FACTOR_WRAP(*F, lufactorsymbolic, "GpukitAMBCUDALUSymbolic_C", AMBCUDALUSymbolic_Private);
+  AMBCUDA_FACTOR_WRAP(*F, ilufactorsymbolic, "GpukitAMBCUDAILUSymbolic_C", AMBCUDAILUSymbolic_Private);
+  AMBCUDA_FACTOR_WRAP(*F, choleskyfactorsymbolic, "GpukitAMBCUDACholSymbolic_C", AMBCUDACholSymbolic_Private);
+  AMBCUDA_FACTOR_WRAP(*F, iccfactorsymbolic, "GpukitAMBCUDAICCSymbolic_C", AMBCUDAICCSymbolic_Private);
+  PetscCall(AMBCUDAFactorWrapNumeric_Private(*F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* "MatProductSetFromOptions_anytype_C" (PETSc asks A first, then B, then C): the wrapper above, and where it declines,
+   what another operand composed under that name (as PETSc would have found without this one) */
+static PetscErrorCode MatProductSetFromOptions_AMBCUDA_Anytype(Mat C)
+{
+  Mat_Product *p = C->product;
+
+  PetscFunctionBegin;
+  PetscCall(MatProductSetFromOptions_AMBCUDA(C));
+  if (C->ops->productsymbolic || !p) PetscFunctionReturn(PETSC_SUCCESS);
+  {
+    Mat X[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : NULL};
+    for (PetscInt k = 0; k < 3; k++) {
+      PetscErrorCode (*f)(Mat) = NULL;
+      if (!X[k]) continue;
+      PetscCall(PetscObjectQueryFunction((PetscObject)X[k], "MatProductSetFromOptions_anytype_C", &f));
+      if (!f || f == MatProductSetFromOptions_AMBCUDA_Anytype) continue;
+      PetscCall((*f)(C));
+      break;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the host wrappers, installed where the host type has the op */
+#define AMBCUDA_HOST_OP(op) {offsetof(struct _MatOps, op), (GpukitTwinFn)(AMBCUDAHost_##op)}
+static const GpukitTwinOp AMBCUDAHostOps[] = {
+  AMBCUDA_HOST_OP(setvalues), AMBCUDA_HOST_OP(setvaluesblocked), AMBCUDA_HOST_OP(setvaluesrow), AMBCUDA_HOST_OP(getrow), AMBCUDA_HOST_OP(getvalues),
+  AMBCUDA_HOST_OP(sor), AMBCUDA_HOST_OP(transpose), AMBCUDA_HOST_OP(hermitiantranspose), AMBCUDA_HOST_OP(equal), AMBCUDA_HOST_OP(diagonalscale),
+  AMBCUDA_HOST_OP(norm), AMBCUDA_HOST_OP(zerorows), AMBCUDA_HOST_OP(zerorowscolumns), AMBCUDA_HOST_OP(lufactor), AMBCUDA_HOST_OP(ilufactor),
+  AMBCUDA_HOST_OP(choleskyfactor), AMBCUDA_HOST_OP(iccfactor), AMBCUDA_HOST_OP(duplicate), AMBCUDA_HOST_OP(axpy), AMBCUDA_HOST_OP(createsubmatrices),
+  AMBCUDA_HOST_OP(createsubmatrix), AMBCUDA_HOST_OP(copy), AMBCUDA_HOST_OP(getrowmax), AMBCUDA_HOST_OP(getrowmin), AMBCUDA_HOST_OP(getrowmaxabs),
+  AMBCUDA_HOST_OP(getrowminabs), AMBCUDA_HOST_OP(getrowsumabs), AMBCUDA_HOST_OP(getcolumnvector), AMBCUDA_HOST_OP(getcolumnreductions), AMBCUDA_HOST_OP(diagonalset),
+  AMBCUDA_HOST_OP(view), AMBCUDA_HOST_OP(convert), AMBCUDA_HOST_OP(permute), AMBCUDA_HOST_OP(issymmetric), AMBCUDA_HOST_OP(ishermitian),
+  AMBCUDA_HOST_OP(multhermitiantranspose), AMBCUDA_HOST_OP(multhermitiantransposeadd), AMBCUDA_HOST_OP(invertblockdiagonal), AMBCUDA_HOST_OP(invertvariableblockdiagonal), AMBCUDA_HOST_OP(findzerodiagonals),
+  AMBCUDA_HOST_OP(findnonzerorows), AMBCUDA_HOST_OP(creategraph), AMBCUDA_HOST_OP(eliminatezeros), AMBCUDA_HOST_OP(getblockdiagonal), AMBCUDA_HOST_OP(getvblockdiagonal),
+  AMBCUDA_HOST_OP(fdcoloringapply), AMBCUDA_HOST_OP(residual), AMBCUDA_HOST_OP(getmultiprocblock),
+  {offsetof(struct _MatOps, productsetfromoptions), (GpukitTwinFn)MatProductSetFromOptions_AMBCUDA},
+};
+
 /* THE list of the ops that run on the device; MatBindToCPU(A, PETSC_TRUE) puts the host type's back */
 static const GpukitTwinOp AMBCUDAOps[] = {
   GPUKIT_TWIN_OP(mult, MatMult_AMBCUDA),
@@ -1221,11 +1646,13 @@ static const GpukitTwinMethod AMBCUDAMethods[] = {
   GPUKIT_TWIN_METHOD("GpukitMatGetDeviceCSR_C", MatGetDeviceCSR_AMBCUDA),
   GPUKIT_TWIN_METHOD("GpukitMatRestoreDeviceCSR_C", MatRestoreDeviceCSR_AMBCUDA),
   GPUKIT_TWIN_METHOD("MatAMBGetInfo_C", MatAMBGetInfo_AMBCUDA),
+  GPUKIT_TWIN_METHOD("MatProductSetFromOptions_anytype_C", MatProductSetFromOptions_AMBCUDA_Anytype),
 };
 
 static PetscErrorCode MatBindToCPU_AMBCUDA(Mat A, PetscBool flg)
 {
   PetscFunctionBegin;
+  if (flg) PetscCall(AMBCUDAHostSync_Private(A)); /* the host ops read the host values from now on */
   PetscCall(GpukitTwinBind(A, &AMBCUDAGet(A)->twin, flg));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1264,6 +1691,8 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
       PetscCall(GpukitTunerDestroy(&cu->tuner));
     }
   }
+  PetscCall(PetscOptionsBool("-mat_amb_cuda_lazy_copydown", "After a device COO refresh (MatSetValuesCOO), copy the values to the host only when a host operation reads them (false: at every refresh)", "MATAMBCUDA", cu->lazyhost, &cu->lazyhost, NULL));
+  if (!cu->lazyhost) PetscCall(AMBCUDAHostSync_Private(A));
   PetscCall(PetscOptionsBool("-mat_amb_autotune", "Tune the device product's b and threads per block with gpukit's tuner (-gpukit_tune); false: the model's b and 256 threads", "MATAMBCUDA", tune, &tune, &set));
   if (set) {
     cu->autotune = tune;
@@ -1352,7 +1781,7 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPopTab(viewer));
     } else if (!cu->autotune) PetscCall(PetscViewerASCIIPrintf(viewer, "  (not tuned: -mat_amb_autotune false)\n"));
   }
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  device: %" PetscInt_FMT " structure uploads, %" PetscInt_FMT " value uploads, %" PetscInt_FMT " layout builds, %" PetscInt_FMT " SELL builds, %" PetscInt_FMT " value refreshes\n", cu->nstructup, cu->nvalup, cu->nbuild, cu->nsellbuild, cu->nrefresh));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  device: %" PetscInt_FMT " structure uploads, %" PetscInt_FMT " value uploads, %" PetscInt_FMT " layout builds, %" PetscInt_FMT " SELL builds, %" PetscInt_FMT " value refreshes, %" PetscInt_FMT " copies down to the host (%s after a device COO refresh)\n", cu->nstructup, cu->nvalup, cu->nbuild, cu->nsellbuild, cu->nrefresh, cu->ncopydown, cu->lazyhost ? "lazy" : "eager"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1364,6 +1793,16 @@ static PetscErrorCode MatConvert_SeqAMB_SeqAMBCUDA(Mat, MatType, MatReuse, Mat *
 static PetscErrorCode MatConvert_SeqAMBCUDA_SeqAMB(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat, MatType, MatReuse, Mat *);
 
+/* to plain AIJ: the host values current first (the device data is dropped) */
+static PetscErrorCode MatConvert_SeqAMBCUDA_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAHostSync_Private(A));
+  if (reuse == MAT_REUSE_MATRIX) PetscCall(AMBCUDAHostSyncAny_Private(*newmat));
+  PetscCall(MatConvert_SeqAMB_SeqAIJ(A, type, reuse, newmat));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode AMBCUDACompose_Private(Mat A, PetscBool on)
 {
   PetscFunctionBegin;
@@ -1373,9 +1812,13 @@ static PetscErrorCode AMBCUDACompose_Private(Mat A, PetscBool on)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_seqaijambcuda_C", on ? GPUKIT_FN(MatConvert_SeqAIJ_SeqAMBCUDA) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_seqambcuda_C", on ? GPUKIT_FN(MatConvert_SeqAIJ_SeqAMBCUDA) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_ambcuda_C", on ? GPUKIT_FN(MatConvert_SeqAIJ_SeqAMBCUDA) : NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaijambcuda_seqaij_C", on ? GPUKIT_FN(MatConvert_SeqAMB_SeqAIJ) : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaijambcuda_seqaij_C", on ? GPUKIT_FN(MatConvert_SeqAMBCUDA_SeqAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetStats_C", on ? GPUKIT_FN(MatAMBCUDAGetStats_AMBCUDA) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetLayout_C", on ? GPUKIT_FN(MatAMBCUDAGetLayout_AMBCUDA) : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetHostStats_C", on ? GPUKIT_FN(MatAMBCUDAGetHostStats_AMBCUDA) : NULL));
+  /* for code that reads the AIJ arrays directly (MatSeqAIJGetArrayRead(), MatSeqAIJGetCSRAndMemType()): call
+     PetscTryMethod(A, "GpukitMatSyncHost_C", (Mat), (A)) first */
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "GpukitMatSyncHost_C", on ? GPUKIT_FN(AMBCUDAHostSync_Private) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDASetBlockOptions_C", on ? GPUKIT_FN(MatAMBCUDASetBlockOptions_AMBCUDA) : NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1394,9 +1837,13 @@ static PetscErrorCode AMBCUDAFree_Private(Mat_SeqAMBCUDA **pcu)
   if (cu->spmat) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spmat));
   if (cu->spx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spx));
   if (cu->spy) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spy));
-  if (cu->spbuf) PetscCallCUDA(cudaFree(cu->spbuf));
   PetscCall(AMBCUDAFreeSell_Private(cu));
-  if (cu->sellbuf) PetscCallCUDA(cudaFree(cu->sellbuf));
+  if (cu->spbuf || cu->sellbuf) {
+    cudaStream_t stream;
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    if (cu->spbuf) PetscCallCUDA(GpukitPoolFree(cu->spbuf, stream));
+    if (cu->sellbuf) PetscCallCUDA(GpukitPoolFree(cu->sellbuf, stream));
+  }
   cu->sphandle = NULL; /* the shared handle (AMBCUDAGetHandle_Private()) */
   PetscCall(PetscFree(*pcu));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1419,8 +1866,8 @@ static PetscErrorCode AMBCUDADestroy_Private(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the twin's copies: the host is authoritative and the device uploads by itself, so these only make the twin's
-   protocol whole (GpukitTwinDetach() copies down only a device-only state, which never happens here) */
+/* the twin's copy up: the device uploads by itself (AMBCUDASyncCSR_Private(), keyed by the object state), so this only
+   makes the twin's protocol whole; the copy down (AMBCUDACopyDown_Private()) is real: after a lazy device COO refresh */
 static PetscErrorCode AMBCUDACopyUp_Private(Mat A, PetscLogDouble *bytes)
 {
   PetscFunctionBegin;
@@ -1429,13 +1876,6 @@ static PetscErrorCode AMBCUDACopyUp_Private(Mat A, PetscLogDouble *bytes)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode AMBCUDACopyDown_Private(Mat A, PetscLogDouble *bytes)
-{
-  PetscFunctionBegin;
-  (void)A;
-  *bytes = 0;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* seqaijamb -> seqaijambcuda in place; nothing to do for one that is already */
 static PetscErrorCode AMBConvertToCUDA_Private(Mat A)
@@ -1449,12 +1889,21 @@ static PetscErrorCode AMBConvertToCUDA_Private(Mat A)
   PetscCall(PetscNew(&cu));
   cu->block         = GPUKIT_AMBCUDA_BLOCK;
   cu->autotune      = PETSC_TRUE;
+  cu->lazyhost      = PETSC_FALSE; /* opt-in: some readers of the AIJ arrays cannot be hooked (see the man page) */
   cu->twin.copyup   = AMBCUDACopyUp_Private;
   cu->twin.copydown = AMBCUDACopyDown_Private;
   cu->twin.evup     = MAT_AMBCUDA_CopyUp;
-  cu->twin.evdown   = MAT_AMBCUDA_CopyUp;
-  cu->twin.ops      = AMBCUDAOps;
-  cu->twin.nops     = (PetscInt)(sizeof(AMBCUDAOps) / sizeof(AMBCUDAOps[0]));
+  cu->twin.evdown   = MAT_AMBCUDA_CopyDown;
+  { /* the device ops, then the syncing wrappers of the host ops the host type has */
+    const PetscInt ndev = (PetscInt)(sizeof(AMBCUDAOps) / sizeof(AMBCUDAOps[0])), nhost = (PetscInt)(sizeof(AMBCUDAHostOps) / sizeof(AMBCUDAHostOps[0]));
+    PetscInt       n    = 0;
+    PetscCheck(ndev + nhost <= AMBCUDA_MAX_TWIN_OPS, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: %" PetscInt_FMT " twin ops, room for %d", ndev + nhost, AMBCUDA_MAX_TWIN_OPS);
+    for (PetscInt i = 0; i < ndev; i++) cu->twinops[n++] = AMBCUDAOps[i];
+    for (PetscInt i = 0; i < nhost; i++)
+      if (*(GpukitTwinFn *)((char *)A->ops + AMBCUDAHostOps[i].off)) cu->twinops[n++] = AMBCUDAHostOps[i];
+    cu->twin.ops  = cu->twinops;
+    cu->twin.nops = n;
+  }
   cu->twin.methods  = AMBCUDAMethods;
   cu->twin.nmethods = (PetscInt)(sizeof(AMBCUDAMethods) / sizeof(AMBCUDAMethods[0]));
   cu->twin.ondevice = "products (AMB or CSR fallback), transpose products, diagonal, scaling, shift, zero entries and COO assembly run on the GPU; other operations run AIJ's host code and the device follows (docs/amb.md)";
@@ -1561,6 +2010,9 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
 .  -mat_amb_cuda_long_blocks <0> - a thread of the product sums at most this many blocks of a lane; longer chunks
      (power-law rows) are split over more threads and their rows added atomically (0: automatic, 8 x the mean blocks
      per (row, segment) pair and at least 128)
+.  -mat_amb_cuda_lazy_copydown <false> - after a device COO refresh (`MatSetValuesCOO()`), leave the host copy stale and
+     copy the values down when a host operation reads them (false, the default: at every refresh; opt in only when no
+     factorization package other than PETSc's own and no code reading the AIJ arrays directly sees the matrix)
 .  -mat_amb_cuda_sell <tune,off,cusparse,kernel> - SELL-32 built on the device from the device CSR: tune (default) makes
      it a candidate of the tuner's "layout" knob next to the CSR fallback and AMB (with -mat_amb_csr_fallback auto, when
      SELL stores at most 2 entries per nonzero); cusparse/kernel always run it through cuSPARSE's sliced ELLPACK SpMV
@@ -1571,14 +2023,16 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
    Level: beginner
 
    Notes:
-   The host AIJ copy is authoritative. Products, transpose products (CSR on a device-built transpose), the diagonal,
+   The host AIJ copy is authoritative, except after a device COO refresh (see -mat_amb_cuda_lazy_copydown). Products, transpose products (CSR on a device-built transpose), the diagonal,
    scaling, shift, zero entries and COO assembly run on the device; everything else runs AIJ's host code, after which
    the device uploads the values once (event AMBCUDACopyUp; nnz*8 bytes when the pattern is unchanged) and refreshes the
    AMB values through the CSR-position -> slot map (AMBCUDARefresh). A new pattern rebuilds the layout on the device
    (AMBCUDABuild). The layout that runs the product (AMB, the CSR fallback, SELL-32) is the tuner's choice among the
    candidates the traffic model leaves (MatView() ::ascii_info names it); events AMBCUDAPlan (model counts),
-   AMBCUDABuild/AMBCUDASellBuild (layouts), AMBCUDATune (products while the tuner searches), AMBCUDACOO and
-   AMBCUDACopyDown (COO values and their copy to the host AIJ arrays). `MatBindToCPU()` runs the host AMB kernel. `MatConvert()` goes both ways with `MATSEQAIJ` and
+   AMBCUDABuild/AMBCUDASellBuild (layouts), AMBCUDATune (products while the tuner searches), AMBCUDACOO (COO values
+   summed on the device) and AMBCUDACopyDown (the values copied to the host AIJ arrays after a device COO refresh, when
+   a host operation reads them: every host op of the type, MatBindToCPU(), AIJ products and PETSc's factorizations sync
+   first). `MatBindToCPU()` runs the host AMB kernel. `MatConvert()` goes both ways with `MATSEQAIJ` and
    `MATSEQAMB`.
 
 .seealso: `MATAMBCUDA`, `MATMPIAMBCUDA`, `MATSEQAMB`, `MatAMBGetInfo()`
@@ -1658,6 +2112,11 @@ PetscErrorCode MatRegister_AMBCUDA_Private(void)
   PetscCall(MatRegister(MATMPIAMBCUDA, MatCreate_MPIAMBCUDA));
   PetscCall(MatRegister("seqambcuda", MatCreate_SeqAMBCUDA));
   PetscCall(MatRegister("mpiambcuda", MatCreate_MPIAMBCUDA));
+  PetscCall(MatInitializePackage()); /* PETSc's own AIJ factorizations first: ours looks them up */
+  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQAMBCUDA, MAT_FACTOR_LU, MatGetFactor_SeqAMBCUDA_Petsc));
+  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQAMBCUDA, MAT_FACTOR_ILU, MatGetFactor_SeqAMBCUDA_Petsc));
+  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQAMBCUDA, MAT_FACTOR_CHOLESKY, MatGetFactor_SeqAMBCUDA_Petsc));
+  PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, MATSEQAMBCUDA, MAT_FACTOR_ICC, MatGetFactor_SeqAMBCUDA_Petsc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -54,6 +54,7 @@ typedef enum {
   AMBCUDA_SELL_KERNEL    /* always gpukit's SELL kernel */
 } AMBCUDASellMode;
 
+#define AMBCUDA_MAX_TWIN_OPS  96 /* entries of the twin's op list (device ops and host wrappers) */
 #define AMBCUDA_SELL_MAX_FILL 2.0 /* SELL is a candidate only with at most this many stored entries per nonzero */
 
 /* what the device layout was built with; a change rebuilds it */
@@ -130,9 +131,15 @@ typedef struct {
 
   /* counters (tests read them through "MatAMBCUDAGetStats_C") */
   PetscInt nstructup, nvalup, nbuild, nrefresh, ncoo;
+  PetscInt ncopydown; /* copies of the values down to the host (a stale host copy read by a host operation) */
   PetscBool told_vec;
 
-  GpukitTwin twin; /* the host ops (for MatBindToCPU() and the way back) and the device op list */
+  /* the host copy after a device COO refresh (-mat_amb_cuda_lazy_copydown): left stale (offload mask GPU) and copied
+     down by the first host operation that reads it; PETSC_FALSE copies it down at every refresh */
+  PetscBool lazyhost;
+
+  GpukitTwin   twin;                           /* the host ops (for MatBindToCPU() and the way back) and the op list */
+  GpukitTwinOp twinops[AMBCUDA_MAX_TWIN_OPS]; /* the twin's op list: the device ops, then the syncing host wrappers */
 } Mat_SeqAMBCUDA;
 
 static inline Mat_SeqAMBCUDA *AMBCUDAGet(Mat A)
@@ -149,5 +156,9 @@ PETSC_INTERN PetscLogEvent MAT_AMBCUDA_Plan, MAT_AMBCUDA_SellBuild, MAT_AMBCUDA_
 
 /* the name of the layout the device product uses ("amb", "csr", "sell", "sellk"; tests, benchmarks) */
 typedef PetscErrorCode (*MatAMBCUDAGetLayoutFn)(Mat, const char **);
+
+/* "MatAMBCUDAGetHostStats_C" (tests): copies of the values down to the host so far, and whether the host copy is
+   stale now (offload mask GPU: only the device holds the current values) */
+typedef PetscErrorCode (*MatAMBCUDAGetHostStatsFn)(Mat, PetscInt *, PetscBool *);
 
 #endif /* GPUKIT_AMBCUDA_AVAILABLE */
