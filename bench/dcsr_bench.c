@@ -322,7 +322,9 @@ static PetscErrorCode CreateDCSR(const GKCSR *c, Mat *A)
   }
 #endif
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = GKCSRToMat(PETSC_COMM_WORLD, c, dcsrtype, NULL, A);
+  /* prefix "" (not NULL): GKCSRToMat() then calls MatSetFromOptions(), so that the type's options given on the command
+     line (-mat_dcsr_*, -mat_dcsr_cuda_*) reach the matrix (the duplicates of the protocols copy them) */
+  ierr = GKCSRToMat(PETSC_COMM_WORLD, c, dcsrtype, "", A);
   PetscCall(PetscPopErrorHandler());
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ierr, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD));
   if (ierr) {

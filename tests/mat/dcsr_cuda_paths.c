@@ -4,7 +4,8 @@ static const char help[] = "MATDCSRCUDA's product paths and device duplicate aga
                            "(also y == z); MatDuplicate() of a matrix whose only valid copy is on the device (device-to-device\n"
                            "copy: no host<->device copy for the duplicate's first product and batch), with and without values.\n"
                            "  -n <rows> -rounds <r> -hot <rows with many entries> -hotlen <entries per hot row and round>\n"
-                           "  -batch <other random entries per round> -tol <1e-12>; -mat_dcsr_* options apply to the DCSR matrix\n";
+                           "  -batch <other random entries per round> -tol <1e-12> -repeat_equal (three more MatMult give bitwise the same\n"
+                           "  result: for a fixed kernel, e.g. with -mat_dcsr_autotune 0); -mat_dcsr_* options apply to the DCSR matrix\n";
 
 /*
    One process. Ad (MATDCSRCUDA, options from the command line) and Aa (MATAIJ, MAT_NEW_NONZERO_ALLOCATION_ERR false)
@@ -25,6 +26,7 @@ static const char help[] = "MATDCSRCUDA's product paths and device duplicate aga
 typedef struct {
   PetscInt    n, hot, hotlen, batch;
   PetscReal   tol;
+  PetscBool   repeat; /* -repeat_equal */
   PetscRandom rnd;
 } Ctx;
 
@@ -50,6 +52,18 @@ static PetscErrorCode CompareProducts(Ctx *c, Mat Ad, Mat Aa, const char *what)
   PetscCall(GKCopyValues(yd, t));
   PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: MatMult", what));
   PetscCall(GKCheckVecClose(ya, t, c->tol, buf));
+  if (c->repeat) { /* the product does not depend on the scheduling (the long rows' partial sums in a fixed order) */
+    Vec       y2;
+    PetscBool eq = PETSC_TRUE;
+    PetscCall(VecDuplicate(yd, &y2));
+    for (PetscInt k = 0; k < 3 && eq; k++) {
+      PetscCall(MatMult(Ad, xd, y2));
+      PetscCall(VecEqual(yd, y2, &eq));
+    }
+    PetscCall(VecDestroy(&y2));
+    PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: three more MatMult give bitwise the same result", what));
+    PetscCall(GKCheck(eq, buf));
+  }
 
   PetscCall(MatMultAdd(Ad, xd, wd, yd));
   PetscCall(MatMultAdd(Aa, xa, wa, ya));
@@ -177,6 +191,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-hotlen", "Entries per hot row and round", NULL, c->hotlen, &c->hotlen, NULL));
   PetscCall(PetscOptionsInt("-batch", "Other random entries per round", NULL, c->batch, &c->batch, NULL));
   PetscCall(PetscOptionsReal("-tol", "Relative tolerance", NULL, c->tol, &c->tol, NULL));
+  PetscCall(PetscOptionsBool("-repeat_equal", "Three more MatMult must give bitwise the same result (fix the kernel: -mat_dcsr_autotune 0)", NULL, c->repeat, &c->repeat, NULL));
   PetscOptionsEnd();
   PetscCheck(c->n >= 2 && c->hot >= 0 && c->hotlen >= 0 && c->batch >= 0 && rounds >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "need -n >= 2, -rounds >= 1 and non-negative -hot, -hotlen, -batch");
   PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &c->rnd));

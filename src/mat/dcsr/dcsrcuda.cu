@@ -128,6 +128,20 @@ static PetscErrorCode DCSRCUDATrimPool_Private(Mat A, const void *p, size_t keep
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the defragmentation's spare buffers back to the pool */
+static PetscErrorCode DCSRCUDAFreeSpare_Private(Mat_SeqDCSRCUDA *cu)
+{
+  PetscFunctionBegin;
+  if (cu->spare.colidx || cu->spare.values) {
+    cudaStream_t stream;
+    PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+    PetscCallCUDA(GpukitPoolFreeN(&cu->spare.colidx, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&cu->spare.values, stream));
+  }
+  cu->spare.cap = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* device arrays of the host's sizes (m, K, cap); whatever they held is lost */
 static PetscErrorCode DCSRCUDAAllocDev_Private(Mat A)
 {
@@ -262,12 +276,13 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   cudaError_t      err;
   int              grew = 0;
   long long        oldcap = cu->d.cap;
+  const PetscBool  binsok = (PetscBool)(cu->perm && cu->binver == cu->structver && cu->permm == cu->d.m);
 
   PetscFunctionBegin;
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Defrag, A, 0, 0, 0));
   PetscCall(PetscLogGpuTimeBegin());
-  err = GpukitDCSRDefragment(&cu->d, (double)a->slack, extra, cu->d.cap, (double)a->capfactor, &grew, stream);
+  err = GpukitDCSRDefragment(&cu->d, (double)a->slack, extra, cu->d.cap, (double)a->capfactor, cu->keepspare ? &cu->spare : NULL, &grew, stream);
   PetscCall(PetscLogGpuTimeEnd());
   if (err == cudaErrorMemoryAllocation) {
     size_t fre = 0, tot = 0;
@@ -284,10 +299,16 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
     PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA buffer grown on the device from %lld to %lld slots\n", oldcap, cu->d.cap));
   }
   cu->structver++;
+  /* the rows kept their lengths, hence their bins and long-row chunks: only the product's row table changes (no
+     re-binning, no synchronisation at the next product) */
+  if (binsok) {
+    PetscCallCUDA(GpukitDCSRRowTable(&cu->d, cu->perm, cu->rowst, cu->rowln, stream));
+    cu->binver = cu->structver;
+  }
   PetscCall(GpukitTwinDeviceWritten(A));
-  /* the old buffers went back to the pool: keep as much as the next defragmentation's new buffers need (so that it
-     does not wait for the device to map memory), give the rest of the pool's reserve back (-mat_dcsr_cuda_trim) */
-  if ((double)oldcap * (double)(sizeof(int) + sizeof(double)) > GPUKIT_DCSR_TRIM_BYTES) PetscCall(DCSRCUDATrimPool_Private(A, cu->d.colidx, (size_t)cu->d.cap * (sizeof(int) + sizeof(double)), stream));
+  /* without the spare the old buffers went back to the pool: keep as much as the next defragmentation's new buffers
+     need, give the rest of the pool's reserve back (-mat_dcsr_cuda_trim; this synchronises and unmaps memory) */
+  if (!cu->keepspare && (double)oldcap * (double)(sizeof(int) + sizeof(double)) > GPUKIT_DCSR_TRIM_BYTES) PetscCall(DCSRCUDATrimPool_Private(A, cu->d.colidx, (size_t)cu->d.cap * (sizeof(int) + sizeof(double)), stream));
   PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Defrag, A, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -675,7 +696,9 @@ static PetscErrorCode DCSRCUDAFreeBins_Private(Mat_SeqDCSRCUDA *cu)
   if (cu->rowst) PetscCallCUDA(cudaFree(cu->rowst));
   if (cu->rowln) PetscCallCUDA(cudaFree(cu->rowln));
   if (cu->lchunk) PetscCallCUDA(cudaFree(cu->lchunk));
+  if (cu->lcount) PetscCallCUDA(cudaFree(cu->lcount));
   if (cu->lpart) PetscCallCUDA(cudaFree(cu->lpart));
+  cu->lcount      = NULL;
   cu->perm        = NULL;
   cu->rowst       = NULL;
   cu->rowln       = NULL;
@@ -710,9 +733,13 @@ static PetscErrorCode DCSRCUDABins_Private(Mat A, cudaStream_t stream)
     if (nlong > 0) {
       if (nlong + 1 > cu->lchunkalloc) {
         if (cu->lchunk) PetscCallCUDA(cudaFree(cu->lchunk));
+        if (cu->lcount) PetscCallCUDA(cudaFree(cu->lcount));
         cu->lchunk      = NULL;
+        cu->lcount      = NULL;
         cu->lchunkalloc = 0;
         PetscCall(DCSRCUDAMalloc_Private((void **)&cu->lchunk, (size_t)(nlong + 1) * sizeof(int), "the product's long-row chunks"));
+        PetscCall(DCSRCUDAMalloc_Private((void **)&cu->lcount, (size_t)(nlong + 1) * sizeof(int), "the product's long-row chunks"));
+        PetscCallCUDA(cudaMemsetAsync(cu->lcount, 0, (size_t)(nlong + 1) * sizeof(int), stream));
         cu->lchunkalloc = nlong + 1;
       }
       PetscCallCUDA(GpukitDCSRLongChunks(&cu->d, nlong, cu->perm + cu->binstart[GPUKIT_DCSR_NBINS], cu->lchunk, &cu->nchunk, stream));
@@ -730,14 +757,17 @@ static PetscErrorCode DCSRCUDABins_Private(Mat A, cudaStream_t stream)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the product's tuner: knobs tpr0..tpr3 (threads per row of each bin), none with -mat_dcsr_autotune false */
+/* the product's tuner: knobs kernel (binned or fused, categorical), tpr0..tpr2 (threads per row of bins 0..2); none with
+   -mat_dcsr_autotune false. tpr3 (bin 3: rows of 257..longrow, empty with the default longrow 256) is not tuned */
+static const char *const DCSRCUDAKernelLabels[] = {"binned", "fused"};
+
 static PetscErrorCode DCSRCUDATunerSetUp_Private(Mat A)
 {
-  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
-  GpukitTuneKnob   knobs[GPUKIT_DCSR_NBINS];
-  static const char *names[GPUKIT_DCSR_NBINS] = {"tpr0", "tpr1", "tpr2", "tpr3"};
-  char             csr[128], shape[256];
-  const PetscInt   nv = (PetscInt)(sizeof(DCSRCUDATprValues) / sizeof(DCSRCUDATprValues[0]));
+  Mat_SeqDCSRCUDA   *cu = DCSRCUDAGet(A);
+  GpukitTuneKnob     knobs[GPUKIT_DCSR_NBINS];
+  static const char *names[GPUKIT_DCSR_NBINS - 1] = {"tpr0", "tpr1", "tpr2"};
+  char               csr[128], shape[256];
+  const PetscInt     nv = (PetscInt)(sizeof(DCSRCUDATprValues) / sizeof(DCSRCUDATprValues[0]));
 
   PetscFunctionBegin;
   if (!cu->autotune) {
@@ -747,20 +777,32 @@ static PetscErrorCode DCSRCUDATunerSetUp_Private(Mat A)
   if (cu->tuner && cu->tune_m == cu->d.m) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GpukitTunerDestroy(&cu->tuner));
   PetscCall(PetscMemzero(knobs, sizeof(knobs)));
-  for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) {
-    knobs[b].name = names[b];
-    if (cu->fixtpr || (b == GPUKIT_DCSR_NBINS - 1 && cu->longrow <= 256)) { /* fixed; or bin 3 (rows > 256) empty: those rows are in the long bin */
-      knobs[b].n         = 1;
-      knobs[b].values[0] = cu->tpr[b];
+  knobs[0].name = "kernel";
+  if (cu->multkernel == DCSR_MULT_AUTO) {
+    knobs[0].n         = 2;
+    knobs[0].values[0] = DCSR_MULT_BINNED;
+    knobs[0].values[1] = DCSR_MULT_FUSED;
+    knobs[0].labels    = DCSRCUDAKernelLabels;
+    knobs[0].start     = 1; /* fused */
+  } else {
+    knobs[0].n         = 1;
+    knobs[0].values[0] = cu->multkernel;
+  }
+  for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS - 1; b++) {
+    GpukitTuneKnob *k = &knobs[b + 1];
+    k->name           = names[b];
+    if (cu->fixtpr) {
+      k->n         = 1;
+      k->values[0] = cu->tpr[b];
     } else {
-      knobs[b].n = nv;
-      for (PetscInt i = 0; i < nv; i++) knobs[b].values[i] = DCSRCUDATprValues[i];
-      knobs[b].start = DCSRCUDATprStart[b];
+      k->n = nv;
+      for (PetscInt i = 0; i < nv; i++) k->values[i] = DCSRCUDATprValues[i];
+      k->start = DCSRCUDATprStart[b];
     }
   }
   PetscCall(GpukitTuneShapeCSR((PetscInt)cu->d.m, (PetscCount)cu->nnz, (PetscInt)cu->maxlen, csr, sizeof(csr)));
-  PetscCall(PetscSNPrintf(shape, sizeof(shape), "K%d.%s", cu->d.K, csr));
-  PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_mult", GPUKIT_DCSR_NBINS, knobs, &cu->tuner));
+  PetscCall(PetscSNPrintf(shape, sizeof(shape), "K%d.L%d.%s", cu->d.K, (int)PetscMin(cu->longrow, 999999), csr));
+  PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_mult2", GPUKIT_DCSR_NBINS, knobs, &cu->tuner));
   PetscCall(GpukitTunerSetShape(cu->tuner, shape));
   PetscCall(GpukitTunerSetDevice(cu->tuner, PETSC_TRUE));
   cu->tune_m = cu->d.m;
@@ -807,7 +849,7 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
   cudaStream_t       stream;
   const PetscInt    *cfg;
   PetscInt           nlaunch;
-  int                tpr[GPUKIT_DCSR_NBINS];
+  int                tpr[GPUKIT_DCSR_NBINS], kernel;
 
   PetscFunctionBegin;
   PetscCall(DCSRCUDAVecsOnDevice_Private(A, y ? "MatMultAdd" : "MatMult", 3, vecs, &ok));
@@ -827,13 +869,21 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
     PetscCall(GpukitTunerSetRepeatable(cu->tuner, (PetscBool)!(y && y == z)));
     PetscCall(GpukitTunerBegin(cu->tuner, A->nonzerostate, (void *)stream, &cfg, &nlaunch));
   } else {
-    cfg     = cu->tpr;
+    cfg     = NULL;
     nlaunch = 1;
   }
-  for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS; b++) tpr[b] = (int)cfg[b];
+  if (cu->tuner) { /* cfg: kernel, tpr0..tpr2 */
+    kernel = (int)cfg[0];
+    for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS - 1; b++) tpr[b] = (int)cfg[b + 1];
+  } else {
+    kernel = cu->multkernel == DCSR_MULT_AUTO ? DCSR_MULT_FUSED : (int)cu->multkernel;
+    for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS - 1; b++) tpr[b] = (int)cu->tpr[b];
+  }
+  tpr[GPUKIT_DCSR_NBINS - 1] = (int)cu->tpr[GPUKIT_DCSR_NBINS - 1];
   PetscCall(PetscLogGpuTimeBegin());
   for (PetscInt l = 0; l < nlaunch; l++) {
-    PetscCallCUDA(GpukitDCSRMultCUDA(&cu->d, cu->perm, cu->rowst, cu->rowln, cu->binstart, tpr, cu->lchunk, cu->nchunk, cu->lpart, xa, ya, za, stream));
+    if (kernel == DCSR_MULT_FUSED) PetscCallCUDA(GpukitDCSRMultFusedCUDA(&cu->d, cu->perm, cu->rowst, cu->rowln, cu->binstart, tpr, cu->lchunk, cu->nchunk, cu->lpart, cu->lcount, xa, ya, za, stream));
+    else PetscCallCUDA(GpukitDCSRMultCUDA(&cu->d, cu->perm, cu->rowst, cu->rowln, cu->binstart, tpr, cu->lchunk, cu->nchunk, cu->lpart, xa, ya, za, stream));
     if (cu->tuner) PetscCall(GpukitTunerMark(cu->tuner));
   }
   PetscCall(PetscLogGpuTimeEnd());
@@ -1012,9 +1062,12 @@ static PetscErrorCode MatDuplicate_SeqDCSRCUDA(Mat A, MatDuplicateOption op, Mat
     cudaStream_t     stream;
 
     for (PetscInt k = 0; k < GPUKIT_DCSR_NBINS; k++) cb->tpr[k] = cu->tpr[k];
-    cb->fixtpr   = cu->fixtpr;
-    cb->autotune = cu->autotune;
-    cb->longrow  = cu->longrow;
+    cb->fixtpr     = cu->fixtpr;
+    cb->autotune   = cu->autotune;
+    cb->longrow    = cu->longrow;
+    cb->trim       = cu->trim;
+    cb->keepspare  = cu->keepspare;
+    cb->multkernel = cu->multkernel;
     /* the device copy only when B's host storage is A's device structure, size for size */
     if (!devvalid || !b->preallocated || b->m != cu->d.m || b->K != cu->d.K || b->cap != cu->d.cap || b->used != cu->d.used) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
@@ -1124,14 +1177,35 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
     cu->autotune = tune;
     PetscCall(GpukitTunerDestroy(&cu->tuner));
   }
-  PetscCall(PetscOptionsBool("-mat_dcsr_cuda_trim", "Give the pooled work space of a large batch or a defragmentation back to the device when it ends", "MATDCSRCUDA", trim, &trim, NULL));
+  PetscCall(PetscOptionsBool("-mat_dcsr_cuda_trim", "Give the pooled work space of a large batch (and the buffers a defragmentation replaced, with -mat_dcsr_cuda_defrag_spare false) back to the device when it ends", "MATDCSRCUDA", trim, &trim, NULL));
   cu->trim = trim;
+  {
+    PetscBool keep = cu->keepspare;
+    PetscCall(PetscOptionsBool("-mat_dcsr_cuda_defrag_spare", "Keep the buffers a defragmentation replaced for the next one (no allocation, no trim there; costs their memory)", "MATDCSRCUDA", keep, &keep, &set));
+    if (set) {
+      cu->keepspare = keep;
+      if (!keep) PetscCall(DCSRCUDAFreeSpare_Private(cu));
+    }
+  }
+  {
+    const char *const kinds3[] = {"binned", "fused", "auto"};
+    PetscBool         flg;
+    PetscInt          sel = cu->multkernel < 0 ? 2 : cu->multkernel;
+    PetscCall(PetscOptionsEList("-mat_dcsr_cuda_mult_kernel", "The product: a launch per bin (binned), all bins in one launch (fused), or the tuner's choice (auto)", "MATDCSRCUDA", kinds3, 3, kinds3[sel], &sel, &flg));
+    if (flg) {
+      cu->multkernel = sel == 2 ? DCSR_MULT_AUTO : sel;
+      PetscCall(GpukitTunerDestroy(&cu->tuner));
+    }
+  }
   for (PetscInt b = 1; b < nblk; b++) { /* the other blocks (the off-diagonal block of a MATMPIDCSRCUDA) as the first */
     Mat_SeqDCSRCUDA *cb = DCSRCUDAGet(blk[b]);
     for (PetscInt q = 0; q < GPUKIT_DCSR_NBINS; q++) cb->tpr[q] = cu->tpr[q];
     cb->fixtpr   = cu->fixtpr;
     cb->autotune = cu->autotune;
     cb->trim     = cu->trim;
+    if (cb->keepspare && !cu->keepspare) PetscCall(DCSRCUDAFreeSpare_Private(cb));
+    cb->keepspare  = cu->keepspare;
+    cb->multkernel = cu->multkernel;
     if (cb->longrow != cu->longrow) cb->binver = -1;
     cb->longrow = cu->longrow;
     PetscCall(GpukitTunerDestroy(&cb->tuner));
@@ -1148,7 +1222,7 @@ static PetscErrorCode MatSetFromOptions_SeqDCSRCUDA(Mat A, GpukitOptionItems Pet
 }
 
 /* bytes of device memory the matrix holds: its structure (segment tables, row arrays, the buffers' full capacity, the
-   bump pointer) and the product's bins; NOT the work space of batches and defragmentations, which goes back to the
+   bump pointer), the product's bins and the defragmentation's spare buffers; NOT the work space of batches and defragmentations, which goes back to the
    pool (and with -mat_dcsr_cuda_trim to the device) when they end */
 static PetscLogDouble DCSRCUDAStorageBytes_Private(const Mat_SeqDCSRCUDA *cu)
 {
@@ -1156,7 +1230,7 @@ static PetscLogDouble DCSRCUDAStorageBytes_Private(const Mat_SeqDCSRCUDA *cu)
   const PetscLogDouble mk = (PetscLogDouble)d->m * (PetscLogDouble)d->K;
 
   if (!d->segstart) return 0;
-  return mk * (sizeof(long long) + 2 * sizeof(int)) + (PetscLogDouble)d->m * 2 * sizeof(int) + (PetscLogDouble)d->cap * (sizeof(int) + sizeof(double)) + sizeof(unsigned long long) + (PetscLogDouble)cu->permm * 3 * sizeof(int) + (PetscLogDouble)cu->lchunkalloc * sizeof(int) + (PetscLogDouble)cu->lpartalloc * sizeof(double);
+  return mk * (sizeof(long long) + 2 * sizeof(int)) + (PetscLogDouble)d->m * 2 * sizeof(int) + (PetscLogDouble)d->cap * (sizeof(int) + sizeof(double)) + sizeof(unsigned long long) + (PetscLogDouble)cu->permm * 3 * sizeof(int) + (PetscLogDouble)cu->lchunkalloc * 2 * sizeof(int) + (PetscLogDouble)cu->lpartalloc * sizeof(double) + (PetscLogDouble)cu->spare.cap * (sizeof(int) + sizeof(double));
 }
 
 /* "MatDCSRCUDAGetDeviceBytes_C" (composed; queried by bench/dcsr_bench.c with PetscObjectQueryFunction()): the device
@@ -1187,7 +1261,8 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(viewer, "  device: %lld of %lld slots used, %" PetscInt_FMT " batches (%" PetscCount_FMT " MatSetValues entries uploaded), %" PetscInt_FMT " device defragmentations (%" PetscInt_FMT " grew the buffer)\n", cu->d.used, cu->d.cap, cu->nbatch, cu->nuploaded, cu->ndevdefrag, cu->ndevgrow));
   if (cu->perm) PetscCall(PetscViewerASCIIPrintf(viewer, "  product bins (rows of length <=4, <=32, <=256, more, and longer than %" PetscInt_FMT ": split in %lld chunks of %d entries, a block each): %lld, %lld, %lld, %lld, %lld rows\n", cu->longrow, cu->nchunk, GPUKIT_DCSR_LONG_CHUNK, cu->binstart[1] - cu->binstart[0], cu->binstart[2] - cu->binstart[1], cu->binstart[3] - cu->binstart[2], cu->binstart[4] - cu->binstart[3], cu->binstart[5] - cu->binstart[4]));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory held: %g MB (-mat_dcsr_cuda_trim %s: %" PetscInt_FMT " trims of the work pool)\n", (double)DCSRCUDAStorageBytes_Private(cu) / 1048576.0, cu->trim ? "true" : "false", cu->ntrim));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory held: %g MB, of which %g MB the defragmentation's spare buffers (-mat_dcsr_cuda_defrag_spare %s; -mat_dcsr_cuda_trim %s: %" PetscInt_FMT " trims of the work pool)\n", (double)DCSRCUDAStorageBytes_Private(cu) / 1048576.0, (double)cu->spare.cap * (sizeof(int) + sizeof(double)) / 1048576.0, cu->keepspare ? "true" : "false", cu->trim ? "true" : "false", cu->ntrim));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  product kernel: %s\n", cu->multkernel == DCSR_MULT_AUTO ? "tuned (binned or fused)" : cu->multkernel == DCSR_MULT_FUSED ? "fused (-mat_dcsr_cuda_mult_kernel)" : "binned (-mat_dcsr_cuda_mult_kernel)"));
   if (cu->tuner) {
     PetscCall(PetscViewerASCIIPushTab(viewer));
     PetscCall(GpukitTunerView(cu->tuner, viewer));
@@ -1223,6 +1298,7 @@ static PetscErrorCode DCSRCUDAFree_Private(Mat_SeqDCSRCUDA **cu)
 {
   PetscFunctionBegin;
   if (!*cu) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DCSRCUDAFreeSpare_Private(*cu));
   PetscCall(DCSRCUDAFreeDev_Private(&(*cu)->d));
   PetscCall(DCSRCUDAFreeBins_Private(*cu));
   PetscCall(PetscFree3((*cu)->stash.i, (*cu)->stash.j, (*cu)->stash.v));
@@ -1262,6 +1338,8 @@ static PetscErrorCode DCSRConvertToCUDA_Private(Mat A)
   cu->binver        = -1;
   cu->longrow       = GPUKIT_DCSR_LONG_ROW;
   cu->trim          = PETSC_TRUE;
+  cu->keepspare     = PETSC_TRUE;
+  cu->multkernel    = DCSR_MULT_AUTO;
   cu->twin.copyup   = DCSRCUDACopyUp_Private;
   cu->twin.copydown = DCSRCUDACopyDown_Private;
   cu->twin.evup     = MAT_DCSRCUDA_Copy;
@@ -1343,9 +1421,12 @@ static PetscErrorCode MatConvert_SeqDCSRCUDA_SeqDCSR(Mat A, MatType type, MatReu
 +  -mat_type seqdcsrcuda - the type (or -mat_type dcsrcuda, -dm_mat_type dcsrcuda)
 .  -mat_dcsr_cuda_threads_per_row <a[,b,c,d]> - threads per row of the product for rows of length <= 4, 5..32,
      33..256 and more (1, 2, 4, 8, 16 or 32; one value for all bins); fixes them, otherwise they are tuned
-.  -mat_dcsr_autotune <true> - tune the threads per row with gpukit's tuner (kernel dcsr_mult; -gpukit_tune,
-     -gpukit_tune_cache); false: the starting values 2, 8, 32, 32
--  -mat_dcsr_cuda_long_row <2048> - rows longer than this get a block of 256 threads each in the product (not tuned)
+.  -mat_dcsr_autotune <true> - tune the product's kernel and the threads per row of bins 0-2 with gpukit's tuner
+     (kernel dcsr_mult2; -gpukit_tune, -gpukit_tune_cache); false: the fused kernel, 2, 8, 32, 32
+.  -mat_dcsr_cuda_mult_kernel <auto,binned,fused> - the product in a launch per bin, in one launch, or the tuner's choice
+.  -mat_dcsr_cuda_long_row <256> - rows longer than this are summed in chunks of 2048 entries, a block each (not tuned)
+.  -mat_dcsr_cuda_defrag_spare <true> - keep the buffers a defragmentation replaced for the next one (no allocation)
+-  -mat_dcsr_cuda_trim <true> - give large batches' pooled work space back to the device
 
    and every option of `MATSEQDCSR` (K, slack, defragmentation policy).
 

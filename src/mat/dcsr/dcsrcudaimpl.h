@@ -54,7 +54,7 @@ typedef struct {
   PetscInt  longrow;
   /* the long bin split by entries (GpukitDCSRLongChunks()): lchunk[nlong + 1] first chunk of each long row, lpart[nchunk]
      the chunks' partial sums; allocated sizes lchunkalloc, lpartalloc (grown, never shrunk while the bins live) */
-  int      *lchunk;
+  int      *lchunk, *lcount; /* lcount[lchunkalloc]: the fused product's counters of done chunks per long row (kept 0) */
   double   *lpart;
   long long nchunk, lchunkalloc, lpartalloc;
 
@@ -63,8 +63,17 @@ typedef struct {
   PetscBool trim;
   PetscInt  ntrim;
 
-  /* threads per row of each bin: the tuner's ("dcsr_mult", knobs tpr0..tpr3), or fixed by
-     -mat_dcsr_cuda_threads_per_row, or the starting values with -mat_dcsr_autotune false */
+  /* -mat_dcsr_cuda_defrag_spare: the buffers a defragmentation replaced are kept for the next one (which then allocates
+     nothing and trims nothing); without it they go back to the pool (and with -mat_dcsr_cuda_trim to the device) */
+  PetscBool       keepspare;
+  GpukitDCSRSpare spare;
+
+  /* the product's kernel (-mat_dcsr_cuda_mult_kernel): DCSR_MULT_AUTO (the tuner's knob "kernel"), or fixed */
+  PetscInt multkernel;
+
+  /* threads per row of each bin: the tuner's ("dcsr_mult2", knobs kernel, tpr0..tpr2; tpr3, for the rows of 257..longrow
+     when -mat_dcsr_cuda_long_row > 256, is not tuned), or fixed by -mat_dcsr_cuda_threads_per_row, or the starting values
+     with -mat_dcsr_autotune false */
   PetscInt    tpr[GPUKIT_DCSR_NBINS];
   PetscBool   fixtpr, autotune;
   GpukitTuner tuner;
@@ -77,6 +86,12 @@ typedef struct {
   PetscBool  told_vec;
   GpukitTwin twin; /* offload mask, logged copies, the host ops for MatBindToCPU() and the way back */
 } Mat_SeqDCSRCUDA;
+
+/* the product's kernels: the binned launches (a kernel per bin, then the long bin's two), or the same work fused in one
+   launch (dcsrkernels.h GpukitDCSRMultFusedCUDA) */
+#define DCSR_MULT_AUTO   -1
+#define DCSR_MULT_BINNED 0
+#define DCSR_MULT_FUSED  1
 
 #define GPUKIT_DCSR_TRIM_BYTES (32.0 * 1048576.0)
 

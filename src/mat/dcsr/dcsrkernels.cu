@@ -559,67 +559,155 @@ cudaError_t GpukitDCSRBatchApply(GpukitDCSRDev *A, GpukitDCSRBatch b, int insert
    Defragmentation (seed Alg. 7: a scan of the row sizes, a compaction; here each row also merged sorted)
    ------------------------------------------------------------------------------------------------------ */
 
-__global__ static void DCSRRowCapKernel(int m, const int *__restrict__ rowlen, double slack, const int *__restrict__ extra, long long *off)
+#define DCSR_FULL_MASK_D 0xffffffffu
+
+/* rows longer than this are moved by the long-row kernel (a grid of blocks per row), the others by the tile kernel */
+#define DCSR_DEFRAG_LONG  1024
+#define DCSR_DEFRAG_CHUNK 2048 /* entries of a long row a block moves per step */
+
+/* what the defragmentation reads back, right after off[m] (one copy of 3 long longs, one synchronisation) */
+typedef struct {
+  long long nlong;   /* rows longer than DCSR_DEFRAG_LONG */
+  long long maxlong; /* the longest of them */
+} DCSRDefragCounts;
+
+/* one thread per row: the row's new capacity into room[r] (room[m] = 0, the scan makes off[]), and the list of the
+   long rows (order not fixed: every row's destination comes from off[], so the result does not depend on it) */
+__global__ static void DCSRRowCapKernel(int m, const int *__restrict__ rowlen, double slack, const int *__restrict__ extra, long long *room, int *longrows, DCSRDefragCounts *cnt)
 {
   const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (r > m) return;
   if (r == m) {
-    off[m] = 0;
+    room[m] = 0;
     return;
   }
-  const long long len  = rowlen[r];
-  long long       room = (long long)ceil(slack * (double)len);
-  if (extra && extra[r] > room) room = extra[r];
-  if (len + room > (long long)INT_MAX - 1) room = (long long)INT_MAX - 1 - len;
-  off[r] = len + room;
+  const long long len = rowlen[r];
+  long long       rm  = (long long)ceil(slack * (double)len);
+  if (extra && extra[r] > rm) rm = extra[r];
+  if (len + rm > (long long)INT_MAX - 1) rm = (long long)INT_MAX - 1 - len;
+  room[r] = len + rm;
+  if (len > DCSR_DEFRAG_LONG) {
+    longrows[atomicAdd((unsigned long long *)&cnt->nlong, 1ULL)] = (int)r;
+    atomicMax((unsigned long long *)&cnt->maxlong, (unsigned long long)len);
+  }
 }
 
-/* a warp per row: entry k of segment s goes to k + (entries of the other segments with a smaller column), since the
-   row's columns are distinct; lane 0 rewrites the row's segment table once every lane has read it */
-__global__ static void DCSRCompactKernel(int m, int K, const long long *__restrict__ off, long long *segstart, int *seglen, int *segcap, int *nseg, const int *__restrict__ rowlen, const int *__restrict__ colidx, const double *__restrict__ values, int *ncol, double *nval)
+/* the place in its row (0..rowlen-1) of entry k of segment s, column c: k + the entries of the other segments with a
+   smaller column (the row's columns are distinct, its segments sorted) */
+__device__ static inline long long DCSRMergedPlace(int s, int k, int c, int ns, long long base, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ colidx)
 {
-  const long long t    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const long long r    = t / 32;
-  const int       lane = (int)(t % 32);
-  if (r >= m) return; /* the whole warp: r is the same for its 32 lanes */
+  long long d = k;
+  for (int q = 0; q < ns; q++) {
+    if (q == s) continue;
+    const long long sq = segstart[base + q];
+    int             lo = 0, hi = seglen[base + q];
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (colidx[sq + mid] < c) lo = mid + 1;
+      else hi = mid;
+    }
+    d += lo;
+  }
+  return d;
+}
+
+/* entry k (0..rowlen-1, in the order of the segments) of a row with ns > 1 segments to its sorted place at out */
+__device__ static inline void DCSRMoveMulti(long long k, int ns, long long base, long long out, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ colidx, const double *__restrict__ values, int *ncol, double *nval)
+{
+  long long acc = 0;
+  for (int s = 0; s < ns; s++) {
+    const int len = seglen[base + s];
+    if (k < acc + len) {
+      const long long src = segstart[base + s] + (k - acc);
+      const int       c   = colidx[src];
+      const long long d   = DCSRMergedPlace(s, (int)(k - acc), c, ns, base, segstart, seglen, colidx);
+      ncol[out + d]       = c;
+      nval[out + d]       = values[src];
+      return;
+    }
+    acc += len;
+  }
+}
+
+/* the long rows: block (x, y) moves chunks y, y + gridDim.y, ... of DCSR_DEFRAG_CHUNK entries of long row x. Reads the
+   segment tables of its rows, writes none (the tile kernel, launched after, rewrites them) */
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRCompactLongKernel(const int *__restrict__ longrows, int K, const long long *__restrict__ off, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ rowlen, const int *__restrict__ colidx, const double *__restrict__ values, int *ncol, double *nval)
+{
+  const long long r    = longrows[blockIdx.x];
   const long long base = r * K;
   const int       ns   = nseg[r];
+  const long long len  = rowlen[r];
   const long long out  = off[r];
-  for (int s = 0; s < ns; s++) {
-    const long long st  = segstart[base + s];
-    const int       len = seglen[base + s];
-    for (int k = lane; k < len; k += 32) {
-      const int c = colidx[st + k];
-      long long d = k;
-      for (int q = 0; q < ns; q++) {
-        if (q == s) continue;
-        const long long sq = segstart[base + q];
-        int             lo = 0, hi = seglen[base + q];
-        while (lo < hi) { /* entries of segment q below c */
-          const int mid = lo + (hi - lo) / 2;
-          if (colidx[sq + mid] < c) lo = mid + 1;
-          else hi = mid;
-        }
-        d += lo;
+  for (long long c0 = (long long)blockIdx.y * DCSR_DEFRAG_CHUNK; c0 < len; c0 += (long long)gridDim.y * DCSR_DEFRAG_CHUNK) {
+    const long long c1 = c0 + DCSR_DEFRAG_CHUNK < len ? c0 + DCSR_DEFRAG_CHUNK : len;
+    if (ns == 1) { /* a copy */
+      const long long st = segstart[base];
+      for (long long k = c0 + threadIdx.x; k < c1; k += blockDim.x) {
+        ncol[out + k] = colidx[st + k];
+        nval[out + k] = values[st + k];
       }
-      ncol[out + d] = c;
-      nval[out + d] = values[st + k];
+    } else
+      for (long long k = c0 + threadIdx.x; k < c1; k += blockDim.x) DCSRMoveMulti(k, ns, base, out, segstart, seglen, colidx, values, ncol, nval);
+  }
+}
+
+/* the other rows, a warp per tile of 32 consecutive rows: the lanes scan the tile's row lengths and move its entries
+   together (entry e of the tile by lane e % 32: consecutive rows that are contiguous in the buffer are read and written
+   coalesced); a row with several segments merges them sorted. Then each lane rewrites the segment table of its row
+   (long rows included): one segment of capacity off[r+1] - off[r] (or none), the old entries s < nseg zeroed (I1). No
+   early return: every lane takes part in the shuffles. */
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRCompactTileKernel(int m, int K, const long long *__restrict__ off, long long *segstart, int *seglen, int *segcap, int *nseg, const int *__restrict__ rowlen, const int *__restrict__ colidx, const double *__restrict__ values, int *ncol, double *nval)
+{
+  const long long tile = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int       lane = (int)(threadIdx.x & 31);
+  const long long r    = tile * 32 + lane;
+  const bool      in   = r < m;
+  const int       ns   = in ? nseg[r] : 0;
+  const int       len  = in ? rowlen[r] : 0;
+  const int       mine = len > DCSR_DEFRAG_LONG ? 0 : len; /* long rows: moved by DCSRCompactLongKernel */
+  const long long base = r * K;
+  const long long out  = in ? off[r] : 0;
+  const long long st0  = ns >= 1 ? segstart[base] : 0;
+  int             incl = mine, total;
+
+  if (tile * 32 >= m) return; /* the whole warp (tile is the same for its 32 lanes) */
+  for (int o = 1; o < 32; o <<= 1) {
+    const int v = __shfl_up_sync(DCSR_FULL_MASK_D, incl, o);
+    if (lane >= o) incl += v;
+  }
+  total = __shfl_sync(DCSR_FULL_MASK_D, incl, 31);
+  for (int e0 = 0; e0 < total; e0 += 32) {
+    const int e = e0 + lane;
+    int       i = 0; /* the lane (row of the tile) that owns entry e: the first with incl > e */
+    for (int b = 16; b > 0; b >>= 1) {
+      const int v = __shfl_sync(DCSR_FULL_MASK_D, incl, i + b - 1);
+      if (v <= e) i += b;
+    }
+    i                   = i < 31 ? i : 31;
+    const int       oi  = __shfl_sync(DCSR_FULL_MASK_D, incl - mine, i); /* entries of the tile before row i */
+    const int       nsi = __shfl_sync(DCSR_FULL_MASK_D, ns, i);
+    const long long sti = __shfl_sync(DCSR_FULL_MASK_D, st0, i);
+    const long long oui = __shfl_sync(DCSR_FULL_MASK_D, out, i);
+    if (e < total) {
+      const long long k = e - oi;
+      if (nsi == 1) {
+        ncol[oui + k] = colidx[sti + k];
+        nval[oui + k] = values[sti + k];
+      } else DCSRMoveMulti(k, nsi, (tile * 32 + i) * K, oui, segstart, seglen, colidx, values, ncol, nval);
     }
   }
-  __syncwarp();
-  if (lane == 0) {
-    const int cap_r = (int)(off[r + 1] - off[r]);
-    for (int s = 0; s < K; s++) {
+  __syncwarp(); /* every lane has read the tables of the tile's rows */
+  if (in) {
+    const int cap_r = (int)(off[r + 1] - out);
+    for (int s = 1; s < ns; s++) {
       segstart[base + s] = 0;
       seglen[base + s]   = 0;
       segcap[base + s]   = 0;
     }
-    if (cap_r > 0) {
-      segstart[base] = out;
-      seglen[base]   = rowlen[r];
-      segcap[base]   = cap_r;
-      nseg[r]        = 1;
-    } else nseg[r] = 0;
+    segstart[base] = cap_r > 0 ? out : 0;
+    seglen[base]   = cap_r > 0 ? len : 0;
+    segcap[base]   = cap_r;
+    nseg[r]        = cap_r > 0 ? 1 : 0;
   }
 }
 
@@ -628,30 +716,43 @@ __global__ static void DCSRSetUsedKernel(unsigned long long *dused, unsigned lon
   *dused = used;
 }
 
-/* one synchronisation (the total size); the new buffers come from the pool, the old ones go back to it after the
-   compaction (stream-ordered: no wait for it) */
-cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, int *grew, cudaStream_t stream)
+/* One synchronisation (the total size and the long rows, one copy). The new buffers are the spare ones when they are
+   large enough (no allocation), else from the pool; the old ones become the spare (spare not NULL) or go back to the
+   pool, stream-ordered, after the compaction. Work arrays: one pool block of ~ 20 bytes a row. */
+cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, cudaStream_t stream)
 {
-  GpukitPoolTemp     offm(stream), tmp(stream);
-  long long         *room, *off, total = 0, newcap;
-  int               *ncol = NULL;
-  double            *nval = NULL;
-  cudaError_t        err;
-  size_t             bytes = 0;
+  GpukitPoolTemp    work(stream), tmp(stream);
+  long long        *room, *off, total = 0, newcap, hb[3] = {0, 0, 0};
+  int              *longrows, *ncol = NULL;
+  double           *nval = NULL;
+  DCSRDefragCounts *cnt;
+  cudaError_t       err;
+  size_t            bytes = 0, o_off, o_long, o_end;
+  const size_t      m1    = (size_t)A->m + 1;
+  bool              fromspare = false;
 
   *grew = 0;
   if (A->m <= 0) return cudaSuccess;
   if ((long long)A->m + 1 >= (long long)INT_MAX) return cudaErrorInvalidValue;
-  DCSR_CHECK(offm.Get(2 * DCSRAlign(((size_t)A->m + 1) * sizeof(long long))));
-  room = offm.As<long long>();
-  off  = (long long *)(offm.As<char>() + DCSRAlign(((size_t)A->m + 1) * sizeof(long long)));
-  DCSRRowCapKernel<<<DCSRGrid((long long)A->m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->rowlen, slack, extra, room);
+  /* one block: room[m+1], then off[m+1] directly followed by the counts (so that off[m] and the counts are read back
+     by one copy), then the long rows [m] */
+  o_off  = DCSRAlign(m1 * sizeof(long long));
+  o_long = DCSRAlign(o_off + m1 * sizeof(long long) + sizeof(DCSRDefragCounts));
+  o_end  = o_long + DCSRAlign((size_t)A->m * sizeof(int));
+  DCSR_CHECK(work.Get(o_end));
+  room     = work.As<long long>();
+  off      = (long long *)(work.As<char>() + o_off);
+  cnt      = (DCSRDefragCounts *)(off + m1);
+  longrows = (int *)(work.As<char>() + o_long);
+  DCSR_CHECK(cudaMemsetAsync(cnt, 0, sizeof(DCSRDefragCounts), stream));
+  DCSRRowCapKernel<<<DCSRGrid((long long)A->m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->rowlen, slack, extra, room, longrows, cnt);
   DCSR_CHECK(cudaGetLastError());
   DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, room, off, A->m + 1, stream));
   DCSR_CHECK(tmp.Get(bytes));
   DCSR_CHECK(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, room, off, A->m + 1, stream));
-  DCSR_CHECK(cudaMemcpyAsync(&total, off + A->m, sizeof(total), cudaMemcpyDeviceToHost, stream));
+  DCSR_CHECK(cudaMemcpyAsync(hb, off + A->m, sizeof(hb), cudaMemcpyDeviceToHost, stream));
   DCSR_CHECK(cudaStreamSynchronize(stream));
+  total  = hb[0];
   newcap = total > mincap ? total : mincap;
   if (total > A->cap) { /* growth: leave room for what comes next */
     const long long want = (long long)ceil((capfactor > 1.0 ? capfactor : 1.0) * (double)total);
@@ -659,42 +760,71 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
     *grew = 1;
   }
   if (newcap < 1) newcap = 1;
-  err = GpukitPoolMallocN(&ncol, (size_t)newcap, stream);
-  if (err == cudaSuccess) err = GpukitPoolMallocN(&nval, (size_t)newcap, stream);
-  if (err != cudaSuccess && *grew && newcap > total && total > 0) { /* not enough for the headroom: try the exact size */
-    (void)cudaGetLastError();
-    (void)GpukitPoolFreeN(&ncol, stream);
-    (void)GpukitPoolFreeN(&nval, stream);
-    newcap = total > A->cap ? total : A->cap;
-    err    = GpukitPoolMallocN(&ncol, (size_t)newcap, stream);
+  if (spare && spare->colidx && spare->values && spare->cap >= newcap) { /* no allocation */
+    ncol      = spare->colidx;
+    nval      = spare->values;
+    newcap    = spare->cap;
+    fromspare = true;
+  } else {
+    if (spare) { /* too small: back to the pool first, so that its memory serves the new buffers */
+      (void)GpukitPoolFreeN(&spare->colidx, stream);
+      (void)GpukitPoolFreeN(&spare->values, stream);
+      spare->cap = 0;
+    }
+    err = GpukitPoolMallocN(&ncol, (size_t)newcap, stream);
     if (err == cudaSuccess) err = GpukitPoolMallocN(&nval, (size_t)newcap, stream);
+    if (err != cudaSuccess && *grew && newcap > total && total > 0) { /* not enough for the headroom: try the exact size */
+      (void)cudaGetLastError();
+      (void)GpukitPoolFreeN(&ncol, stream);
+      (void)GpukitPoolFreeN(&nval, stream);
+      newcap = total > A->cap ? total : A->cap;
+      err    = GpukitPoolMallocN(&ncol, (size_t)newcap, stream);
+      if (err == cudaSuccess) err = GpukitPoolMallocN(&nval, (size_t)newcap, stream);
+    }
+    if (err != cudaSuccess) { /* A unchanged */
+      (void)cudaGetLastError();
+      (void)GpukitPoolFreeN(&ncol, stream);
+      (void)GpukitPoolFreeN(&nval, stream);
+      *grew = 0;
+      return cudaErrorMemoryAllocation;
+    }
   }
-  if (err != cudaSuccess) { /* A unchanged */
-    (void)cudaGetLastError();
-    (void)GpukitPoolFreeN(&ncol, stream);
-    (void)GpukitPoolFreeN(&nval, stream);
-    *grew = 0;
-    return cudaErrorMemoryAllocation;
+  if (hb[1] > 0) { /* the long rows first: they read the segment tables that the tile kernel rewrites */
+    const long long nch = (hb[2] + DCSR_DEFRAG_CHUNK - 1) / DCSR_DEFRAG_CHUNK;
+    dim3            grid((unsigned)hb[1], (unsigned)(nch < 65535 ? nch : 65535));
+    DCSRCompactLongKernel<<<grid, DCSR_BLOCK, 0, stream>>>(longrows, A->K, off, A->segstart, A->seglen, A->nseg, A->rowlen, A->colidx, A->values, ncol, nval);
+    err = cudaGetLastError();
+  } else err = cudaSuccess;
+  if (err == cudaSuccess) {
+    DCSRCompactTileKernel<<<DCSRGrid(((long long)A->m + 31) / 32 * 32, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, off, A->segstart, A->seglen, A->segcap, A->nseg, A->rowlen, A->colidx, A->values, ncol, nval);
+    err = cudaGetLastError();
   }
-  DCSRCompactKernel<<<DCSRGrid((long long)A->m * 32, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, off, A->segstart, A->seglen, A->segcap, A->nseg, A->rowlen, A->colidx, A->values, ncol, nval);
-  err = cudaGetLastError();
   if (err == cudaSuccess) {
     DCSRSetUsedKernel<<<1, 1, 0, stream>>>(A->dused, (unsigned long long)total);
     err = cudaGetLastError();
   }
-  if (err != cudaSuccess) {
-    (void)GpukitPoolFreeN(&ncol, stream);
-    (void)GpukitPoolFreeN(&nval, stream);
+  if (err != cudaSuccess) { /* a launch failed: the tables may be half written; report it (the caller errors) */
+    if (!fromspare) {
+      (void)GpukitPoolFreeN(&ncol, stream);
+      (void)GpukitPoolFreeN(&nval, stream);
+    }
     return err;
   }
-  (void)GpukitPoolFree(A->colidx, stream);
-  (void)GpukitPoolFree(A->values, stream);
+  if (spare) { /* the old buffers are the next defragmentation's new ones */
+    spare->colidx = A->colidx;
+    spare->values = A->values;
+    spare->cap    = A->cap;
+  } else {
+    (void)GpukitPoolFree(A->colidx, stream);
+    (void)GpukitPoolFree(A->values, stream);
+  }
   A->colidx = ncol;
   A->values = nval;
   A->used   = total;
   A->cap    = newcap;
   return cudaSuccess;
 }
+
 
 /* ------------------------------------------------------------------------------------------------------
    The product: rows binned by length (ADCSR), a group of TPR lanes per row, and a block per row for the rows longer
@@ -757,6 +887,13 @@ __global__ static void DCSRRowTableKernel(int m, int K, int compact, const int *
     rowst[g] = 0;
     rowln[g] = -1;
   }
+}
+
+cudaError_t GpukitDCSRRowTable(const GpukitDCSRDev *A, const int *perm, int *rowst, int *rowln, cudaStream_t stream)
+{
+  if (A->m <= 0) return cudaSuccess;
+  DCSRRowTableKernel<<<DCSRGrid(A->m, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->cap <= (long long)INT_MAX ? 1 : 0, perm, A->segstart, A->seglen, A->nseg, rowst, rowln);
+  return cudaGetLastError();
 }
 
 typedef struct {
@@ -1017,6 +1154,191 @@ cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const in
     }
   }
   return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   The fused product: the same work as GpukitDCSRMultCUDA() (bins by length, TPR lanes per row, the long bin by chunks)
+   in ONE launch: blocks [bbeg[b], bbeg[b+1]) do bin b, blocks from bbeg[GPUKIT_DCSR_NBINS] the long chunks, and the
+   last chunk block of a long row (a counter per row) adds the row's partial sums in a fixed order, so no second launch
+   and still no dependence on the scheduling. Values and columns are read with streaming loads (ld.global.cs: read once,
+   evicted first, so that x stays in L2), x and the row table through the read-only path, two entries in flight per
+   lane.
+   ------------------------------------------------------------------------------------------------------ */
+
+typedef struct {
+  long long binstart[GPUKIT_DCSR_NBINS_ALL + 1];
+  unsigned  bbeg[GPUKIT_DCSR_NBINS + 2];
+  int       tpr[GPUKIT_DCSR_NBINS];
+} DCSRFusedPlan;
+
+template <int TPR>
+__device__ static inline double DCSRFusedSum(long long st, int ln, int lane, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x)
+{
+  double s0 = 0.0, s1 = 0.0;
+  int    k  = lane;
+  for (; k + TPR < ln; k += 2 * TPR) {
+    const int    c0 = __ldcs(colidx + st + k), c1 = __ldcs(colidx + st + k + TPR);
+    const double v0 = __ldcs(values + st + k), v1 = __ldcs(values + st + k + TPR);
+    s0 += v0 * __ldg(x + c0);
+    s1 += v1 * __ldg(x + c1);
+  }
+  if (k < ln) s0 += __ldcs(values + st + k) * __ldg(x + __ldcs(colidx + st + k));
+  return s0 + s1;
+}
+
+/* thread t of bin b's blocks: lane t % TPR of the group of row t / TPR of the bin (o: the bin's first place in perm) */
+template <int TPR>
+__device__ static inline void DCSRFusedGroup(long long t, long long o, long long nrows, const int *__restrict__ perm, const int *__restrict__ rowst, const int *__restrict__ rowln, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z)
+{
+  const long long g    = t / TPR;
+  const int       lane = (int)(t % TPR);
+  if (g >= nrows) return; /* the whole group */
+  const int r  = __ldg(perm + o + g);
+  const int ln = __ldg(rowln + o + g);
+  double    sum;
+  if (ln >= 0) sum = DCSRFusedSum<TPR>((long long)__ldg(rowst + o + g), ln, lane, colidx, values, x);
+  else {
+    const long long base = (long long)r * K;
+    const int       ns   = nseg[r];
+    sum                  = 0.0;
+    for (int s = 0; s < ns; s++) sum += DCSRFusedSum<TPR>(segstart[base + s], seglen[base + s], lane, colidx, values, x);
+  }
+  if (TPR > 1) {
+    const unsigned wl   = (unsigned)(threadIdx.x % 32);
+    const unsigned mask = TPR == 32 ? DCSR_FULL_MASK : (((1u << TPR) - 1u) << (wl / TPR * TPR));
+    for (int off = TPR / 2; off > 0; off >>= 1) sum += __shfl_down_sync(mask, sum, off, TPR);
+  }
+  if (lane == 0) z[r] = y ? y[r] + sum : sum;
+}
+
+/* chunk c of the long bin (as DCSRMultLongSplitKernel), then the row's sum by its last chunk block */
+__device__ static inline void DCSRFusedLong(int c, int nlong, const int *__restrict__ rows, const int *__restrict__ rowst, const int *__restrict__ rowln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
+{
+  __shared__ double wpart[DCSR_LONG_BLOCK / 32];
+  __shared__ int    amlast;
+  const int         lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
+  int               lo = 0, hi = nlong - 1;
+  double            s[4] = {0.0, 0.0, 0.0, 0.0}, sum;
+
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (lchunk[mid] <= c) lo = mid;
+    else hi = mid - 1;
+  }
+  const int g = lo;
+  {
+    const long long b0 = (long long)(c - lchunk[g]) * GPUKIT_DCSR_LONG_CHUNK, b1 = b0 + GPUKIT_DCSR_LONG_CHUNK;
+    const int       ln = rowln[g];
+    if (ln >= 0) {
+      const long long e = b1 < (long long)ln ? b1 : (long long)ln;
+      if (e > b0) DCSRLongSum((long long)rowst[g] + b0, (int)(e - b0), colidx, values, x, s);
+    } else {
+      const long long base = (long long)rows[g] * K;
+      const int       ns   = nseg[rows[g]];
+      long long       acc  = 0;
+      for (int q = 0; q < ns && acc < b1; q++) {
+        const int       len = seglen[base + q];
+        const long long f   = acc > b0 ? acc : b0, e = acc + len < b1 ? acc + len : b1;
+        if (e > f) DCSRLongSum(segstart[base + q] + (f - acc), (int)(e - f), colidx, values, x, s);
+        acc += len;
+      }
+    }
+  }
+  sum = (s[0] + s[1]) + (s[2] + s[3]);
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
+  if (lane == 0) wpart[warp] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    sum = 0.0;
+    for (int w = 0; w < DCSR_LONG_BLOCK / 32; w++) sum += wpart[w];
+    part[c] = sum;
+    __threadfence(); /* the partial sum is visible before the count says so */
+    amlast = atomicAdd(&lcount[g], 1) == lchunk[g + 1] - lchunk[g] - 1;
+  }
+  __syncthreads();
+  if (amlast && warp == 0) { /* every chunk of row g is done: their sums in a fixed order */
+    __threadfence();
+    sum = 0.0;
+    for (int k = lchunk[g] + lane; k < lchunk[g + 1]; k += 32) sum += __ldcg(part + k);
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
+    if (lane == 0) {
+      const int r = rows[g];
+      z[r]        = y ? y[r] + sum : sum;
+      lcount[g]   = 0; /* for the next product */
+    }
+  }
+}
+
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultFusedKernel(DCSRFusedPlan p, const int *__restrict__ perm, const int *__restrict__ rowst, const int *__restrict__ rowln, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, const int *__restrict__ lchunk, double *part, int *lcount)
+{
+  const unsigned bid = blockIdx.x;
+  int            b   = GPUKIT_DCSR_NBINS, tp = 32;
+  unsigned       bb  = 0;
+  long long      o = 0, n = 0;
+  /* the plan read with constant indices only (unrolled), so that it stays in the parameter space */
+#pragma unroll
+  for (int q = GPUKIT_DCSR_NBINS - 1; q >= 0; q--)
+    if (bid < p.bbeg[q + 1]) b = q; /* the first bin whose blocks end after bid */
+#pragma unroll
+  for (int q = 0; q < GPUKIT_DCSR_NBINS; q++)
+    if (q == b) {
+      bb = p.bbeg[q];
+      o  = p.binstart[q];
+      n  = p.binstart[q + 1] - p.binstart[q];
+      tp = p.tpr[q];
+    }
+  if (b < GPUKIT_DCSR_NBINS) { /* bin b: the block is uniform, so is the switch */
+    const long long t = (long long)(bid - bb) * DCSR_BLOCK + threadIdx.x;
+    switch (tp) {
+    case 1:
+      DCSRFusedGroup<1>(t, o, n, perm, rowst, rowln, K, segstart, seglen, nseg, colidx, values, x, y, z);
+      break;
+    case 2:
+      DCSRFusedGroup<2>(t, o, n, perm, rowst, rowln, K, segstart, seglen, nseg, colidx, values, x, y, z);
+      break;
+    case 4:
+      DCSRFusedGroup<4>(t, o, n, perm, rowst, rowln, K, segstart, seglen, nseg, colidx, values, x, y, z);
+      break;
+    case 8:
+      DCSRFusedGroup<8>(t, o, n, perm, rowst, rowln, K, segstart, seglen, nseg, colidx, values, x, y, z);
+      break;
+    case 16:
+      DCSRFusedGroup<16>(t, o, n, perm, rowst, rowln, K, segstart, seglen, nseg, colidx, values, x, y, z);
+      break;
+    default:
+      DCSRFusedGroup<32>(t, o, n, perm, rowst, rowln, K, segstart, seglen, nseg, colidx, values, x, y, z);
+      break;
+    }
+    return;
+  }
+  {
+    const long long o = p.binstart[GPUKIT_DCSR_NBINS];
+    DCSRFusedLong((int)(bid - p.bbeg[GPUKIT_DCSR_NBINS]), (int)(p.binstart[GPUKIT_DCSR_NBINS_ALL] - o), perm + o, rowst + o, rowln + o, lchunk, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
+  }
+}
+
+cudaError_t GpukitDCSRMultFusedCUDA(const GpukitDCSRDev *A, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int tpr[], const int *lchunk, long long nchunk, double *lpart, int *lcount, const double *x, const double *y, double *z, cudaStream_t stream)
+{
+  DCSRFusedPlan   p;
+  long long       nb    = 0;
+  const long long nlong = binstart[GPUKIT_DCSR_NBINS_ALL] - binstart[GPUKIT_DCSR_NBINS];
+
+  if (nlong > 0 && !(lchunk && lpart && lcount && nchunk > 0)) return GpukitDCSRMultCUDA(A, perm, rowst, rowln, binstart, tpr, lchunk, nchunk, lpart, x, y, z, stream);
+  for (int b = 0; b <= GPUKIT_DCSR_NBINS_ALL; b++) p.binstart[b] = binstart[b];
+  for (int b = 0; b < GPUKIT_DCSR_NBINS; b++) {
+    const long long nrows = binstart[b + 1] - binstart[b];
+    if (tpr[b] != 1 && tpr[b] != 2 && tpr[b] != 4 && tpr[b] != 8 && tpr[b] != 16 && tpr[b] != 32) return cudaErrorInvalidValue;
+    p.tpr[b]  = tpr[b];
+    p.bbeg[b] = (unsigned)nb;
+    if (nrows > 0) nb += (nrows * tpr[b] + DCSR_BLOCK - 1) / DCSR_BLOCK;
+  }
+  p.bbeg[GPUKIT_DCSR_NBINS] = (unsigned)nb;
+  if (nlong > 0) nb += nchunk;
+  p.bbeg[GPUKIT_DCSR_NBINS + 1] = (unsigned)nb;
+  if (nb <= 0) return cudaSuccess;
+  if (nb >= (long long)INT_MAX) return cudaErrorInvalidValue;
+  DCSRMultFusedKernel<<<(unsigned)nb, DCSR_BLOCK, 0, stream>>>(p, perm, rowst, rowln, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, y, z, lchunk, lpart, lcount);
+  return cudaGetLastError();
 }
 
 /* 8 lanes per row; z[col] += a(r, col) x[r] with atomics */

@@ -91,11 +91,21 @@ cudaError_t GpukitDCSRBatchRelocate(const GpukitDCSRDev *A, GpukitDCSRBatch b, c
 cudaError_t GpukitDCSRBatchApply(GpukitDCSRDev *A, GpukitDCSRBatch b, int insertnew, cudaStream_t stream);
 cudaError_t GpukitDCSRBatchDestroy(GpukitDCSRBatch *b);
 
+/* buffers that a defragmentation reuses instead of allocating: the ones the previous defragmentation replaced (pool
+   memory; colidx/values NULL: none); the caller owns them (GpukitPoolFree()) */
+typedef struct {
+  int      *colidx;
+  double   *values;
+  long long cap;
+} GpukitDCSRSpare;
+
 /* Every row to one sorted segment, in row order, with capacity rowlen + max(ceil(slack*rowlen), extra[r]) (extra may be
    NULL), into new buffers of capacity max(total, mincap) (total: the sum of the row capacities; *grew says whether
-   that exceeds the old cap); the old buffers go back to the pool (stream-ordered). One synchronisation. On a failed
-   allocation A is unchanged. */
-cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, int *grew, cudaStream_t stream);
+   that exceeds the old cap). The new buffers are spare's when it holds at least that capacity (no allocation), else
+   from the pool (spare's then go back to it); the old buffers become the spare (spare not NULL) or go back to the
+   pool (stream-ordered). A scan of the row capacities, one read-back (one synchronisation), the long rows moved by a
+   grid of blocks each, the others a warp per 32 consecutive rows. On a failed allocation A is unchanged. */
+cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, cudaStream_t stream);
 
 /* row lengths -> bins of the product: bins 0..GPUKIT_DCSR_NBINS-1 hold the rows of length <= 4, 5..32, 33..256 and
    more (threads per row tuned by bin), the long bin GPUKIT_DCSR_NBINS the rows longer than longrow (>= 1; a block of
@@ -108,6 +118,10 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
 #define GPUKIT_DCSR_NBINS_ALL (GPUKIT_DCSR_NBINS + 1)
 #define GPUKIT_DCSR_LONG_ROW  256 /* the default longrow */
 cudaError_t GpukitDCSRBinRows(const GpukitDCSRDev *A, long long longrow, int *perm, int *rowst, int *rowln, long long binstart[], long long *maxlen, long long *nnz, cudaStream_t stream);
+
+/* the row table rowst/rowln of GpukitDCSRBinRows() again for the same perm (the rows' lengths, hence their bins, did not
+   change: e.g. after a defragmentation); no synchronisation */
+cudaError_t GpukitDCSRRowTable(const GpukitDCSRDev *A, const int *perm, int *rowst, int *rowln, cudaStream_t stream);
 
 /* The long bin split by entries: a row of the long bin (rows = perm + binstart[GPUKIT_DCSR_NBINS], nlong of them) gets
    ceil(rowlen / GPUKIT_DCSR_LONG_CHUNK) blocks, each summing GPUKIT_DCSR_LONG_CHUNK consecutive entries of the row (in
@@ -122,6 +136,10 @@ cudaError_t GpukitDCSRLongChunks(const GpukitDCSRDev *A, long long nlong, const 
    fixed order; no atomics, z[r] written once, the result does not depend on the scheduling. perm, rowst, rowln,
    binstart from GpukitDCSRBinRows() on the current structure */
 cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int tpr[], const int *lchunk, long long nchunk, double *lpart, const double *x, const double *y, double *z, cudaStream_t stream);
+/* the same product in one launch (DCSRMultFusedKernel): the bins' groups and the long bin's chunks; the last chunk block
+   of a long row adds the row's partial sums in a fixed order (lcount: nlong ints, zero on entry, left zero). Falls back
+   on GpukitDCSRMultCUDA() when the long bin has no chunks */
+cudaError_t GpukitDCSRMultFusedCUDA(const GpukitDCSRDev *A, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int tpr[], const int *lchunk, long long nchunk, double *lpart, int *lcount, const double *x, const double *y, double *z, cudaStream_t stream);
 /* z += A^T x (z holds y, or zeros, on entry; atomics: the order of the sums is not fixed) */
 cudaError_t GpukitDCSRMultTransposeAddCUDA(const GpukitDCSRDev *A, const double *x, double *z, cudaStream_t stream);
 /* d[r] = A(r, r + coff) for the m rows (0 where not stored) */
