@@ -90,7 +90,7 @@ for i in "${!gpus[@]}"; do
   # the two routes of MATSGDIACUDA's halo exchanges, side by side (on 1 GPU both are the baseline of their route)
   case $skip in *" ipc "*) ;; *)
     for i01 in ${GPUKIT_MULTI_IPC_ROUTES:-0 1}; do
-      ipc=$i01 run weak-mult-ipc "$p" 0 "$mult" -formats sgdiacuda -dim 3 -n "$n" -reps 50 -batches 5
+      ipc=$i01 run weak-mult-ipc "$p" 0 "$mult" -formats sgdiacuda,aijcusparse -dim 3 -n "$n" -reps 50 -batches 5
       ipc=$i01 run weak-cg-ipc "$p" 0 "$cacg" -dim 3 -n "$n" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
       ipc=$i01 run strong-cg-ipc "$p" 0 "$cacg" -dim 3 -n "$sn" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 200 -batches 3
     done ;;
@@ -184,9 +184,13 @@ case $skip in *" gsai "*) ;; *)
       reason=$(sed -n 's/^ *iterations *[0-9]* (\([A-Z_]*\)).*/\1/p' "$tmp/$tag.out" | head -n 1)
       [ -z "$refits" ] && refits=$its
       echo "   M built on the ${path:-?}; GSAISetUp ${tset:-?} s, PCSetUp ${tpc:-?} s, KSPSolve ${tksp:-?} s, CG its ${its:-?} ($reason; 1st run $refits)"
-      if [ "$its" != "$refits" ]; then
-        echo "multigpu.sh: gsai $gn^3 on $p GPU(s): $its CG iterations, $refits on ${gpus[0]} GPU(s) (M should not depend on the partition)" >&2
+      # M does not depend on the partition (the GSAI tests compare 1-3 ranks bit for bit), but CG's reductions sum in
+      # another order on P ranks: after ~250 iterations at rtol 1e-8 that may move the count by one (seen: 253 vs 252)
+      if [ -n "$its" ] && [ -n "$refits" ] && [ $(( its > refits ? its - refits : refits - its )) -gt $(( refits / 100 > 1 ? refits / 100 : 1 )) ]; then
+        echo "multigpu.sh: gsai $gn^3 on $p GPU(s): $its CG iterations, $refits on ${gpus[0]} GPU(s): more than round-off in the reductions explains" >&2
         failed=1
+      elif [ "$its" != "$refits" ]; then
+        echo "   ($its CG iterations against $refits on ${gpus[0]} GPU(s): the reductions' order; M itself does not depend on the partition)"
       fi
       echo "{\"bench\": \"multigpu_gsai\", \"bench_set\": \"gsai\", \"mat_type\": \"aijcusparse\", \"method\": \"gsai_spd_$gn\", \"n\": $gn, \"rows\": $((gn * gn * gn)), \"setup_path\": \"${path:-unknown}\", \"gsai_setup_s\": ${tset:-null}, \"pc_setup_s\": ${tpc:-null}, \"ksp_solve_s\": ${tksp:-null}, \"its\": ${its:-null}, \"reason\": \"$reason\", \"command\": \"${cmd[*]}\", $(gk_runinfo_json), \"gpus\": $p, \"gpu_aware\": 0}" >>"$out"
     done
