@@ -4,6 +4,30 @@
 #include <petscdevice_cuda.h>
 #include "gpukitcuda.h"
 
+/* one cuSPARSE handle for the whole library (cusparseCreate() costs milliseconds): MATAMBCUDA's products, PCGSAI's
+   device M; set to the caller's stream at every call, destroyed at PetscFinalize() */
+static cusparseHandle_t GpukitCUSPARSEHandle = NULL;
+
+static PetscErrorCode GpukitCUSPARSEHandleDestroy_Private(void)
+{
+  PetscFunctionBegin;
+  if (GpukitCUSPARSEHandle) PetscCallCUSPARSE(cusparseDestroy(GpukitCUSPARSEHandle));
+  GpukitCUSPARSEHandle = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GpukitCUSPARSEGetHandle(cudaStream_t stream, cusparseHandle_t *h)
+{
+  PetscFunctionBegin;
+  if (!GpukitCUSPARSEHandle) {
+    PetscCallCUSPARSE(cusparseCreate(&GpukitCUSPARSEHandle));
+    PetscCall(PetscRegisterFinalize(GpukitCUSPARSEHandleDestroy_Private));
+  }
+  PetscCallCUSPARSE(cusparseSetStream(GpukitCUSPARSEHandle, stream));
+  *h = GpukitCUSPARSEHandle;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The stream of the current PETSc device context, on which PETSc's CUDA vectors work; who names the caller in the
    error (e.g. "MATSGDIACUDA launches its kernels") */
 PetscErrorCode GpukitCUDAGetStream(const char who[], cudaStream_t *stream)

@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <cusparse.h>
 #include "gpukitimpl.h"
 #include "gpukitpowers.h"
 
 PETSC_INTERN PetscErrorCode GpukitCUDAGetStream(const char[], cudaStream_t *);
+PETSC_INTERN PetscErrorCode GpukitCUSPARSEGetHandle(cudaStream_t, cusparseHandle_t *);
 
 /* the device arrays (VecCUDAGetArrayRead()) of the vectors one kernel launch reads, each vector got once however
    often it is asked for (a matrix powers step may read V[j] == W[j]); GpukitCUDAReadsRestore() gives them all back */

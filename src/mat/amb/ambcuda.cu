@@ -29,28 +29,6 @@ static const PetscInt AMBCUDATuneBlocks[] = {64, 128, 256, 512, 1024};
 static const char *const AMBCUDALayoutNames[AMBCUDA_NLAYOUTS] = {"amb", "csr", "sell", "sellk"};
 static const char *const AMBCUDASellModes[] = {"tune", "off", "cusparse", "kernel", "AMBCUDASellMode", "AMBCUDA_SELL_", NULL};
 
-/* one cuSPARSE handle for every MATAMBCUDA matrix (cusparseCreate() costs milliseconds; the stream is set per call) */
-static cusparseHandle_t AMBCUDAHandle = NULL;
-
-static PetscErrorCode AMBCUDAHandleDestroy_Private(void)
-{
-  PetscFunctionBegin;
-  if (AMBCUDAHandle) PetscCallCUSPARSE(cusparseDestroy(AMBCUDAHandle));
-  AMBCUDAHandle = NULL;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode AMBCUDAGetHandle_Private(cudaStream_t stream, cusparseHandle_t *h)
-{
-  PetscFunctionBegin;
-  if (!AMBCUDAHandle) {
-    PetscCallCUSPARSE(cusparseCreate(&AMBCUDAHandle));
-    PetscCall(PetscRegisterFinalize(AMBCUDAHandleDestroy_Private));
-  }
-  PetscCallCUSPARSE(cusparseSetStream(AMBCUDAHandle, stream));
-  *h = AMBCUDAHandle;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* ------------------------------------------------------------------------------------------------------------------
    Helpers
@@ -712,7 +690,7 @@ static PetscErrorCode AMBCUDACusparseMult_Private(Mat A, const double *xa, const
   const double    one = 1.0, zero = 0.0;
 
   PetscFunctionBegin;
-  PetscCall(AMBCUDAGetHandle_Private(stream, &cu->sphandle));
+  PetscCall(GpukitCUSPARSEGetHandle(stream, &cu->sphandle));
   if (!cu->spmat || cu->sprow != cu->rowptr || cu->spcol != cu->colidx || cu->spval != cu->val || cu->spnnz != cu->nnz) {
     if (cu->spmat) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spmat));
     if (cu->spx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spx));
@@ -759,7 +737,7 @@ static PetscErrorCode AMBCUDASellCusparseMult_Private(Mat A, const double *xa, c
   cusparseHandle_t h;
 
   PetscFunctionBegin;
-  PetscCall(AMBCUDAGetHandle_Private(stream, &h));
+  PetscCall(GpukitCUSPARSEGetHandle(stream, &h));
   if (!cu->spsell) {
     PetscCallCUSPARSE(cusparseCreateSlicedEll(&cu->spsell, cu->m, cu->n, cu->nnz, cu->S.nval, GPUKIT_AMB_C, cu->S.off, cu->S.col, cu->S.val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     PetscCallCUSPARSE(cusparseCreateDnVec(&cu->ssx, cu->n, (void *)xa, CUDA_R_64F));
@@ -1844,7 +1822,7 @@ static PetscErrorCode AMBCUDAFree_Private(Mat_SeqAMBCUDA **pcu)
     if (cu->spbuf) PetscCallCUDA(GpukitPoolFree(cu->spbuf, stream));
     if (cu->sellbuf) PetscCallCUDA(GpukitPoolFree(cu->sellbuf, stream));
   }
-  cu->sphandle = NULL; /* the shared handle (AMBCUDAGetHandle_Private()) */
+  cu->sphandle = NULL; /* the shared handle (GpukitCUSPARSEGetHandle()) */
   PetscCall(PetscFree(*pcu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

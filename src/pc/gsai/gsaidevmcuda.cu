@@ -41,28 +41,6 @@ typedef struct {
   Mat       mat;       /* the MATSEQAIJCUSPARSE, made when asked for */
 } GSAIDevM_CUDA;
 
-/* one cuSPARSE handle for every PCGSAI (cusparseCreate() costs milliseconds; the stream is set per call) */
-static cusparseHandle_t GSAIDevMHandle = NULL;
-
-static PetscErrorCode GSAIDevMHandleDestroy_Private(void)
-{
-  PetscFunctionBegin;
-  if (GSAIDevMHandle) PetscCallCUSPARSE(cusparseDestroy(GSAIDevMHandle));
-  GSAIDevMHandle = NULL;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode GSAIDevMGetHandle_Private(cudaStream_t stream, cusparseHandle_t *h)
-{
-  PetscFunctionBegin;
-  if (!GSAIDevMHandle) {
-    PetscCallCUSPARSE(cusparseCreate(&GSAIDevMHandle));
-    PetscCall(PetscRegisterFinalize(GSAIDevMHandleDestroy_Private));
-  }
-  PetscCallCUSPARSE(cusparseSetStream(GSAIDevMHandle, stream));
-  *h = GSAIDevMHandle;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 static PetscErrorCode GSAIDevMOpReset_Private(GSAIDevMOp *op, cudaStream_t stream)
 {
@@ -276,7 +254,7 @@ static PetscErrorCode GSAIDevMSpMV_Private(GSAIDevM_CUDA *d, int t, Vec x, Vec y
   } else if (!d->nnz) {
     PetscCallCUDA(cudaMemsetAsync(ya, 0, (size_t)d->n * sizeof(double), stream));
   } else {
-    PetscCall(GSAIDevMGetHandle_Private(stream, &h));
+    PetscCall(GpukitCUSPARSEGetHandle(stream, &h));
     if (!d->vx) {
       PetscCallCUSPARSE(cusparseCreateDnVec(&d->vx, d->n, (void *)xa, CUDA_R_64F));
       PetscCallCUSPARSE(cusparseCreateDnVec(&d->vy, d->n, (void *)ya, CUDA_R_64F));
