@@ -101,6 +101,8 @@ static PetscErrorCode SGDIACUDAHaloSetUp(Mat A, Vec x, SGDIAHaloCUDA h)
   {
     PetscBool ipc = PETSC_TRUE;
     PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_sgdia_cuda_ipc", &ipc, NULL));
+    /* GpukitIPCHaloCreate() is collective: every rank must take the same branch, whatever its options say */
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ipc, 1, GPUKIT_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
     if (ipc) { /* the same graph in dof-blocks: leaf = ghost point q of xl, root = its owner's local point */
       PetscSFNode *iremote;
       PetscLayout  map;

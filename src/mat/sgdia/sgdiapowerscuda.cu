@@ -152,6 +152,8 @@ static PetscErrorCode SGDIACUDAMPKGetIPC(Mat A, SGDIAMPKCUDA d)
   if (d->ipctried) PetscFunctionReturn(PETSC_SUCCESS);
   d->ipctried = PETSC_TRUE;
   PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_sgdia_cuda_ipc", &ipc, NULL));
+  /* GpukitIPCHaloCreate() is collective: every rank must take the same branch, whatever its options say */
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ipc, 1, GPUKIT_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
   if (ipc) {
     PetscCall(PetscSFGetGraph(mk->sf, &nroots, &nleaves, &ilocal, &iremote));
     PetscCall(GpukitIPCHaloCreate(PetscObjectComm((PetscObject)A), nroots, nleaves, ilocal, iremote, 2 * d->dof, &d->ipc));

@@ -260,6 +260,9 @@ PetscErrorCode GpukitIPCHaloCreate(MPI_Comm comm, PetscInt nroots, PetscInt nlea
   h->maxunit = maxunit;
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpukit_ipc_host_sync", &h->hostsync, NULL));
   PetscCallMPI(MPI_Comm_dup(comm, &h->comm));
+  /* both sides of an exchange must use the same mode (a host-synchronising reader does not wait on the owner's event):
+     one rank asking for it makes every rank use it */
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &h->hostsync, 1, GPUKIT_MPI_BOOL, MPI_LOR, h->comm));
   PetscCallMPI(MPI_Alltoall(cnt, 1, MPI_INT, rcnt, 1, MPI_INT, h->comm));
   for (PetscMPIInt r = 0; r < size; r++) {
     if (cnt[r]) h->no++;
