@@ -191,7 +191,7 @@ PetscErrorCode GpukitIPCHaloCreate(MPI_Comm comm, PetscInt nroots, PetscInt nlea
 {
   GpukitIPCHalo h;
   PetscMPIInt   size, rank, nshm;
-  PetscBool     use = PETSC_TRUE;
+  PetscBool     use = PETSC_TRUE, hostsync = PETSC_FALSE;
   int           why = IPC_OK, dev;
   char         *bus;
   PetscMPIInt  *cnt, *rcnt, *oslot;
@@ -212,7 +212,10 @@ PetscErrorCode GpukitIPCHaloCreate(MPI_Comm comm, PetscInt nroots, PetscInt nlea
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
 
   /* 1. the option, one node */
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpukit_ipc", &use, NULL));
+  PetscOptionsBegin(comm, NULL, "gpukit CUDA IPC halo exchange (docs/multigpu.md)", NULL); /* global options, listed by -help */
+  PetscCall(PetscOptionsBool("-gpukit_ipc", "Exchange halos device to device through CUDA IPC where every rank is on one node (false: PETSc's star forest)", "GpukitIPCHaloCreate", use, &use, NULL));
+  PetscCall(PetscOptionsBool("-gpukit_ipc_host_sync", "Each side waits for its own CUDA event on the host before its message, instead of the other side's stream waiting on it", "GpukitIPCHaloCreate", hostsync, &hostsync, NULL));
+  PetscOptionsEnd();
   if (!use) why = IPC_OFF;
   PetscCallMPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
   PetscCallMPI(MPI_Comm_size(shm, &nshm));
@@ -258,7 +261,7 @@ PetscErrorCode GpukitIPCHaloCreate(MPI_Comm comm, PetscInt nroots, PetscInt nlea
   PetscCall(PetscNew(&h));
   h->rank    = rank;
   h->maxunit = maxunit;
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-gpukit_ipc_host_sync", &h->hostsync, NULL));
+  h->hostsync = hostsync;
   PetscCallMPI(MPI_Comm_dup(comm, &h->comm));
   /* both sides of an exchange must use the same mode (a host-synchronising reader does not wait on the owner's event):
      one rank asking for it makes every rank use it */
