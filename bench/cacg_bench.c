@@ -181,7 +181,7 @@ int main(int argc, char **argv)
   char            *names[MAX_METHODS], mattype[64] = "aij", json[PETSC_MAX_PATH_LEN] = "", casename[64], version[32], device[256] = "cpu", basisname[32] = "newton";
   PetscInt         nxyz[3] = {0, 0, 0}, nnxyz = 3;
   PetscBool        setxyz = PETSC_FALSE;
-  PetscInt         dim = 2, n = 256, its = 200, batches = 3, nm = MAX_METHODS, rows;
+  PetscInt         dim = 2, n = 256, its = 200, batches = 3, nm = MAX_METHODS, rows, procs[3] = {1, 1, 1};
   PetscReal        rtol = 1e-8;
   PetscBool        set, gpu, hasjson;
   PetscMPIInt      size, rank;
@@ -262,6 +262,7 @@ int main(int argc, char **argv)
     }
   }
   rows = dim == 3 ? nxyz[0] * nxyz[1] * nxyz[2] : n * n;
+  PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, &procs[0], &procs[1], &procs[2], NULL, NULL, NULL, NULL, NULL, NULL));
   if (dim == 3 && setxyz) PetscCall(PetscSNPrintf(casename, sizeof(casename), "3d7pt_%" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT, nxyz[0], nxyz[1], nxyz[2]));
   else PetscCall(PetscSNPrintf(casename, sizeof(casename), "%" PetscInt_FMT "d%" PetscInt_FMT "pt_n%" PetscInt_FMT, dim, 2 * dim + 1, n));
   PetscCall(DMCreateGlobalVector(da, &b));
@@ -363,6 +364,7 @@ int main(int argc, char **argv)
         PetscCall(GKJSONString(fp, "bench", "cacg_bench", PETSC_FALSE));
         PetscCall(GKJSONString(fp, "case", casename, PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"nranks\": %d, \"dim\": %" PetscInt_FMT ", \"n\": %" PetscInt_FMT ", \"rows\": %" PetscInt_FMT ", ", size, dim, n, rows));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"procs\": \"%" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT "\", ", procs[0], procs[1], procs[2]));
         PetscCall(GKJSONString(fp, "mat_type", mattype, PETSC_FALSE));
         PetscCall(GKJSONString(fp, "pc", "jacobi", PETSC_FALSE));
         PetscCall(GKJSONString(fp, "method", m->name, PETSC_FALSE));

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Multi-GPU scaling (issue 19), one MPI rank per GPU on one host, against PETSc's MPIAIJCUSPARSE and KSPCG measured
 # in the same run:
-#   weak   MatMult, 3-D 7-point, 256^3 rows per GPU (n = 256, 323, 406 for 1, 2, 4 GPUs): sgdiacuda and aijcusparse
+#   weak   MatMult, 3-D 7-point, 256^3 rows per GPU (grids 256^3, 256x256x512, 256x512x512 for 1, 2, 4 GPUs, which
+#          PETSc's DMDA splits 1x1x2 and 1x2x2 into one 256^3 box per rank: every rank has the 1-GPU run's box, and
+#          the halo faces are z and y planes, contiguous runs of 256 or more entries): sgdiacuda and aijcusparse
 #          (bench/sgdia_mult), with -use_gpu_aware_mpi 0 (halo staged through the host) and, where MPI is CUDA-aware,
 #          1; CG + Jacobi and KSPCACG (s = 4, 8) per iteration on sgdiacuda, CG on aijcusparse (bench/cacg_bench);
 #   strong the latency-bound 128^3 on 1, 2, 4 GPUs: CG against KSPCACG s = 4, 8 (sgdiacuda), CG on aijcusparse;
@@ -9,6 +11,13 @@
 #          MPI gives on one node) against the star forest staged through the host (-mat_sgdia_cuda_ipc 0), both in
 #          this run: weak-mult-ipc (MatMult as weak), weak-cg-ipc and strong-cg-ipc (CG, KSPCACG s = 4, 8 as weak
 #          and strong), records tagged "ipc": 0/1 (the other records: "ipc": null, MATSGDIACUDA's default route);
+#   side   the IPC route's pack and unpack on the caller's stream (-gpukit_ipc_side_stream 0), weak MatMult and CG on
+#          2 and 4 GPUs, records "side_stream": 0, against the weak runs (the default: the halo's own high-priority
+#          stream; "side_stream": null);
+#   cube   the weak runs on cubes n = 256, 323, 406 as in earlier sessions (the DMDA's split then gives boxes of
+#          other shapes, e.g. 203x406x203 on 4 GPUs), MatMult only;
+#   big    strong scaling of the largest grid (GPUKIT_MULTI_BIG_N, 512: 134M rows): MatMult (sgdiacuda, aijcusparse)
+#          and CG per iteration on 1, 2, 4 GPUs;
 #   cavity the driven cavity (examples/cavity -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda, bench/cavity.sh's
 #          ours-gpu options: FGMRES + MG, Chebyshev/Jacobi levels, LU coarse (redundant LU on more than one GPU),
 #          -use_gpu_aware_mpi 0) at 1025^2 and 2049^2 on 1, 2, 4 GPUs: SNESSolve time, Newton and KSP iterations (the
@@ -26,9 +35,10 @@
 #                                 (build/gpu; tests/gpu/multi.sh does both)
 #
 # Environment: OBJDIR (build/gpu), PETSC_DIR (gpucarry/petsc-cuda), GPUKIT_MULTI_GPUS (1 2 4, capped at the GPUs
-# present), GPUKIT_MULTI_WEAK_N ("256 323 406"), GPUKIT_MULTI_STRONG_N (128), GPUKIT_MULTI_CAVITY_REFINE ("7 8": 9x9
+# present), GPUKIT_MULTI_WEAK_GRIDS ("256,256,256 256,256,512 256,512,512"), GPUKIT_MULTI_WEAK_N ("256 323 406": the
+# cube runs), GPUKIT_MULTI_BIG_N (512), GPUKIT_MULTI_STRONG_N (128), GPUKIT_MULTI_CAVITY_REFINE ("7 8": 9x9
 # refined to 1025^2, 2049^2), GPUKIT_MULTI_GSAI_N (161: 161^3 rows), GPUKIT_MULTI_TIMEOUT (300 s per run),
-# GPUKIT_MULTI_SKIP (words: weakmult weakcg strong aware ipc cavity gsai), GPUKIT_MULTI_IPC_ROUTES ("0 1": the
+# GPUKIT_MULTI_SKIP (words: weakmult weakcg strong aware ipc side cube big cavity gsai), GPUKIT_MULTI_IPC_ROUTES ("0 1": the
 # -mat_sgdia_cuda_ipc values of the ipc runs; "0" when the default runs stand for 1). Shared set-up: bench/gpucommon.sh.
 set -uo pipefail
 source "$(dirname "$0")/gpucommon.sh" || exit 1
@@ -37,6 +47,8 @@ tmo=${GPUKIT_MULTI_TIMEOUT:-300}
 skip=" ${GPUKIT_MULTI_SKIP:-} "
 ngpu=$(gk_ngpus)
 read -r -a weakn <<<"${GPUKIT_MULTI_WEAK_N:-256 323 406}"
+read -r -a weakg <<<"${GPUKIT_MULTI_WEAK_GRIDS:-256,256,256 256,256,512 256,512,512}"
+bign=${GPUKIT_MULTI_BIG_N:-512}
 sn=${GPUKIT_MULTI_STRONG_N:-128}
 gpus=()
 for g in ${GPUKIT_MULTI_GPUS:-1 2 4}; do [ "$g" -le "$ngpu" ] && gpus+=("$g"); done
@@ -54,34 +66,58 @@ ompi_info --parsable --all 2>/dev/null | grep -q 'mpi_built_with_cuda_support:va
 echo "multigpu: MPI CUDA-aware: $aware"
 
 # run <label> <gpus> <aware> <binary and options...>: one run, its JSON records tagged and appended to $out; with
-# ipc=0|1 in its environment the run gets -mat_sgdia_cuda_ipc $ipc and its records "ipc": $ipc (else "ipc": null)
+# ipc=0|1 in its environment the run gets -mat_sgdia_cuda_ipc $ipc and its records "ipc": $ipc (else "ipc": null);
+# with side=0|1, -gpukit_ipc_side_stream $side and "side_stream": $side (else null)
 run() {
-  local label=$1 p=$2 aw=$3 ipcopt=() ipctag=null
+  local label=$1 p=$2 aw=$3 ipcopt=() ipctag=null sidetag=null
   shift 3
   if [ -n "${ipc:-}" ]; then
     ipcopt=(-mat_sgdia_cuda_ipc "$ipc")
     ipctag=$ipc
   fi
+  if [ -n "${side:-}" ]; then
+    ipcopt+=(-gpukit_ipc_side_stream "$side")
+    sidetag=$side
+  fi
   rm -f "$tmp/rec.jsonl"
-  echo "== $label: $p GPU(s), gpu-aware $aw, ipc $ipctag: $*"
+  echo "== $label: $p GPU(s), gpu-aware $aw, ipc $ipctag, side stream $sidetag: $*"
   if ! gk_mpiexec "$tmo" "$p" "$@" "${ipcopt[@]}" -use_gpu_aware_mpi "$aw" -json "$tmp/rec.jsonl" 2>&1 | tail -n 14; then
     echo "multigpu.sh: $label on $p GPU(s) failed" >&2
     failed=1
     return
   fi
-  [ -f "$tmp/rec.jsonl" ] && sed "s/}\$/, \"bench_set\": \"$label\", \"gpus\": $p, \"gpu_aware\": $aw, \"ipc\": $ipctag}/" "$tmp/rec.jsonl" >>"$out"
+  [ -f "$tmp/rec.jsonl" ] && sed "s/}\$/, \"bench_set\": \"$label\", \"gpus\": $p, \"gpu_aware\": $aw, \"ipc\": $ipctag, \"side_stream\": $sidetag}/" "$tmp/rec.jsonl" >>"$out"
 }
 
 for i in "${!gpus[@]}"; do
   p=${gpus[$i]}
   n=${weakn[$i]:-${weakn[-1]}}
+  # the weak grid of p GPUs ("nx,ny,nz", or "n" for a cube)
+  wgrid=${weakg[$i]:-${weakg[-1]}}
+  case $wgrid in *,*) wg=(-nxyz "$wgrid") ;; *) wg=(-n "$wgrid") ;; esac
   case $skip in *" weakmult "*) ;; *)
-    run weak-mult "$p" 0 "$mult" -formats sgdiacuda,aijcusparse -dim 3 -n "$n" -reps 50 -batches 5
-    if [ $aware = 1 ] && [ "$p" -gt 1 ]; then case $skip in *" aware "*) ;; *) run weak-mult "$p" 1 "$mult" -formats sgdiacuda,aijcusparse -dim 3 -n "$n" -reps 50 -batches 5 ;; esac; fi ;;
+    run weak-mult "$p" 0 "$mult" -formats sgdiacuda,aijcusparse -dim 3 "${wg[@]}" -reps 50 -batches 5
+    if [ $aware = 1 ] && [ "$p" -gt 1 ]; then case $skip in *" aware "*) ;; *) run weak-mult "$p" 1 "$mult" -formats sgdiacuda,aijcusparse -dim 3 "${wg[@]}" -reps 50 -batches 5 ;; esac; fi ;;
+  esac
+  case $skip in *" cube "*) ;; *)
+    run weak-mult-cube "$p" 0 "$mult" -formats sgdiacuda,aijcusparse -dim 3 -n "$n" -reps 50 -batches 5 ;;
   esac
   case $skip in *" weakcg "*) ;; *)
-    run weak-cg "$p" 0 "$cacg" -dim 3 -n "$n" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
-    run weak-cg "$p" 0 "$cacg" -dim 3 -n "$n" -mat_type aijcusparse -methods cg -its 60 -batches 2 -rtol 1e-6 ;;
+    run weak-cg "$p" 0 "$cacg" -dim 3 "${wg[@]}" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
+    run weak-cg "$p" 0 "$cacg" -dim 3 "${wg[@]}" -mat_type aijcusparse -methods cg -its 60 -batches 2 -rtol 1e-6 ;;
+  esac
+  # the IPC route's copies on the caller's stream (-gpukit_ipc_side_stream 0) against the default runs above (side
+  # stream; their 1-GPU runs are the baseline of both)
+  case $skip in *" side "*) ;; *)
+    if [ "$p" -gt 1 ]; then
+      side=0 run weak-mult "$p" 0 "$mult" -formats sgdiacuda,aijcusparse -dim 3 "${wg[@]}" -reps 50 -batches 5
+      side=0 run weak-cg "$p" 0 "$cacg" -dim 3 "${wg[@]}" -mat_type sgdiacuda -methods cg -its 60 -batches 2 -rtol 1e-6
+    fi ;;
+  esac
+  case $skip in *" big "*) ;; *)
+    run strong-big-mult "$p" 0 "$mult" -formats sgdiacuda,aijcusparse -dim 3 -n "$bign" -reps 20 -batches 3
+    run strong-big-cg "$p" 0 "$cacg" -dim 3 -n "$bign" -mat_type sgdiacuda -methods cg,cacg4 -its 30 -batches 2 -rtol 1e-6
+    run strong-big-cg "$p" 0 "$cacg" -dim 3 -n "$bign" -mat_type aijcusparse -methods cg -its 30 -batches 2 -rtol 1e-6 ;;
   esac
   case $skip in *" strong "*) ;; *)
     run strong-cg "$p" 0 "$cacg" -dim 3 -n "$sn" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 200 -batches 3
@@ -90,8 +126,8 @@ for i in "${!gpus[@]}"; do
   # the two routes of MATSGDIACUDA's halo exchanges, side by side (on 1 GPU both are the baseline of their route)
   case $skip in *" ipc "*) ;; *)
     for i01 in ${GPUKIT_MULTI_IPC_ROUTES:-0 1}; do
-      ipc=$i01 run weak-mult-ipc "$p" 0 "$mult" -formats sgdiacuda,aijcusparse -dim 3 -n "$n" -reps 50 -batches 5
-      ipc=$i01 run weak-cg-ipc "$p" 0 "$cacg" -dim 3 -n "$n" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
+      ipc=$i01 run weak-mult-ipc "$p" 0 "$mult" -formats sgdiacuda,aijcusparse -dim 3 "${wg[@]}" -reps 50 -batches 5
+      ipc=$i01 run weak-cg-ipc "$p" 0 "$cacg" -dim 3 "${wg[@]}" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
       ipc=$i01 run strong-cg-ipc "$p" 0 "$cacg" -dim 3 -n "$sn" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 200 -batches 3
     done ;;
   esac
@@ -202,7 +238,7 @@ python3 - "$out" <<'PY' || true
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 def key(r):
-    return (r.get("bench_set"), r.get("format") or r.get("mat_type"), r.get("method", ""), r.get("gpu_aware"), r.get("ipc"))
+    return (r.get("bench_set"), r.get("format") or r.get("mat_type"), r.get("method", ""), r.get("gpu_aware"), r.get("ipc"), r.get("side_stream"))
 def t(r):  # seconds: sgdia_mult's time_ms (one MatMult, fastest batch), cacg_bench's time_per_it_ms, SNESSolve, GSAI set-up
     for k in ("time_ms", "time_per_it_ms"):
         if r.get(k):
@@ -215,11 +251,12 @@ base = {}
 for r in recs:
     if r.get("gpus") == 1 and t(r):
         base[key(r)] = t(r)
-print("%-14s %-12s %-12s %5s %4s %6s %12s %8s" % ("set", "type", "method", "aware", "ipc", "gpus", "time_ms", "vs_1gpu"))
+print("%-16s %-12s %-12s %5s %4s %4s %6s %12s %8s" % ("set", "type", "method", "aware", "ipc", "side", "gpus", "time_ms", "vs_1gpu"))
 for r in recs:
     k, tt = key(r), t(r)
-    b = base.get(k[:3] + (0, k[4])) or base.get(k)
-    print("%-14s %-12s %-12s %5s %4s %6s %12s %8s" % (k[0], k[1], k[2], k[3], "-" if k[4] is None else k[4], r.get("gpus"), "%.4f" % (1e3 * tt) if tt else "-", "%.2f" % (b / tt) if (b and tt) else "-"))
+    # the 1-GPU baseline: same set, type, method; not CUDA-aware; a side-stream variant compares with the default 1-GPU run
+    b = next((base[c] for c in (k[:3] + (0, k[4], k[5]), k[:3] + (0, k[4], None), k) if c in base), None)
+    print("%-16s %-12s %-12s %5s %4s %4s %6s %12s %8s" % (k[0], k[1], k[2], k[3], "-" if k[4] is None else k[4], "-" if k[5] is None else k[5], r.get("gpus"), "%.4f" % (1e3 * tt) if tt else "-", "%.2f" % (b / tt) if (b and tt) else "-"))
 PY
 echo "multigpu: records in $out"
 gk_copy_out "$out"

@@ -5,6 +5,8 @@ static const char help[] = "MatMult benchmark: gpukit's MATSGDIA (or MATSGDIACUD
                            "  -dof d               components per grid point (default 1)\n"
                            "  -stencil star|box    DMDA stencil of width 1 (default star)\n"
                            "  -n n                 grid points per dimension (default 64)\n"
+                           "  -nxyz nx,ny,nz       3D only: a box grid instead of n^3 (weak scaling with 256^3 per rank: 256,256,512 on 2\n"
+                           "                       ranks, 256,512,512 on 4, which PETSc's DMDA splits 1x1x2 and 1x2x2 into 256^3 boxes)\n"
                            "  -reps r              MatMult calls per timed batch (default 50)\n"
                            "  -batches b           timed batches; the fastest batch is reported (default 5)\n"
                            "  -copy_n n            GPU runs: entries per rank of the vectors whose VecCopy measures the copy bandwidth (default 2^25)\n"
@@ -203,6 +205,8 @@ int main(int argc, char **argv)
   PetscRandom    rnd;
   Format         fmt[MAX_FORMATS];
   char          *names[MAX_FORMATS];
+  PetscInt       nxyz[3] = {0, 0, 0}, nnxyz = 3, procs[3] = {1, 1, 1};
+  PetscBool      setxyz = PETSC_FALSE;
   PetscInt       dim = 3, dof = 1, n = 64, reps = 50, batches = 5, sidx = 0, k, rows, nf = MAX_FORMATS, copyn = 33554432, kspits = 0;
   int            ib = -1, ibaij = -1;
   const char    *stencils[]               = {"star", "box"};
@@ -227,6 +231,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-dof", "Components per grid point", "bench", dof, &dof, NULL));
   PetscCall(PetscOptionsEList("-stencil", "DMDA stencil (width 1)", "bench", stencils, 2, stencils[sidx], &sidx, NULL));
   PetscCall(PetscOptionsInt("-n", "Grid points per dimension", "bench", n, &n, NULL));
+  PetscCall(PetscOptionsIntArray("-nxyz", "3D: grid points in x, y and z (instead of -n)", "bench", nxyz, &nnxyz, &setxyz));
   PetscCall(PetscOptionsInt("-reps", "MatMult calls per timed batch", "bench", reps, &reps, NULL));
   PetscCall(PetscOptionsInt("-batches", "Timed batches (the fastest is reported)", "bench", batches, &batches, NULL));
   PetscCall(PetscOptionsInt("-copy_n", "GPU runs: entries per rank of the vectors whose VecCopy gives the copy bandwidth", "bench", copyn, &copyn, NULL));
@@ -263,12 +268,20 @@ int main(int argc, char **argv)
   PetscCheck(ib >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-formats must include %s: it is the baseline of the speedups and the reference of the correctness check on the %s", baseline, gpu ? "GPU" : "host");
 
   if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, sidx ? DMDA_STENCIL_BOX : DMDA_STENCIL_STAR, n, n, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, &da));
-  else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, sidx ? DMDA_STENCIL_BOX : DMDA_STENCIL_STAR, n, n, n, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, NULL, &da));
+  else {
+    PetscCheck(!setxyz || nnxyz == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-nxyz takes three sizes, got %" PetscInt_FMT, nnxyz);
+    if (!setxyz) nxyz[0] = nxyz[1] = nxyz[2] = n;
+    PetscCheck(nxyz[0] >= 3 && nxyz[1] >= 3 && nxyz[2] >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-nxyz takes three sizes of at least 3");
+  }
+  PetscCheck(!setxyz || dim == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-nxyz is for -dim 3");
+  if (dim == 3) PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, sidx ? DMDA_STENCIL_BOX : DMDA_STENCIL_STAR, nxyz[0], nxyz[1], nxyz[2], PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, NULL, &da));
   if (gpu) PetscCall(DMSetVecType(da, VECCUDA));
   PetscCall(DMSetUp(da));
   k    = sidx ? (dim == 2 ? 9 : 27) : 2 * dim + 1;
-  rows = dof * n * n * (dim == 3 ? n : 1);
-  PetscCall(PetscSNPrintf(casename, sizeof(casename), "%" PetscInt_FMT "d%" PetscInt_FMT "pt_dof%" PetscInt_FMT "_n%" PetscInt_FMT, dim, k, dof, n));
+  rows = dim == 3 ? dof * nxyz[0] * nxyz[1] * nxyz[2] : dof * n * n;
+  PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, &procs[0], &procs[1], &procs[2], NULL, NULL, NULL, NULL, NULL, NULL));
+  if (setxyz) PetscCall(PetscSNPrintf(casename, sizeof(casename), "%" PetscInt_FMT "d%" PetscInt_FMT "pt_dof%" PetscInt_FMT "_%" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT, dim, k, dof, nxyz[0], nxyz[1], nxyz[2]));
+  else PetscCall(PetscSNPrintf(casename, sizeof(casename), "%" PetscInt_FMT "d%" PetscInt_FMT "pt_dof%" PetscInt_FMT "_n%" PetscInt_FMT, dim, k, dof, n));
 
   /* the same operator in every format */
   for (PetscInt f = 0; f < nf; f++) {
@@ -413,6 +426,7 @@ int main(int argc, char **argv)
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"nranks\": %d, \"dim\": %" PetscInt_FMT ", \"dof\": %" PetscInt_FMT ", ", size, dim, dof));
         PetscCall(GKJSONString(fp, "stencil", stencils[sidx], PETSC_FALSE));
         PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"stencil_points\": %" PetscInt_FMT ", \"n\": %" PetscInt_FMT ", \"rows\": %" PetscInt_FMT ", \"nnz\": %.0f, ", k, n, rows, nnz));
+        PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"grid\": \"%" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT "\", \"procs\": \"%" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT "\", ", dim == 3 ? nxyz[0] : n, dim == 3 ? nxyz[1] : n, dim == 3 ? nxyz[2] : 1, procs[0], procs[1], procs[2]));
         PetscCall(GKJSONString(fp, "format", fmt[f].kind->name, PETSC_FALSE));
         PetscCall(GKJSONString(fp, "mat_type", type, PETSC_FALSE));
         PetscCall(GKJSONString(fp, "ours", fmt[0].kind->name, PETSC_FALSE));

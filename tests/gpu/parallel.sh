@@ -7,7 +7,9 @@
 # Each regex is one group (tests/run.sh with GPUKIT_TEST_FILTER=regex, GPUKIT_GPU=1); the groups run concurrently
 # on the same GPU(s) (the tests are small; timing tests may take longer but check behaviour, not speed). Prints each
 # group's last lines and the failed tests; exit 0 only when every group passed. Logs: $OUT/<n>.log when OUT is set,
-# else build/gpu-logs/parallel-<n>.log. GPUKIT_GROUP_TIMEOUT (500 s) per group.
+# else build/gpu-logs/parallel-<n>.log. GPUKIT_GROUP_TIMEOUT (500 s) per group. GPUKIT_GROUP_GPUS (multi-GPU
+# machines): one word per group, in order and repeated: a GPU index (the group sees only that GPU through
+# CUDA_VISIBLE_DEVICES, its multi-rank tests share it) or "all"; e.g. "0 1 2 3" spreads the groups over 4 GPUs.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -20,9 +22,15 @@ mkdir -p "$logs"
 [ -f build/gpu/lib/libpetscgpukit.so ] || { echo "parallel.sh: build/gpu is not built (run tests/gpu/run first)" >&2; exit 1; }
 pids=()
 n=0
+read -r -a ggpus <<<"${GPUKIT_GROUP_GPUS:-}"
 for re in "$@"; do
   n=$((n + 1))
-  GPUKIT_GPU=1 GPUKIT_TEST_FILTER="$re" GPUKIT_BIN=$top/build/gpu/tests GPUKIT_LIB=$top/build/gpu/lib/libpetscgpukit.so \
+  vis=()
+  if [ ${#ggpus[@]} -gt 0 ]; then
+    g=${ggpus[$(((n - 1) % ${#ggpus[@]}))]}
+    [ "$g" = all ] || vis=(CUDA_VISIBLE_DEVICES="$g")
+  fi
+  env "${vis[@]}" GPUKIT_GPU=1 GPUKIT_TEST_FILTER="$re" GPUKIT_BIN=$top/build/gpu/tests GPUKIT_LIB=$top/build/gpu/lib/libpetscgpukit.so \
     timeout "${GPUKIT_GROUP_TIMEOUT:-500}" bash tests/run.sh >"$logs/parallel-$n.log" 2>&1 &
   pids+=($!)
 done

@@ -20,7 +20,9 @@
    leafdata[l*unit .. l*unit + unit). Every rank of comm calls Begin and End with the same unit, on its stream (the one
    its kernels that write rootdata and read leafdata run on). Options (global): -gpukit_ipc <bool> (default true: false
    makes Create return NULL), -gpukit_ipc_host_sync <bool> (default false: each side waits for its own CUDA event on the
-   host before its token, instead of the other side's stream waiting on the interprocess event). Log event:
+   host before its token, instead of the other side's stream waiting on the interprocess event),
+   -gpukit_ipc_side_stream <bool> (default true: the pack and the unpack run on a high-priority stream of the halo that
+   overlaps the caller's work between Begin and End; false: on the caller's stream). Log event:
    "GpukitIPCHalo" (Begin and End each).
 */
 #pragma once

@@ -22,6 +22,12 @@
    re-records done at End k+1 only after the READY tokens of call k+1, which each owner sends after its Begin k+1 called
    cudaStreamWaitEvent() on done (record k). So the send buffer is packed again only after every reader's unpack of the
    previous call (ordered through done), and read only after the pack of this call (ordered through ready).
+   The pack (Begin) and the unpack (End) run on a second stream of this halo, created with the device's highest
+   priority (-gpukit_ipc_side_stream, default true): Begin records an event on the caller's stream that the side
+   stream waits for (rootdata is final), End makes the caller's stream wait for the side stream's last record. So the
+   copies and the waits for the other processes' events overlap the caller's work between Begin and End, which on the
+   caller's stream would come after it (the interior product, for MATSGDIACUDA); false: everything on the caller's
+   stream, as before.
    -gpukit_ipc_host_sync: each side synchronizes its own event (cudaEventSynchronize) before it sends its token and no
    stream waits on another process's event (for drivers that refuse cudaStreamWaitEvent on an event of another
    process's other device); the argument above holds with "the event completed" for "the stream waited".
@@ -58,6 +64,9 @@ struct _n_GpukitIPCHalo {
   PetscInt    maxunit;
   PetscInt    unit; /* of the exchange in progress (0: none) */
   PetscBool   hostsync;
+  cudaStream_t side;     /* the pack and unpack stream (NULL: the caller's) */
+  cudaEvent_t  xready;   /* on the caller's stream at Begin: rootdata is final */
+  cudaEvent_t  fin;      /* on the side stream at End: leafdata is complete */
 
   /* owner side: my readers */
   PetscMPIInt  nr, *rrank;
@@ -159,6 +168,7 @@ PetscErrorCode GpukitIPCHaloDestroy(GpukitIPCHalo *hp)
     PetscCallMPI(MPI_Waitall(h->no, h->odonerq, MPI_STATUSES_IGNORE));
   }
   if (h->done) PetscCallCUDA(cudaEventSynchronize(h->done)); /* my last read of the owners' buffers is over */
+  if (h->side) PetscCallCUDA(cudaStreamSynchronize(h->side));
   for (PetscMPIInt j = 0; j < h->no; j++) {
     if (h->obuf[j]) PetscCallCUDA(cudaIpcCloseMemHandle(h->obuf[j]));
     if (h->oready[j]) PetscCallCUDA(cudaEventDestroy(h->oready[j]));
@@ -176,6 +186,9 @@ PetscErrorCode GpukitIPCHaloDestroy(GpukitIPCHalo *hp)
   PetscCallCUDA(cudaFree(h->dsleaf));
   if (h->ready) PetscCallCUDA(cudaEventDestroy(h->ready));
   if (h->done) PetscCallCUDA(cudaEventDestroy(h->done));
+  if (h->xready) PetscCallCUDA(cudaEventDestroy(h->xready));
+  if (h->fin) PetscCallCUDA(cudaEventDestroy(h->fin));
+  if (h->side) PetscCallCUDA(cudaStreamDestroy(h->side));
   PetscCallMPI(MPI_Comm_free(&h->comm));
   PetscCall(PetscFree4(h->rrank, h->rdone, h->rreadyrq, h->rdonerq));
   PetscCall(PetscFree5(h->orank, h->obuf, h->oready, h->oreadyrq, h->odonerq));
@@ -191,7 +204,7 @@ PetscErrorCode GpukitIPCHaloCreate(MPI_Comm comm, PetscInt nroots, PetscInt nlea
 {
   GpukitIPCHalo h;
   PetscMPIInt   size, rank, nshm;
-  PetscBool     use = PETSC_TRUE, hostsync = PETSC_FALSE;
+  PetscBool     use = PETSC_TRUE, hostsync = PETSC_FALSE, side = PETSC_TRUE;
   int           why = IPC_OK, dev;
   char         *bus;
   PetscMPIInt  *cnt, *rcnt, *oslot;
@@ -215,6 +228,7 @@ PetscErrorCode GpukitIPCHaloCreate(MPI_Comm comm, PetscInt nroots, PetscInt nlea
   PetscOptionsBegin(comm, NULL, "gpukit CUDA IPC halo exchange (docs/multigpu.md)", NULL); /* global options, listed by -help */
   PetscCall(PetscOptionsBool("-gpukit_ipc", "Exchange halos device to device through CUDA IPC where every rank is on one node (false: PETSc's star forest)", "GpukitIPCHaloCreate", use, &use, NULL));
   PetscCall(PetscOptionsBool("-gpukit_ipc_host_sync", "Each side waits for its own CUDA event on the host before its message, instead of the other side's stream waiting on it", "GpukitIPCHaloCreate", hostsync, &hostsync, NULL));
+  PetscCall(PetscOptionsBool("-gpukit_ipc_side_stream", "Pack and unpack on a second, high-priority stream that overlaps the caller's work between Begin and End (false: on the caller's stream)", "GpukitIPCHaloCreate", side, &side, NULL));
   PetscOptionsEnd();
   if (!use) why = IPC_OFF;
   PetscCallMPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
@@ -396,12 +410,20 @@ PetscErrorCode GpukitIPCHaloCreate(MPI_Comm comm, PetscInt nroots, PetscInt nlea
       PetscCall(IPCAgree(h->comm, &why));
     }
   }
+  if (why == IPC_OK && side && (h->nr || h->no || h->nself)) { /* (a local choice: the protocol does not depend on it) */
+    int lo, hi;
+
+    PetscCallCUDA(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    PetscCallCUDA(cudaStreamCreateWithPriority(&h->side, cudaStreamNonBlocking, hi));
+    PetscCallCUDA(cudaEventCreateWithFlags(&h->xready, cudaEventDisableTiming));
+    PetscCallCUDA(cudaEventCreateWithFlags(&h->fin, cudaEventDisableTiming));
+  }
   if (why == IPC_OK) {
     PetscCall(IPCUpload(sizeof(void *) * h->no, h->obuf, (void **)&h->dbases));
     PetscCall(IPCUpload(sizeof(int) * h->nrecv, slot, (void **)&h->dslot));
     PetscCall(IPCUpload(sizeof(long long) * h->nrecv, src, (void **)&h->dsrc));
     PetscCall(IPCUpload(sizeof(long long) * h->nrecv, dst, (void **)&h->ddst));
-    PetscCall(PetscInfo(NULL, "CUDA IPC halo exchange on rank %d (GPU %d): %d owners (%" PetscInt_FMT " entries read from their buffers), %d readers (%" PetscInt_FMT " entries packed), %" PetscInt_FMT " entries of its own, up to %" PetscInt_FMT " scalars each%s\n", (int)rank, dev, (int)h->no, h->nrecv, (int)h->nr, h->nsend, h->nself, maxunit, h->hostsync ? "; -gpukit_ipc_host_sync" : ""));
+    PetscCall(PetscInfo(NULL, "CUDA IPC halo exchange on rank %d (GPU %d): %d owners (%" PetscInt_FMT " entries read from their buffers), %d readers (%" PetscInt_FMT " entries packed), %" PetscInt_FMT " entries of its own, up to %" PetscInt_FMT " scalars each%s%s\n", (int)rank, dev, (int)h->no, h->nrecv, (int)h->nr, h->nsend, h->nself, maxunit, h->hostsync ? "; -gpukit_ipc_host_sync" : "", h->side ? "; on a side stream" : ""));
     *hp = h;
   } else PetscCall(GpukitIPCHaloDestroy(&h));
   PetscCall(PetscFree2(omsg, dmsg));
@@ -425,6 +447,11 @@ PetscErrorCode GpukitIPCHaloBcastBegin(GpukitIPCHalo h, PetscInt unit, const Pet
   PetscCheck(h->unit == 0, PETSC_COMM_SELF, PETSC_ERR_ORDER, "GpukitIPCHaloBcastBegin() called again before GpukitIPCHaloBcastEnd()");
   PetscCheck(unit >= 1 && unit <= h->maxunit, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The CUDA IPC halo moves 1 to %" PetscInt_FMT " scalars per entry (its maxunit), not %" PetscInt_FMT, h->maxunit, unit);
   PetscCall(PetscLogEventBegin(GPUKIT_IPC_Halo, 0, 0, 0, 0));
+  if (h->side) { /* the side stream starts once rootdata is final on the caller's */
+    PetscCallCUDA(cudaEventRecord(h->xready, stream));
+    PetscCallCUDA(cudaStreamWaitEvent(h->side, h->xready, 0));
+    stream = h->side;
+  }
   if (h->nr) {
     GpukitIPCGatherArgs a;
 
@@ -460,11 +487,16 @@ PetscErrorCode GpukitIPCHaloBcastBegin(GpukitIPCHalo h, PetscInt unit, const Pet
 PetscErrorCode GpukitIPCHaloBcastEnd(GpukitIPCHalo h, PetscInt unit, const PetscScalar *rootdata, PetscScalar *leafdata, cudaStream_t stream)
 {
   GpukitIPCGatherArgs a;
+  cudaStream_t        caller = NULL;
 
   PetscFunctionBegin;
   PetscCheck(h, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "No CUDA IPC halo (GpukitIPCHaloCreate() gave NULL: use the star forest)");
   PetscCheck(h->unit == unit, PETSC_COMM_SELF, PETSC_ERR_ORDER, "GpukitIPCHaloBcastEnd() with %" PetscInt_FMT " scalars per entry after a GpukitIPCHaloBcastBegin() with %" PetscInt_FMT " (0: none)", unit, h->unit);
   PetscCall(PetscLogEventBegin(GPUKIT_IPC_Halo, 0, 0, 0, 0));
+  if (h->side) { /* the unpack on the side stream; the caller's stream waits for it at the end */
+    caller = stream;
+    stream = h->side;
+  }
   if (h->no) {
     PetscCallMPI(MPI_Waitall(h->no, h->oreadyrq, MPI_STATUSES_IGNORE));
     if (!h->hostsync)
@@ -502,6 +534,10 @@ PetscErrorCode GpukitIPCHaloBcastEnd(GpukitIPCHalo h, PetscInt unit, const Petsc
     for (PetscMPIInt j = 0; j < h->no; j++) PetscCallMPI(MPI_Isend(&IPCToken, 0, MPI_BYTE, h->orank[j], IPC_TAG_DONE, h->comm, &h->odonerq[j]));
   }
   for (PetscMPIInt i = 0; i < h->nr; i++) PetscCallMPI(MPI_Irecv(&IPCToken, 0, MPI_BYTE, h->rrank[i], IPC_TAG_DONE, h->comm, &h->rdonerq[i]));
+  if (h->side) {
+    PetscCallCUDA(cudaEventRecord(h->fin, h->side));
+    PetscCallCUDA(cudaStreamWaitEvent(caller, h->fin, 0));
+  }
   h->unit = 0;
   PetscCall(PetscLogEventEnd(GPUKIT_IPC_Halo, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
