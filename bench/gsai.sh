@@ -15,12 +15,21 @@
 # Environment: OBJDIR/LIBDIR as in the makefile (default build, GPU: build/gpu); PETSC_DIR (GPU default: the one
 # $OBJDIR was built against); GPUKIT_BENCH_BATCHES (3) timed set-ups/solves, the fastest counts;
 # GPUKIT_CASE_TIMEOUT seconds per case (CPU 300, GPU 60); GPUKIT_GSAI_BUDGET seconds for all cases, later cases are
-# skipped once it is spent (CPU 600, GPU 130); GPUKIT_GSAI_N grid sizes with solves (CPU "64", GPU "64 128");
+# skipped once it is spent (CPU 900, GPU 200); GPUKIT_GSAI_N grid sizes with solves (CPU "64", GPU "64 128");
 # GPUKIT_GSAI_SETUP_N grid sizes with set-up only (CPU "128": ParaSails against the GPU's 128^3) and
-# GPUKIT_GSAI_BIG_N (GPU "160") the largest GPU grids, with solves, run last; GPUKIT_GSAI_MATRICES the matrix names
+# GPUKIT_GSAI_BIG_N (GPU "160") the largest GPU grids, with solves, run last; GPUKIT_GSAI_MATRICES the matrix names;
+# GPUKIT_GSAI_ADAPTIVE the cases run again with PCGSAI's adaptive pattern (-pc_gsai_pattern adaptive, docs/gsai.md "The
+# adaptive pattern"; case names "<case> adaptive"), after the pattern-of-A cases and before the big grids: matrix
+# names (NAME:setup: the set-up only, -solve 0), and poisson3d:N / convdiff3d:N for the 3-D grids (convdiff3d: -beta
+# 100), with solves (CPU: the matrices of GPUKIT_GSAI_MATRICES, poisson3d:64 convdiff3d:64; GPU: those and
+# poisson3d:128 convdiff3d:128; bcsstk08 as bcsstk08:setup: with its adaptive M, left-preconditioned BiCGStab stops on
+# the preconditioned residual at a true relative residual of 1.2e-4, which gsai_bench rejects); on the CPU their
+# ParaSails gets its own defaults (thresh 0.1, nlevels 1, filter 0.1) instead of the pattern of A (its BiCGStab does
+# not converge on poisson3d:64: 10000 iterations, ~160 s of the CPU run)
 # (these lists may be set empty: no such cases);
 # GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git (pass them from the dev machine).
-# CPU: about 2.5 minutes on the 2-core dev machine (142 s on 2026-11-22); GPU: meant for one call of at most ~150 s.
+# CPU: about 7 minutes on the 2-core dev machine (422 s on 2026-11-27, of which 280 s the adaptive cases);
+# GPU: meant for one call of at most ~200 s (budget 200 s, the big grids last).
 #
 #   bash bench/gsai.sh ex10 [MATRIX...]   PCGSAI's defaults against Jacobi, ILU(0) and ParaSails's defaults with stock KSP
 #                                         ex10 (build/tutorials/ksp_ex10: tests/conformance/build.sh; the .petsc files:
@@ -154,19 +163,24 @@ if [ "$gpu" = 1 ]; then
   export LD_LIBRARY_PATH=$PETSC_DIR/lib:$cudalib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   [ -d "$top/gpucarry/extra-libs" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$top/gpucarry/extra-libs LIBRARY_PATH=$top/gpucarry/extra-libs${LIBRARY_PATH:+:$LIBRARY_PATH}
   case_timeout=${GPUKIT_CASE_TIMEOUT:-60}
-  budget=${GPUKIT_GSAI_BUDGET:-130}
+  budget=${GPUKIT_GSAI_BUDGET:-200}
   sizes=${GPUKIT_GSAI_N-64 128}
   setup_sizes=${GPUKIT_GSAI_SETUP_N-}
   big_sizes=${GPUKIT_GSAI_BIG_N-160}
+  adaptive=${GPUKIT_GSAI_ADAPTIVE-${matrices//bcsstk08/bcsstk08:setup} poisson3d:64 convdiff3d:64 poisson3d:128 convdiff3d:128}
+  adaptive_ps=""
   common="-mat_type aijcusparse -use_gpu_aware_mpi 0"
   kind=gpu
 else
   objdir=${OBJDIR:-build}
   case_timeout=${GPUKIT_CASE_TIMEOUT:-300}
-  budget=${GPUKIT_GSAI_BUDGET:-600}
+  budget=${GPUKIT_GSAI_BUDGET:-900}
   sizes=${GPUKIT_GSAI_N-64}
   setup_sizes=${GPUKIT_GSAI_SETUP_N-128}
   big_sizes=${GPUKIT_GSAI_BIG_N-}
+  adaptive=${GPUKIT_GSAI_ADAPTIVE-${matrices//bcsstk08/bcsstk08:setup} poisson3d:64 convdiff3d:64}
+  # ParaSails's own defaults (hypre's), against which the adaptive pattern is compared (gsai_bench's default: the pattern of A)
+  adaptive_ps=" -parasails_pc_hypre_parasails_thresh 0.1 -parasails_pc_hypre_parasails_nlevels 1 -parasails_pc_hypre_parasails_filter 0.1"
   common="-mat_type aij -parasails"
   kind=cpu
 fi
@@ -191,6 +205,16 @@ cases=()
 for m in $matrices; do cases+=("-f $mdir/$m.mtx.gz"); done
 for n in $sizes; do cases+=("-da 3 -n $n" "-da 3 -n $n -beta 100"); done
 for n in $setup_sizes; do cases+=("-da 3 -n $n -solve 0 -batches 2" "-da 3 -n $n -beta 100 -solve 0 -batches 2"); done
+for a in $adaptive; do
+  case $a in
+    poisson3d:[0-9]*) c="-da 3 -n ${a#*:}" ;;
+    convdiff3d:[0-9]*) c="-da 3 -n ${a#*:} -beta 100" ;;
+    *:setup) c="-f $mdir/${a%:setup}.mtx.gz -solve 0" ;;
+    *:*) echo "bench/gsai.sh: GPUKIT_GSAI_ADAPTIVE: '$a' is neither a matrix name nor poisson3d:N / convdiff3d:N" >&2; exit 1 ;;
+    *) c="-f $mdir/$a.mtx.gz" ;;
+  esac
+  cases+=("$c -pc_gsai_pattern adaptive -label adaptive$adaptive_ps")
+done
 for n in $big_sizes; do cases+=("-da 3 -n $n" "-da 3 -n $n -beta 100"); done
 
 failed=0

@@ -6,13 +6,19 @@ static const char help[] = "PCGSAI benchmark: set-up time of gpukit's PCGSAI (pe
                            "  -batches b               timed set-ups (and solves) of each kind, the fastest is reported (default 3)\n"
                            "  -parasails               also time -pc_type hypre -pc_hypre_type parasails (PETSc with hypre only) with the pattern\n"
                            "                           of A: thresh 0, nlevels 0, filter 0, sym nonsymmetric (SPD with -pc_gsai_type spd); the\n"
-                           "                           options -parasails_pc_hypre_parasails_* override these\n"
+                           "                           options -parasails_pc_hypre_parasails_* override these (bench/gsai.sh passes\n"
+                           "                           ParaSails's own defaults, thresh 0.1, nlevels 1, filter 0.1, for the adaptive pattern);\n"
+                           "                           the record's \"parasails_params\" says which were used\n"
                            "  -solve <bool>            time the solves (default true); -solvers gsai,jacobi,none[,parasails] which ones\n"
                            "                           (default gsai,jacobi,none, plus parasails with -parasails)\n"
                            "  -rtol r -max_it k        KSPBCGS tolerance (default 1e-7) and iteration limit (default 10000)\n"
                            "  -side left|right         preconditioning side of every solve (default left; PCGSAISetSide() follows it)\n"
                            "  -check_max_rows m        check M against Jacobi (below) only up to m rows (default 3000000)\n"
-                           "  -json path               append one JSON record to this file (one record a line)\n"
+                           "  -json path               append one JSON record to this file (one record a line); it holds \"pattern\", the\n"
+                           "                           PCGSAI pattern the set-up used, and for the adaptive pattern its counts\n"
+                           "                           (PCGSAIGetAdaptiveInfo(): \"adaptive_met\", \"adaptive_capped\", \"adaptive_ratio\",\n"
+                           "                           \"adaptive_maxres\") and settings (\"adaptive_steps\", \"adaptive_per_step\", \"adaptive_tol\")\n"
+                           "  -label word              appended to the case name: \"<case> <word>\" (e.g. -label adaptive: \"sherman5 adaptive\")\n"
                            "  -cpu_time                time the set-ups by the process's CPU time, not wall-clock time (host only: on a\n"
                            "                           machine shared with other jobs, the time slices given to others do not count)\n"
                            "  -pc_gsai_*               PCGSAI's options (type, pattern, ...); default: general, pattern of A\n\n"
@@ -324,24 +330,27 @@ static PetscErrorCode TimeSolve(Mat A, Vec b, PetscInt kind, PCSide side, PetscB
 
 int main(int argc, char **argv)
 {
-  Mat            A;
-  DM             da = NULL;
-  Vec            b, xs;
-  PetscRandom    rnd;
-  PC             pc;
-  PCGSAIType     gtype;
-  PCSide         side = PC_LEFT;
-  SolveResult    sol[S_N];
-  char           file[PETSC_MAX_PATH_LEN] = "", mattype[64] = "aij", json[PETSC_MAX_PATH_LEN] = "", casename[PETSC_MAX_PATH_LEN], problem[32] = "file", version[64], device[256] = "cpu", sidename[16] = "left";
-  char          *names[S_N];
-  PetscInt       dim = 0, n = 64, batches = 3, maxit = 10000, rows, nnzM = 0, nfall = 0, nsolvers = S_N, checkmax = 3000000;
-  PetscReal      beta = 0.0, rtol = 1e-7, tsetup = -1, stages[4] = {0, 0, 0, 0}, tps = -1, tconv = -1, fgsai = -1, fjac = -1;
-  PetscBool      gpu, parasails = PETSC_FALSE, solve = PETSC_TRUE, hasjson, ondevice = PETSC_FALSE, set, sideset;
-  PetscMPIInt    size;
-  MatInfo        info;
-  const char    *envdate = getenv("GPUKIT_DATE");
-  MatType        atype;
-  PetscLogDouble t0, t1;
+  Mat               A;
+  DM                da = NULL;
+  Vec               b, xs;
+  PetscRandom       rnd;
+  PC                pc;
+  PCGSAIType        gtype;
+  PCSide            side = PC_LEFT;
+  SolveResult       sol[S_N];
+  char              label[64] = "", psparams[256] = "", pssym[32] = "", file[PETSC_MAX_PATH_LEN] = "", mattype[64] = "aij", json[PETSC_MAX_PATH_LEN] = "", casename[PETSC_MAX_PATH_LEN], problem[32] = "file", version[64], device[256] = "cpu", sidename[16] = "left";
+  char             *names[S_N];
+  PetscInt          dim = 0, n = 64, batches = 3, maxit = 10000, rows, nnzM = 0, nfall = 0, nsolvers = S_N, checkmax = 3000000;
+  PCGSAIPatternType pused = PCGSAI_PATTERN_A;
+  PetscInt          adsteps = 0, adper = 0, admet = -1, adcapped = -1, usedmax = 0;
+  PetscReal         adtol = 0, adratio = -1, admaxres = -1;
+  PetscReal         beta = 0.0, rtol = 1e-7, tsetup = -1, stages[4] = {0, 0, 0, 0}, tps = -1, tconv = -1, fgsai = -1, fjac = -1;
+  PetscBool         gpu, parasails = PETSC_FALSE, solve = PETSC_TRUE, hasjson, ondevice = PETSC_FALSE, set, sideset;
+  PetscMPIInt       size;
+  MatInfo           info;
+  const char       *envdate = getenv("GPUKIT_DATE");
+  MatType           atype;
+  PetscLogDouble    t0, t1;
 
   PetscFunctionBeginUser;
   (void)GKRandomMatrix; /* tests/pc/gsaiprob.h's third problem, not used here */
@@ -364,6 +373,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsString("-side", "Preconditioning side, left or right", "bench", sidename, sidename, sizeof(sidename), &sideset));
   PetscCall(PetscOptionsInt("-check_max_rows", "Largest matrix whose M is checked against Jacobi", "bench", checkmax, &checkmax, NULL));
   PetscCall(PetscOptionsString("-json", "Append a JSON record (one a line) to this file", "bench", json, json, sizeof(json), &hasjson));
+  PetscCall(PetscOptionsString("-label", "Word appended to the case name", "bench", label, label, sizeof(label), NULL));
   PetscCall(PetscOptionsBool("-cpu_time", "Time the set-ups by the process's CPU time", "bench", UseCPUTime, &UseCPUTime, NULL));
   PetscOptionsEnd();
   PetscCheck(file[0] || dim == 2 || dim == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Give a matrix: -f file.mtx[.gz], or -da 2|3 -n n [-beta b]");
@@ -421,6 +431,11 @@ int main(int argc, char **argv)
       snprintf(casename, sizeof(casename), "convdiff%dd_n%d_b%g", (int)dim, (int)n, (double)beta);
     }
   }
+  if (label[0]) {
+    PetscCheck(!strchr(label, '"') && !strchr(label, '\\'), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-label must not hold quotes or backslashes (it goes into the JSON record): %s", label);
+    PetscCall(PetscStrlcat(casename, " ", sizeof(casename)));
+    PetscCall(PetscStrlcat(casename, label, sizeof(casename)));
+  }
   PetscCall(PetscTime(&t1));
   PetscCall(MatGetSize(A, &rows, NULL));
   PetscCall(MatGetType(A, &atype));
@@ -438,6 +453,11 @@ int main(int argc, char **argv)
   PetscCall(TimeSetUp(A, S_GSAI, side, sideset, PCGSAI_GENERAL, batches, gpu, &pc, &tsetup, stages));
   PetscCall(PCGSAIGetType(pc, &gtype));
   PetscCall(PCGSAIGetSetUpInfo(pc, &nnzM, &nfall, &ondevice));
+  PetscCall(PCGSAIGetSetUpChoices(pc, NULL, &pused, NULL, NULL, &usedmax));
+  if (pused == PCGSAI_PATTERN_ADAPTIVE) {
+    PetscCall(PCGSAIGetAdaptive(pc, &adsteps, &adper, &adtol));
+    PetscCall(PCGSAIGetAdaptiveInfo(pc, &admet, &adcapped, &adratio, &admaxres));
+  }
   PetscCheck(!gpu || ondevice, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "M was built on the host for a %s matrix (see -info): not the device set-up this benchmark measures", mattype);
   if (rows <= checkmax) PetscCall(CheckM(pc, A, gtype, side, nnzM, &fgsai, &fjac));
   else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "(%" PetscInt_FMT " rows > -check_max_rows %" PetscInt_FMT ": M not checked against Jacobi; the solve's residual is)\n", rows, checkmax));
@@ -460,6 +480,16 @@ int main(int argc, char **argv)
       PetscCall(PetscOptionsHasName(NULL, NULL, def[i].name, &has));
       if (!has) PetscCall(PetscOptionsSetValue(NULL, def[i].name, def[i].value));
     }
+    /* the values ParaSails reads, for the record */
+    for (size_t i = 0; i < 3; i++) {
+      char v[64] = "";
+      PetscCall(PetscOptionsGetString(NULL, NULL, def[i].name, v, sizeof(v), NULL));
+      PetscCall(PetscStrlcat(psparams, psparams[0] ? " " : "", sizeof(psparams)));
+      PetscCall(PetscStrlcat(psparams, def[i].name + strlen("-parasails_pc_hypre_parasails_"), sizeof(psparams)));
+      PetscCall(PetscStrlcat(psparams, " ", sizeof(psparams)));
+      PetscCall(PetscStrlcat(psparams, v, sizeof(psparams)));
+    }
+    PetscCall(PetscOptionsGetString(NULL, NULL, def[3].name, pssym, sizeof(pssym), NULL));
     PetscCall(TimeSetUp(A, S_PARASAILS, side, sideset, gtype, batches, gpu, &pc, &tps, dummy));
     PetscCall(PCDestroy(&pc));
     /* the part of its set-up that converts A to a hypre matrix */
@@ -493,6 +523,9 @@ int main(int argc, char **argv)
   /* report */
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, %s, %s, %s side, %" PetscInt_FMT " rows, nnz(A) %.0f, nnz(M) %" PetscInt_FMT " (%.2f nnz(A)), %" PetscInt_FMT " fallbacks, M built on the %s; fastest of %" PetscInt_FMT "\n", casename, mattype, PCGSAITypes[gtype], side == PC_RIGHT ? "right" : "left", rows, info.nz_used,
                         nnzM, (double)nnzM / info.nz_used, nfall, ondevice ? "device" : "host", batches));
+  if (pused == PCGSAI_PATTERN_ADAPTIVE)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "adaptive pattern (%" PetscInt_FMT " steps of %" PetscInt_FMT ", tol %g): nnz(M)/nnz(A) = %.3f; %" PetscInt_FMT " rows met the target, %" PetscInt_FMT " stopped at the cap; largest residual %.3g\n", adsteps, adper, (double)adtol, (double)adratio, admet, adcapped, (double)admaxres));
+  if (psparams[0]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ParaSails: %s, sym %s\n", psparams, pssym));
   if (gtype == PCGSAI_SPD && fgsai >= 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "check: max |diag(G A G^T) - 1| = %.3g\n", (double)fgsai));
   else if (fgsai >= 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "check: %s = %.6g for GSAI, %.6g for Jacobi's D^-1\n", side == PC_RIGHT ? "||AM - I||_F" : "||MA - I||_F", (double)fgsai, (double)fjac));
   if (UseCPUTime) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "set-ups timed by CPU time (-cpu_time); the stages by the wall clock\n"));
@@ -517,6 +550,11 @@ int main(int argc, char **argv)
     PetscCall(GKJSONString(fp, "mat_type", mattype, PETSC_FALSE));
     PetscCall(GKJSONString(fp, "gsai_type", PCGSAITypes[gtype], PETSC_FALSE));
     PetscCall(GKJSONString(fp, "side", side == PC_RIGHT ? "right" : "left", PETSC_FALSE));
+    PetscCall(GKJSONString(fp, "pattern", PCGSAIPatternTypes[pused], PETSC_FALSE));
+    PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"max_nnz\": %" PetscInt_FMT ", ", usedmax));
+    if (label[0]) PetscCall(GKJSONString(fp, "label", label, PETSC_FALSE));
+    if (pused == PCGSAI_PATTERN_ADAPTIVE)
+      PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"adaptive_steps\": %" PetscInt_FMT ", \"adaptive_per_step\": %" PetscInt_FMT ", \"adaptive_tol\": %g, \"adaptive_met\": %" PetscInt_FMT ", \"adaptive_capped\": %" PetscInt_FMT ", \"adaptive_ratio\": %.6g, \"adaptive_maxres\": %.6g, ", adsteps, adper, (double)adtol, admet, adcapped, (double)adratio, (double)admaxres));
     if (fgsai >= 0) PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"check_gsai\": %.6g, ", (double)fgsai));
     if (fjac >= 0) PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"check_jacobi\": %.6g, ", (double)fjac));
     PetscCall(GKJSONString(fp, "setup_timer", UseCPUTime ? "cpu" : "wall", PETSC_FALSE));
@@ -529,6 +567,10 @@ int main(int argc, char **argv)
     if (ondevice) PetscCall(GKJSONString(fp, "gpu_stages", "device-events", PETSC_FALSE));
     PetscCall(JSONMs(fp, "parasails_setup_ms", tps));
     PetscCall(JSONMs(fp, "parasails_convert_ms", tconv));
+    if (psparams[0]) {
+      PetscCall(GKJSONString(fp, "parasails_params", psparams, PETSC_FALSE));
+      PetscCall(GKJSONString(fp, "parasails_sym", pssym, PETSC_FALSE));
+    }
     if (tps >= 0) PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"setup_speedup_vs_parasails\": %.6g, ", (double)(tps / tsetup)));
     PetscCall(PetscFPrintf(PETSC_COMM_SELF, fp, "\"ksp\": \"bcgs\", \"rtol\": %g, \"max_it\": %" PetscInt_FMT ", ", (double)rtol, maxit));
     for (PetscInt k = 0; k < S_N; k++) {
