@@ -135,8 +135,8 @@ if [ "${1:-}" = setup ]; then
     echo "$t $z"
   }
   echo "PCGSAI host set-up against ParaSails, one core, CPU time (fastest of $reps x 3), $(date -u +%Y-%m-%d), load $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "| case | nnz(M)/nnz(A) GSAI | ParaSails | GSAI ms${baselib:+ (before)} | GSAI ms | ParaSails ms | ParaSails / GSAI |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| case | nnz(M)/nnz(A) GSAI | ParaSails |${baselib:+ GSAI ms (before) |} GSAI ms | ParaSails ms | ParaSails / GSAI |"
+  echo "|---|---|---|${baselib:+---|}---|---|---|"
   for c in "$@"; do
     IFS='|' read -r label src gopts popts <<<"$c"
     read -r tg zg <<<"$(best gsai "" "$src" "$gopts")"
