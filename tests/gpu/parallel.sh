@@ -8,8 +8,10 @@
 # on the same GPU(s) (the tests are small; timing tests may take longer but check behaviour, not speed). Prints each
 # group's last lines and the failed tests; exit 0 only when every group passed. Logs: $OUT/<n>.log when OUT is set,
 # else build/gpu-logs/parallel-<n>.log. GPUKIT_GROUP_TIMEOUT (500 s) per group. GPUKIT_GROUP_GPUS (multi-GPU
-# machines): one word per group, in order and repeated: a GPU index (the group sees only that GPU through
-# CUDA_VISIBLE_DEVICES, its multi-rank tests share it) or "all"; e.g. "0 1 2 3" spreads the groups over 4 GPUs.
+# machines): one word per group, in order and repeated: the group's CUDA_VISIBLE_DEVICES (a GPU index: its multi-rank
+# tests share that GPU; a list such as 1,2,3,0: rank r uses the r-th of the list, so one-rank tests run on the
+# first and multi-rank tests have one GPU per rank) or "all"; e.g. "0,1,2,3 1,2,3,0 2,3,0,1 3,0,1,2" spreads the
+# groups' one-rank tests over 4 GPUs.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
