@@ -5,7 +5,11 @@ static const char help[] = "MATDCSRCUDA against the host MATDCSR and against AIJ
                            "inside an assembly, a batch larger than the free device memory); a CG + Jacobi solve with no host copy.\n"
                            "  -n <rows> -rounds <r> -batch <entries per rank and round> -prealloc <entries per row preallocated>\n"
                            "  -expect_defrag (the device must have defragmented on its own: K or capacity) -expect_grow (and grown)\n"
-                           "  -grid <g> (KSP test: g x g Laplacian; 0 skips it) -memtest (the free-memory batch test) -tol <1e-12>\n";
+                           "  -grid <g> (KSP test: g x g Laplacian; 0 skips it) -memtest (the free-memory batch test) -tol <1e-12>\n"
+                           "  -powerlaw <maxlen> (the first assembly adds power-law rows, up to maxlen entries, every 997th row that long)\n"
+                           "  -expect_rows_kernel (with -mat_dcsr_cuda_mult_kernel rows: every device product of the diagonal block ran the\n"
+                           "   rows kernel exactly when each of its rows had at most one segment, else the fused kernel)\n"
+                           "  -expect_rows_fallback (and some of them fell back: fragmented rows)\n";
 
 /*
    Three matrices get the same entries: Ad (MATDCSRCUDA, -mat_type options apply to it with prefix d_), Ah (MATDCSR)
@@ -29,14 +33,65 @@ typedef struct {
   PetscRandom rnd;
   Mat         Ad, Ah, Aa;
   PetscInt    nchecks;
+  PetscBool   expect_rows; /* -expect_rows_kernel */
+  PetscInt    nrows_runs, nfallback_runs;
 } Ctx;
 
 #if PetscDefined(HAVE_CUDA)
+
+/* -expect_rows_kernel: the kernel of the last device product of Ad's diagonal block ("MatDCSRCUDAGetMultKernel_C":
+   0 binned, 1 fused, 2 rows) is the rows kernel when each row of the block has at most one segment, else fused */
+static PetscErrorCode CheckRowsKernel(Ctx *c, const char *what, const char *op)
+{
+  Mat        D;
+  PetscInt   kernel = -1, lanes = 0, K, maxseg;
+  PetscCount used, cap;
+  char       buf[256];
+  PetscErrorCode (*f)(Mat, PetscInt *, PetscInt *) = NULL;
+
+  PetscFunctionBegin;
+  if (!c->expect_rows) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetDiagonalBlock(c->Ad, &D));
+  PetscCall(PetscObjectQueryFunction((PetscObject)D, "MatDCSRCUDAGetMultKernel_C", &f));
+  PetscCall(GKCheck((PetscBool)(f != NULL), "the diagonal block composes MatDCSRCUDAGetMultKernel_C"));
+  PetscCall((*f)(D, &kernel, &lanes));
+  PetscCall(MatDCSRGetInfo(D, &K, &maxseg, &used, &cap));
+  if (maxseg <= 1) {
+    PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: %s ran kernel %" PetscInt_FMT " (2: rows) although every row has at most one segment", what, op, kernel));
+    PetscCall(GKCheck((PetscBool)(kernel == 2 && (lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 16 || lanes == 32)), buf));
+    c->nrows_runs++;
+  } else {
+    PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: %s ran kernel %" PetscInt_FMT " (1: fused) with rows of up to %" PetscInt_FMT " segments (the rows kernel must fall back)", what, op, kernel, maxseg));
+    PetscCall(GKCheck((PetscBool)(kernel == 1), buf));
+    c->nfallback_runs++;
+  }
+  c->nchecks++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -powerlaw: the extra entries of row r in the first assembly, the same on every matrix and any number of ranks (a hash
+   of r, no random stream): a Pareto length (P(len >= L) ~ L^-1.2), every 997th row maxlen long (-n 6000 -powerlaw 5000:
+   10.6 extra entries a row on average, 15 rows longer than 256, 8 longer than 2048); columns r + 2, r + 3, ... (mod N):
+   distinct and apart from the tridiagonal */
+static PetscInt PowerLawLength(PetscInt r, PetscInt N, PetscInt maxlen)
+{
+  unsigned int h = (unsigned int)r * 2654435761u;
+  double       u;
+  PetscInt     len;
+
+  h ^= h >> 15;
+  h *= 2246822519u;
+  h ^= h >> 13;
+  u   = ((double)(h >> 8) + 1.0) / 16777216.0; /* (0, 1] */
+  len = r % 997 == 5 ? maxlen : (PetscInt)PetscMin((double)maxlen, PetscPowReal(u, -1.0 / 1.2)) - 1;
+  return PetscMax(0, PetscMin(len, N - 3));
+}
 
 static PetscErrorCode Compare(Ctx *c, const char *what)
 {
   Vec       xd, yd, zd, xa, ya, za, da, dd;
   PetscReal nd, na, rel;
+  PetscBool bound;
   char      buf[256];
 
   PetscFunctionBegin;
@@ -53,14 +108,14 @@ static PetscErrorCode Compare(Ctx *c, const char *what)
   /* products on the device */
   PetscCall(MatMult(c->Ad, xd, yd));
   PetscCall(MatMult(c->Aa, xa, ya));
+  PetscCall(MatBoundToCPU(c->Ad, &bound));
   {
     PetscOffloadMask m;
-    PetscBool        bound;
-    PetscCall(MatBoundToCPU(c->Ad, &bound));
     PetscCall(VecGetOffloadMask(yd, &m));
     PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: the product's output was written on the device", what));
     if (!bound) PetscCall(GKCheck((PetscBool)(m == PETSC_OFFLOAD_GPU), buf));
   }
+  if (!bound) PetscCall(CheckRowsKernel(c, what, "MatMult"));
   PetscCall(GKRelDiff(yd, ya, NORM_INFINITY, &rel));
   PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: MatMult differs from AIJ by %g (relative)", what, (double)rel));
   PetscCall(GKCheck((PetscBool)(rel <= c->tol), buf));
@@ -69,6 +124,7 @@ static PetscErrorCode Compare(Ctx *c, const char *what)
   PetscCall(GKRelDiff(yd, ya, NORM_INFINITY, &rel));
   PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: MatMultAdd differs from AIJ by %g", what, (double)rel));
   PetscCall(GKCheck((PetscBool)(rel <= c->tol), buf));
+  if (!bound) PetscCall(CheckRowsKernel(c, what, "MatMultAdd"));
   PetscCall(MatMultAdd(c->Ad, xd, yd, yd)); /* y == z */
   PetscCall(MatMultAdd(c->Aa, xa, ya, ya));
   PetscCall(GKRelDiff(yd, ya, NORM_INFINITY, &rel));
@@ -613,6 +669,8 @@ int main(int argc, char **argv)
   Ctx       ctx, *c = &ctx;
   PetscInt  n = 2000, rounds = 4, prealloc = 3, grid = 64, memn = 100000, memb = 8000000, memleave = 1024;
   PetscBool expect_defrag = PETSC_FALSE, expect_grow = PETSC_FALSE, memtest = PETSC_FALSE;
+  PetscInt  powerlaw = 0;
+  PetscBool expect_fallback = PETSC_FALSE;
 
   PetscCall(PetscMemzero(c, sizeof(*c)));
   c->tol   = 1e-12;
@@ -633,6 +691,9 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-memtest_rows", "Rows of the memory test's matrix", NULL, memn, &memn, NULL));
   PetscCall(PetscOptionsInt("-memtest_batch", "Entries of the memory test's batch", NULL, memb, &memb, NULL));
   PetscCall(PetscOptionsInt("-memtest_leave_mb", "Device memory (MB) left free by the memory test's hog", NULL, memleave, &memleave, NULL));
+  PetscCall(PetscOptionsInt("-powerlaw", "Power-law rows of up to this many entries in the first assembly (0: none)", NULL, powerlaw, &powerlaw, NULL));
+  PetscCall(PetscOptionsBool("-expect_rows_kernel", "The diagonal block's products ran the rows kernel exactly where every row had at most one segment, else fused", NULL, c->expect_rows, &c->expect_rows, NULL));
+  PetscCall(PetscOptionsBool("-expect_rows_fallback", "With -expect_rows_kernel: some product of the diagonal block fell back on the fused kernel (fragmented rows)", NULL, expect_fallback, &expect_fallback, NULL));
   PetscOptionsEnd();
   c->N = n;
   PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &c->rnd));
@@ -661,11 +722,34 @@ int main(int argc, char **argv)
         PetscInt    cols[3] = {row - 1, row, row + 1 < n ? row + 1 : -1};
         PetscScalar vals[3] = {-1.0, 3.0, -1.0};
         PetscCall(MatSetValues(*ms[k], 1, &row, 3, cols, vals, INSERT_VALUES));
+        if (powerlaw > 0) { /* a power-law row: rows longer than the product's long-row threshold, split in chunks */
+          PetscInt     len = PowerLawLength(row, n, powerlaw), *pc;
+          PetscScalar *pv;
+          PetscCall(PetscMalloc2(len, &pc, len, &pv));
+          for (PetscInt q = 0; q < len; q++) {
+            pc[q] = (row + 2 + q) % n;
+            pv[q] = 0.01 * (PetscScalar)(1 + (row + q) % 7);
+          }
+          PetscCall(MatSetValues(*ms[k], 1, &row, len, pc, pv, INSERT_VALUES));
+          PetscCall(PetscFree2(pc, pv));
+        }
       }
       PetscCall(MatAssemblyBegin(*ms[k], MAT_FINAL_ASSEMBLY));
       PetscCall(MatAssemblyEnd(*ms[k], MAT_FINAL_ASSEMBLY));
     }
     PetscCall(Compare(c, "first assembly"));
+    if (powerlaw > 0) {
+      PetscInt lmax = 0, nlong = 0, lrow, gl[2], ll[2];
+      for (PetscInt row = c->rstart; row < c->rend; row++) {
+        lrow = 3 + PowerLawLength(row, n, powerlaw);
+        lmax = PetscMax(lmax, lrow);
+        nlong += lrow > 256 ? 1 : 0;
+      }
+      ll[0] = lmax;
+      ll[1] = nlong;
+      PetscCall(MPIU_Allreduce(ll, gl, 2, MPIU_INT, MPI_MAX, PETSC_COMM_WORLD));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  power-law rows: the longest has about %" PetscInt_FMT " entries; up to %" PetscInt_FMT " rows per rank longer than 256\n", gl[0], gl[1]));
+    }
     PetscCall(MatDCSRGetInfo(c->Ad, &K, &maxseg, &used0, &cap0));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok: first assembly; K = %" PetscInt_FMT ", %" PetscCount_FMT " of %" PetscCount_FMT " slots used\n", K, used0, cap0));
 
@@ -736,6 +820,13 @@ int main(int argc, char **argv)
   }
   if (grid > 0) PetscCall(TestSolve(c, grid));
   PetscCall(PetscRandomDestroy(&c->rnd));
+  if (c->expect_rows) { /* both states must have been seen: the rows kernel ran, and fell back where rows were fragmented */
+    PetscInt l[2] = {c->nrows_runs, c->nfallback_runs}, g[2];
+    PetscCall(MPIU_Allreduce(l, g, 2, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  -expect_rows_kernel: %" PetscInt_FMT " products checked on the rows kernel, %" PetscInt_FMT " on its fallback (fused)\n", g[0], g[1]));
+    PetscCall(GKCheck((PetscBool)(g[0] > 0), "-expect_rows_kernel: some product ran the rows kernel"));
+    if (expect_fallback) PetscCall(GKCheck((PetscBool)(g[1] > 0), "-expect_rows_fallback: some product fell back on the fused kernel"));
+  }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "dcsr_cuda: all %" PetscInt_FMT " checks passed on %d rank(s)\n", c->nchecks, (int)c->size));
 #endif
   PetscCall(PetscFinalize());

@@ -1,7 +1,8 @@
 /*
    MATSEQDCSRCUDA and MATMPIDCSRCUDA: MATDCSR with its segmented structure on an NVIDIA GPU (docs/dcsr.md, "On the
    GPU"). Built only against a PETSc with CUDA (real double scalars, 32-bit PetscInt); it replaces the registration
-   stubs of dcsrcudareg.c. Kernels: dcsrkernels.cu (batch insertion, defragmentation, binned product, ops).
+   stubs of dcsrcudareg.c. Kernels: dcsrkernels.cu (batch insertion, defragmentation, the binned, fused and rows
+   products, ops).
 
    MATSEQDCSRCUDA is MATSEQDCSR (dcsr.c, H3's) plus one in-place convert, DCSRConvertToCUDA_Private(): it hangs a
    Mat_SeqDCSRCUDA on Mat_SeqDCSR's spdev and attaches the twin (gpukittwin.h), which keeps the host ops (for
@@ -35,6 +36,19 @@ PetscLogEvent MAT_DCSRCUDA_Insert, MAT_DCSRCUDA_Defrag, MAT_DCSRCUDA_Mult, MAT_D
 
 static const PetscInt DCSRCUDATprValues[] = {1, 2, 4, 8, 16, 32};
 static const PetscInt DCSRCUDATprStart[GPUKIT_DCSR_NBINS] = {1, 3, 5, 5}; /* indices: 2, 8, 32, 32 threads per row */
+
+/* whether every row has at most one segment (1), not (0) or unknown (-1), for the current structure version (the rows
+   kernel's applicability, known without a read-back at the product) */
+static inline void DCSRCUDASetSingle_Private(Mat_SeqDCSRCUDA *cu, PetscInt single)
+{
+  cu->single    = single;
+  cu->singlever = cu->structver;
+}
+
+static inline PetscInt DCSRCUDAGetSingle_Private(const Mat_SeqDCSRCUDA *cu)
+{
+  return cu->singlever == cu->structver ? cu->single : -1;
+}
 
 /* ------------------------------------------------------------------------------------------------------
    Device storage and the twin's copies
@@ -201,6 +215,12 @@ static PetscErrorCode DCSRCUDACopyUp_Private(Mat A, PetscLogDouble *bytes)
   PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host arrays may change as soon as we return */
   d->used = (long long)a->used;
   cu->structver++;
+  { /* the host's segment counts tell whether the rows kernel applies (no read-back at the next product) */
+    PetscInt single = 1;
+    for (PetscInt r = 0; r < a->m && single; r++)
+      if (a->nseg[r] > 1) single = 0;
+    DCSRCUDASetSingle_Private(cu, single);
+  }
   *bytes = (PetscLogDouble)mk * (sizeof(long long) + 2 * sizeof(int)) + (PetscLogDouble)a->m * 2 * sizeof(int) + (PetscLogDouble)a->used * (sizeof(int) + sizeof(double)) + sizeof(u);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -299,6 +319,7 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
     PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA buffer grown on the device from %lld to %lld slots\n", oldcap, cu->d.cap));
   }
   cu->structver++;
+  DCSRCUDASetSingle_Private(cu, 1); /* every row is one segment (or none): the rows kernel applies */
   /* the rows kept their lengths, hence their bins and long-row chunks: only the product's row table changes (no
      re-binning, no synchronisation at the next product) */
   if (binsok) {
@@ -410,9 +431,12 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
     PetscCall(GpukitTwinDeviceWritten(A)); /* per chunk: a later failure leaves the device copy the valid one */
     PetscCallCUDA(GpukitDCSRBatchDestroy(&b));
     if (insertnew && info.nnew) {
+      const PetscInt prev = DCSRCUDAGetSingle_Private(cu);
       a->nnew += info.nnew;
       a->nz += info.nnew;
       cu->structver++;
+      /* the plan's maxnseg is over the rows that got new entries; a row never loses segments in a batch */
+      DCSRCUDASetSingle_Private(cu, info.maxnseg > 1 || prev == 0 ? 0 : prev);
     }
     off += nc;
   }
@@ -439,6 +463,7 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, &maxnseg, &nmulti, &live, stream));
   PetscCall(PetscLogGpuToCpu(3 * sizeof(long long)));
+  DCSRCUDASetSingle_Private(cu, maxnseg <= 1 ? 1 : 0);
   switch (a->defrag) {
   case MAT_DCSR_DEFRAG_ALWAYS:
     defrag = PETSC_TRUE;
@@ -647,6 +672,7 @@ static PetscErrorCode MatDCSRGetInfo_SeqDCSRCUDA(Mat A, PetscInt *K, PetscInt *m
     if (maxseg) {
       PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
       PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, &mx, &nmulti, &live, stream));
+      DCSRCUDASetSingle_Private(cu, mx <= 1 ? 1 : 0);
       *maxseg = mx;
     }
     if (used) *used = cu->d.used;
@@ -757,41 +783,140 @@ static PetscErrorCode DCSRCUDABins_Private(Mat A, cudaStream_t stream)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the product's tuner: knobs kernel (binned or fused, categorical), tpr0..tpr2 (threads per row of bins 0..2); none with
-   -mat_dcsr_autotune false. tpr3 (bin 3: rows of 257..longrow, empty with the default longrow 256) is not tuned */
-static const char *const DCSRCUDAKernelLabels[] = {"binned", "fused"};
+static PetscErrorCode DCSRCUDAFreeRowsView_Private(Mat_SeqDCSRCUDA *cu)
+{
+  PetscFunctionBegin;
+  if (cu->rowsview) PetscCallCUDA(cudaFree(cu->rowsview));
+  cu->rowsview  = NULL;
+  cu->rowsviewm = 0;
+  cu->viewver   = -1;
+  cu->viewok    = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
-static PetscErrorCode DCSRCUDATunerSetUp_Private(Mat A)
+/* whether the product may choose the rows kernel: forced, or tuned among the others (-mat_dcsr_cuda_mult_kernel
+   binned or fused, or auto without the tuner (fused), never build its view) */
+static inline PetscBool DCSRCUDARowsWanted_Private(const Mat_SeqDCSRCUDA *cu)
+{
+  return (PetscBool)(cu->multkernel == DCSR_MULT_ROWS || (cu->multkernel == DCSR_MULT_AUTO && cu->autotune));
+}
+
+/* the rows kernel's row-order view for the current structure; *ok: the kernel applies (every row has at most one
+   segment, the buffer at most INT_MAX slots) and may be chosen. Evaluated once per structure version; the rebuild is
+   one kernel with no synchronisation when the code that changed the structure told whether every row has one segment
+   (upload, defragmentation, batches, the assembly's statistics: DCSRCUDASetSingle_Private()), else it reads back one
+   flag */
+static PetscErrorCode DCSRCUDARowsView_Private(Mat A, cudaStream_t stream, PetscBool *ok)
+{
+  Mat_SeqDCSRCUDA *cu     = DCSRCUDAGet(A);
+  const PetscInt   single = DCSRCUDAGetSingle_Private(cu);
+  int              multi  = 0;
+
+  PetscFunctionBegin;
+  *ok = PETSC_FALSE;
+  if (!DCSRCUDARowsWanted_Private(cu) || cu->d.m <= 0 || cu->d.cap > (long long)INT_MAX) PetscFunctionReturn(PETSC_SUCCESS);
+  if (cu->viewver == cu->structver && (!cu->viewok || cu->rowsviewm == cu->d.m)) {
+    *ok = cu->viewok;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  cu->viewok = PETSC_FALSE;
+  if (single == 0) { /* some row has several segments: the other kernels */
+    cu->viewver = cu->structver;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (cu->rowsviewm != cu->d.m || !cu->rowsview) {
+    PetscCall(DCSRCUDAFreeRowsView_Private(cu));
+    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->rowsview, (size_t)cu->d.m * sizeof(int2), "the product's row-order view"));
+    cu->rowsviewm = cu->d.m;
+  }
+  if (single == 1) PetscCallCUDA(GpukitDCSRRowsView(&cu->d, cu->rowsview, NULL, stream));
+  else {
+    PetscCallCUDA(GpukitDCSRRowsView(&cu->d, cu->rowsview, &multi, stream));
+    PetscCall(PetscLogGpuToCpu(sizeof(int)));
+    DCSRCUDASetSingle_Private(cu, multi ? 0 : 1);
+  }
+  cu->viewok  = (PetscBool)!multi;
+  cu->viewver = cu->structver;
+  *ok         = cu->viewok;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the rows kernel's lanes per row when nothing tunes them: about half the mean row length (the kernel keeps two entries
+   in flight per lane), a power of two in 1..32 */
+static PetscInt DCSRCUDARowsTprGuess_Private(const Mat_SeqDCSRCUDA *cu)
+{
+  const double mean = cu->d.m > 0 ? (double)cu->nnz / (double)cu->d.m : 0.0;
+  PetscInt     t    = 1;
+
+  while (2 * t <= 32 && (double)(2 * t) <= 0.5 * mean) t *= 2;
+  return t;
+}
+
+static PetscInt DCSRCUDALog2_Private(PetscInt t)
+{
+  PetscInt l = 0;
+  while ((PetscInt)1 << (l + 1) <= t) l++;
+  return l;
+}
+
+static PetscErrorCode DCSRCUDATunersDestroy_Private(Mat_SeqDCSRCUDA *cu)
+{
+  PetscFunctionBegin;
+  PetscCall(GpukitTunerDestroy(&cu->tuner));
+  PetscCall(GpukitTunerDestroy(&cu->tunerrows));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the product's tuners: knobs kernel (categorical), tpr0..tpr2 (threads per row of bins 0..2 of the binned and fused
+   kernels); none with -mat_dcsr_autotune false. tpr3 (bin 3: rows of 257..longrow, empty with the default longrow 256) is
+   not tuned. Two tuners, both "dcsr_mult2": cu->tuner while the rows kernel does not apply (kernel: binned | fused, the
+   candidates of before, so their cache entries keep their meaning), cu->tunerrows while it applies (kernel: binned |
+   fused | rows1 .. rows32, the rows kernel with 1..32 lanes per row: another candidate set, hence another cache key);
+   each keeps its choice when the matrix goes from one state to the other. With -mat_dcsr_cuda_mult_kernel rows:
+   rows1 .. rows32 only (the binned kernels' tpr knobs fixed), or fused where the rows kernel does not apply */
+static const char *const DCSRCUDAKernelLabels[] = {"binned", "fused", "rows1", "rows2", "rows4", "rows8", "rows16", "rows32"};
+
+static PetscErrorCode DCSRCUDATunerSetUp_Private(Mat A, PetscBool rows, GpukitTuner *tuner)
 {
   Mat_SeqDCSRCUDA   *cu = DCSRCUDAGet(A);
   GpukitTuneKnob     knobs[GPUKIT_DCSR_NBINS];
   static const char *names[GPUKIT_DCSR_NBINS - 1] = {"tpr0", "tpr1", "tpr2"};
   char               csr[128], shape[256];
-  const PetscInt     nv = (PetscInt)(sizeof(DCSRCUDATprValues) / sizeof(DCSRCUDATprValues[0]));
+  const PetscInt     nv      = (PetscInt)(sizeof(DCSRCUDATprValues) / sizeof(DCSRCUDATprValues[0]));
+  GpukitTuner       *t       = rows ? &cu->tunerrows : &cu->tuner;
+  const PetscBool    onlyrow = (PetscBool)(rows && cu->multkernel == DCSR_MULT_ROWS);
 
   PetscFunctionBegin;
+  *tuner = NULL;
   if (!cu->autotune) {
-    PetscCall(GpukitTunerDestroy(&cu->tuner));
+    PetscCall(DCSRCUDATunersDestroy_Private(cu));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (cu->tuner && cu->tune_m == cu->d.m) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(GpukitTunerDestroy(&cu->tuner));
+  if (cu->tune_m != cu->d.m) PetscCall(DCSRCUDATunersDestroy_Private(cu));
+  if (*t) {
+    *tuner = *t;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscMemzero(knobs, sizeof(knobs)));
   knobs[0].name = "kernel";
   if (cu->multkernel == DCSR_MULT_AUTO) {
-    knobs[0].n         = 2;
-    knobs[0].values[0] = DCSR_MULT_BINNED;
-    knobs[0].values[1] = DCSR_MULT_FUSED;
-    knobs[0].labels    = DCSRCUDAKernelLabels;
-    knobs[0].start     = 1; /* fused */
+    knobs[0].n = rows ? 2 + DCSR_MULT_NROWST : 2;
+    for (PetscInt i = 0; i < knobs[0].n; i++) knobs[0].values[i] = i; /* binned, fused, then rows1..rows32 */
+    knobs[0].labels = DCSRCUDAKernelLabels;
+    knobs[0].start  = 1; /* fused: another kernel must beat it by the tuner's threshold */
+  } else if (onlyrow) {
+    knobs[0].n = DCSR_MULT_NROWST;
+    for (PetscInt i = 0; i < knobs[0].n; i++) knobs[0].values[i] = DCSR_MULT_ROWS + i;
+    knobs[0].labels = DCSRCUDAKernelLabels + DCSR_MULT_ROWS;
+    knobs[0].start  = DCSRCUDALog2_Private(DCSRCUDARowsTprGuess_Private(cu));
   } else {
     knobs[0].n         = 1;
-    knobs[0].values[0] = cu->multkernel;
+    knobs[0].values[0] = cu->multkernel == DCSR_MULT_ROWS ? DCSR_MULT_FUSED : cu->multkernel; /* rows forced where it does not apply: fused */
   }
   for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS - 1; b++) {
     GpukitTuneKnob *k = &knobs[b + 1];
     k->name           = names[b];
-    if (cu->fixtpr) {
+    if (cu->fixtpr || onlyrow) { /* the rows kernel does not use them */
       k->n         = 1;
       k->values[0] = cu->tpr[b];
     } else {
@@ -802,10 +927,11 @@ static PetscErrorCode DCSRCUDATunerSetUp_Private(Mat A)
   }
   PetscCall(GpukitTuneShapeCSR((PetscInt)cu->d.m, (PetscCount)cu->nnz, (PetscInt)cu->maxlen, csr, sizeof(csr)));
   PetscCall(PetscSNPrintf(shape, sizeof(shape), "K%d.L%d.%s", cu->d.K, (int)PetscMin(cu->longrow, 999999), csr));
-  PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_mult2", GPUKIT_DCSR_NBINS, knobs, &cu->tuner));
-  PetscCall(GpukitTunerSetShape(cu->tuner, shape));
-  PetscCall(GpukitTunerSetDevice(cu->tuner, PETSC_TRUE));
+  PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_mult2", GPUKIT_DCSR_NBINS, knobs, t));
+  PetscCall(GpukitTunerSetShape(*t, shape));
+  PetscCall(GpukitTunerSetDevice(*t, PETSC_TRUE));
   cu->tune_m = cu->d.m;
+  *tuner     = *t;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -849,7 +975,9 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
   cudaStream_t       stream;
   const PetscInt    *cfg;
   PetscInt           nlaunch;
-  int                tpr[GPUKIT_DCSR_NBINS], kernel;
+  int                tpr[GPUKIT_DCSR_NBINS], kernel, lanes = 1;
+  PetscBool          rowsok;
+  GpukitTuner        tuner;
 
   PetscFunctionBegin;
   PetscCall(DCSRCUDAVecsOnDevice_Private(A, y ? "MatMultAdd" : "MatMult", 3, vecs, &ok));
@@ -862,32 +990,39 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Mult, A, x, z, 0));
   PetscCall(DCSRCUDABins_Private(A, stream));
+  PetscCall(DCSRCUDARowsView_Private(A, stream, &rowsok)); /* the rows kernel applies: every row has at most one segment */
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
-  PetscCall(DCSRCUDATunerSetUp_Private(A));
-  if (cu->tuner) { /* z = z + A x (y == z) must run once; any other product may be repeated while it is timed */
-    PetscCall(GpukitTunerSetRepeatable(cu->tuner, (PetscBool)!(y && y == z)));
-    PetscCall(GpukitTunerBegin(cu->tuner, A->nonzerostate, (void *)stream, &cfg, &nlaunch));
+  PetscCall(DCSRCUDATunerSetUp_Private(A, rowsok, &tuner));
+  if (tuner) { /* z = z + A x (y == z) must run once; any other product may be repeated while it is timed */
+    PetscCall(GpukitTunerSetRepeatable(tuner, (PetscBool)!(y && y == z)));
+    PetscCall(GpukitTunerBegin(tuner, A->nonzerostate, (void *)stream, &cfg, &nlaunch));
   } else {
     cfg     = NULL;
     nlaunch = 1;
   }
-  if (cu->tuner) { /* cfg: kernel, tpr0..tpr2 */
+  if (tuner) { /* cfg: kernel (DCSR_MULT_ROWS + log2(lanes) for the rows kernel), tpr0..tpr2 */
     kernel = (int)cfg[0];
     for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS - 1; b++) tpr[b] = (int)cfg[b + 1];
   } else {
     kernel = cu->multkernel == DCSR_MULT_AUTO ? DCSR_MULT_FUSED : (int)cu->multkernel;
+    if (kernel == DCSR_MULT_ROWS) kernel = rowsok ? DCSR_MULT_ROWS + (int)DCSRCUDALog2_Private(DCSRCUDARowsTprGuess_Private(cu)) : DCSR_MULT_FUSED;
     for (PetscInt b = 0; b < GPUKIT_DCSR_NBINS - 1; b++) tpr[b] = (int)cu->tpr[b];
   }
   tpr[GPUKIT_DCSR_NBINS - 1] = (int)cu->tpr[GPUKIT_DCSR_NBINS - 1];
+  PetscCheck(kernel < DCSR_MULT_ROWS || (rowsok && kernel < DCSR_MULT_ROWS + DCSR_MULT_NROWST), PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATDCSRCUDA: the rows kernel (%d) chosen where it does not apply", kernel);
+  if (kernel >= DCSR_MULT_ROWS) lanes = 1 << (kernel - DCSR_MULT_ROWS);
   PetscCall(PetscLogGpuTimeBegin());
   for (PetscInt l = 0; l < nlaunch; l++) {
-    if (kernel == DCSR_MULT_FUSED) PetscCallCUDA(GpukitDCSRMultFusedCUDA(&cu->d, cu->perm, cu->rowst, cu->rowln, cu->binstart, tpr, cu->lchunk, cu->nchunk, cu->lpart, cu->lcount, xa, ya, za, stream));
+    if (kernel >= DCSR_MULT_ROWS) PetscCallCUDA(GpukitDCSRMultRowsCUDA(&cu->d, cu->rowsview, lanes, (long long)cu->longrow, cu->perm, cu->rowst, cu->rowln, cu->binstart, cu->lchunk, cu->nchunk, cu->lpart, cu->lcount, xa, ya, za, stream));
+    else if (kernel == DCSR_MULT_FUSED) PetscCallCUDA(GpukitDCSRMultFusedCUDA(&cu->d, cu->perm, cu->rowst, cu->rowln, cu->binstart, tpr, cu->lchunk, cu->nchunk, cu->lpart, cu->lcount, xa, ya, za, stream));
     else PetscCallCUDA(GpukitDCSRMultCUDA(&cu->d, cu->perm, cu->rowst, cu->rowln, cu->binstart, tpr, cu->lchunk, cu->nchunk, cu->lpart, xa, ya, za, stream));
-    if (cu->tuner) PetscCall(GpukitTunerMark(cu->tuner));
+    if (tuner) PetscCall(GpukitTunerMark(tuner));
   }
   PetscCall(PetscLogGpuTimeEnd());
-  if (cu->tuner) PetscCall(GpukitTunerEnd(cu->tuner));
+  if (tuner) PetscCall(GpukitTunerEnd(tuner));
+  cu->lastkernel = kernel >= DCSR_MULT_ROWS ? DCSR_MULT_ROWS : kernel;
+  cu->lasttpr    = kernel >= DCSR_MULT_ROWS ? lanes : 0;
   PetscCall(DCSRCUDARestoreOutArrays_Private(y, z, &ya, &za));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
   PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)cu->nnz));
@@ -1089,6 +1224,7 @@ static PetscErrorCode MatDuplicate_SeqDCSRCUDA(Mat A, MatDuplicateOption op, Mat
     PetscCallCUDA(cudaMemcpyAsync(cb->d.dused, cu->d.dused, sizeof(unsigned long long), cudaMemcpyDeviceToDevice, stream));
     cb->d.used = cu->d.used;
     cb->structver++;
+    DCSRCUDASetSingle_Private(cb, DCSRCUDAGetSingle_Private(cu));
     (*B)->offloadmask = PETSC_OFFLOAD_BOTH; /* the host copy (the host duplicate) and the device copy hold the same */
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1158,7 +1294,7 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
       cu->tpr[b] = tpr[b];
     }
     cu->fixtpr = PETSC_TRUE;
-    PetscCall(GpukitTunerDestroy(&cu->tuner));
+    PetscCall(DCSRCUDATunersDestroy_Private(cu));
   }
   {
     PetscInt lr = cu->longrow;
@@ -1167,7 +1303,7 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
       PetscCheck(lr >= 1, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_dcsr_cuda_long_row must be at least 1, got %" PetscInt_FMT, lr);
       if (lr != cu->longrow) { /* the bins again at the next product, and the tuner's knobs (tpr3 is fixed when longrow <= 256) */
         cu->binver = -1;
-        PetscCall(GpukitTunerDestroy(&cu->tuner));
+        PetscCall(DCSRCUDATunersDestroy_Private(cu));
       }
       cu->longrow = lr;
     }
@@ -1175,7 +1311,7 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
   PetscCall(PetscOptionsBool("-mat_dcsr_autotune", "Tune the product's threads per row with gpukit's tuner (-gpukit_tune); false: the starting values 2, 8, 32, 32", "MATDCSRCUDA", tune, &tune, &set));
   if (set) {
     cu->autotune = tune;
-    PetscCall(GpukitTunerDestroy(&cu->tuner));
+    PetscCall(DCSRCUDATunersDestroy_Private(cu));
   }
   PetscCall(PetscOptionsBool("-mat_dcsr_cuda_trim", "Give the pooled work space of a large batch (and the buffers a defragmentation replaced, with -mat_dcsr_cuda_defrag_spare false) back to the device when it ends", "MATDCSRCUDA", trim, &trim, NULL));
   cu->trim = trim;
@@ -1188,13 +1324,13 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
     }
   }
   {
-    const char *const kinds3[] = {"binned", "fused", "auto"};
+    const char *const kinds4[] = {"binned", "fused", "rows", "auto"};
     PetscBool         flg;
-    PetscInt          sel = cu->multkernel < 0 ? 2 : cu->multkernel;
-    PetscCall(PetscOptionsEList("-mat_dcsr_cuda_mult_kernel", "The product: a launch per bin (binned), all bins in one launch (fused), or the tuner's choice (auto)", "MATDCSRCUDA", kinds3, 3, kinds3[sel], &sel, &flg));
+    PetscInt          sel = cu->multkernel < 0 ? 3 : cu->multkernel;
+    PetscCall(PetscOptionsEList("-mat_dcsr_cuda_mult_kernel", "The product: a launch per bin (binned), all bins in one launch (fused), rows in row order when every row has at most one segment (rows; else fused), or the tuner's choice (auto)", "MATDCSRCUDA", kinds4, 4, kinds4[sel], &sel, &flg));
     if (flg) {
-      cu->multkernel = sel == 2 ? DCSR_MULT_AUTO : sel;
-      PetscCall(GpukitTunerDestroy(&cu->tuner));
+      cu->multkernel = sel == 3 ? DCSR_MULT_AUTO : sel;
+      PetscCall(DCSRCUDATunersDestroy_Private(cu));
     }
   }
   for (PetscInt b = 1; b < nblk; b++) { /* the other blocks (the off-diagonal block of a MATMPIDCSRCUDA) as the first */
@@ -1208,7 +1344,7 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
     cb->multkernel = cu->multkernel;
     if (cb->longrow != cu->longrow) cb->binver = -1;
     cb->longrow = cu->longrow;
-    PetscCall(GpukitTunerDestroy(&cb->tuner));
+    PetscCall(DCSRCUDATunersDestroy_Private(cb));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1230,7 +1366,7 @@ static PetscLogDouble DCSRCUDAStorageBytes_Private(const Mat_SeqDCSRCUDA *cu)
   const PetscLogDouble mk = (PetscLogDouble)d->m * (PetscLogDouble)d->K;
 
   if (!d->segstart) return 0;
-  return mk * (sizeof(long long) + 2 * sizeof(int)) + (PetscLogDouble)d->m * 2 * sizeof(int) + (PetscLogDouble)d->cap * (sizeof(int) + sizeof(double)) + sizeof(unsigned long long) + (PetscLogDouble)cu->permm * 3 * sizeof(int) + (PetscLogDouble)cu->lchunkalloc * 2 * sizeof(int) + (PetscLogDouble)cu->lpartalloc * sizeof(double) + (PetscLogDouble)cu->spare.cap * (sizeof(int) + sizeof(double));
+  return mk * (sizeof(long long) + 2 * sizeof(int)) + (PetscLogDouble)d->m * 2 * sizeof(int) + (PetscLogDouble)d->cap * (sizeof(int) + sizeof(double)) + sizeof(unsigned long long) + (PetscLogDouble)cu->permm * 3 * sizeof(int) + (PetscLogDouble)cu->lchunkalloc * 2 * sizeof(int) + (PetscLogDouble)cu->lpartalloc * sizeof(double) + (PetscLogDouble)cu->spare.cap * (sizeof(int) + sizeof(double)) + (PetscLogDouble)cu->rowsviewm * sizeof(int2);
 }
 
 /* "MatDCSRCUDAGetDeviceBytes_C" (composed; queried by bench/dcsr_bench.c with PetscObjectQueryFunction()): the device
@@ -1239,6 +1375,18 @@ static PetscErrorCode MatDCSRCUDAGetDeviceBytes_SeqDCSRCUDA(Mat A, PetscLogDoubl
 {
   PetscFunctionBegin;
   *bytes = DCSRCUDAStorageBytes_Private(DCSRCUDAGet(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* "MatDCSRCUDAGetMultKernel_C" (composed; queried by tests/gpu/dcsr_cuda.c): the kernel of this block's last product
+   (-1: none yet, 0 binned, 1 fused, 2 rows) and the rows kernel's lanes per row (0 for the others) */
+static PetscErrorCode MatDCSRCUDAGetMultKernel_SeqDCSRCUDA(Mat A, PetscInt *kernel, PetscInt *lanes)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+
+  PetscFunctionBegin;
+  if (kernel) *kernel = cu->lastkernel;
+  if (lanes) *lanes = cu->lastkernel == DCSR_MULT_ROWS ? cu->lasttpr : 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1262,10 +1410,21 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  device: %lld of %lld slots used, %" PetscInt_FMT " batches (%" PetscCount_FMT " MatSetValues entries uploaded), %" PetscInt_FMT " device defragmentations (%" PetscInt_FMT " grew the buffer)\n", cu->d.used, cu->d.cap, cu->nbatch, cu->nuploaded, cu->ndevdefrag, cu->ndevgrow));
   if (cu->perm) PetscCall(PetscViewerASCIIPrintf(viewer, "  product bins (rows of length <=4, <=32, <=256, more, and longer than %" PetscInt_FMT ": split in %lld chunks of %d entries, a block each): %lld, %lld, %lld, %lld, %lld rows\n", cu->longrow, cu->nchunk, GPUKIT_DCSR_LONG_CHUNK, cu->binstart[1] - cu->binstart[0], cu->binstart[2] - cu->binstart[1], cu->binstart[3] - cu->binstart[2], cu->binstart[4] - cu->binstart[3], cu->binstart[5] - cu->binstart[4]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory held: %g MB, of which %g MB the defragmentation's spare buffers (-mat_dcsr_cuda_defrag_spare %s; -mat_dcsr_cuda_trim %s: %" PetscInt_FMT " trims of the work pool)\n", (double)DCSRCUDAStorageBytes_Private(cu) / 1048576.0, (double)cu->spare.cap * (sizeof(int) + sizeof(double)) / 1048576.0, cu->keepspare ? "true" : "false", cu->trim ? "true" : "false", cu->ntrim));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  product kernel: %s\n", cu->multkernel == DCSR_MULT_AUTO ? "tuned (binned or fused)" : cu->multkernel == DCSR_MULT_FUSED ? "fused (-mat_dcsr_cuda_mult_kernel)" : "binned (-mat_dcsr_cuda_mult_kernel)"));
-  if (cu->tuner) {
+  {
+    static const char *const kname[] = {"binned", "fused", "rows"};
+    const char              *how     = cu->multkernel == DCSR_MULT_AUTO ? "tuned (binned, fused, or rows where every row has at most one segment)" : cu->multkernel == DCSR_MULT_ROWS ? "rows where every row has at most one segment, else fused (-mat_dcsr_cuda_mult_kernel)" : cu->multkernel == DCSR_MULT_FUSED ? "fused (-mat_dcsr_cuda_mult_kernel)" : "binned (-mat_dcsr_cuda_mult_kernel)";
+    const char              *view    = cu->d.cap > (long long)INT_MAX ? "does not apply (a buffer of more than 2^31 slots)" : cu->viewver != cu->structver ? "not evaluated for this structure yet (at the next product)" : cu->viewok ? "applies (every row has at most one segment)" : "does not apply (some rows have several segments)";
+    if (DCSRCUDARowsWanted_Private(cu)) PetscCall(PetscViewerASCIIPrintf(viewer, "  product kernel: %s; the rows kernel %s\n", how, view));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  product kernel: %s\n", cu->multkernel == DCSR_MULT_AUTO ? "fused (-mat_dcsr_autotune false)" : how));
+    if (cu->lastkernel >= 0) {
+      if (cu->lastkernel == DCSR_MULT_ROWS) PetscCall(PetscViewerASCIIPrintf(viewer, "  last product: rows, %" PetscInt_FMT " lanes per row\n", cu->lasttpr));
+      else PetscCall(PetscViewerASCIIPrintf(viewer, "  last product: %s\n", kname[cu->lastkernel]));
+    }
+  }
+  if (cu->tuner || cu->tunerrows) {
     PetscCall(PetscViewerASCIIPushTab(viewer));
-    PetscCall(GpukitTunerView(cu->tuner, viewer));
+    if (cu->tuner) PetscCall(GpukitTunerView(cu->tuner, viewer));
+    if (cu->tunerrows) PetscCall(GpukitTunerView(cu->tunerrows, viewer));
     PetscCall(PetscViewerASCIIPopTab(viewer));
   } else PetscCall(PetscViewerASCIIPrintf(viewer, "  threads per row by bin: %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT "%s\n", cu->tpr[0], cu->tpr[1], cu->tpr[2], cu->tpr[3], cu->autotune ? " (tuned at the first product)" : " (not tuned: -mat_dcsr_autotune false)"));
   PetscCall(GpukitTwinView(A, viewer));
@@ -1287,6 +1446,7 @@ static PetscErrorCode DCSRCUDAComposeFunctions_Private(Mat A, PetscBool set)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsrcuda_seqaij_C", set ? MatConvert_SeqDCSR_SeqAIJ : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsrcuda_aij_C", set ? MatConvert_SeqDCSR_SeqAIJ : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRCUDAGetDeviceBytes_C", set ? MatDCSRCUDAGetDeviceBytes_SeqDCSRCUDA : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRCUDAGetMultKernel_C", set ? MatDCSRCUDAGetMultKernel_SeqDCSRCUDA : NULL));
   if (!set) { /* and the twin's device-only functions */
     const GpukitTwin *tw = &DCSRCUDAGet(A)->twin;
     for (PetscInt i = 0; i < tw->nmethods; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, tw->methods[i].name, NULL));
@@ -1302,7 +1462,8 @@ static PetscErrorCode DCSRCUDAFree_Private(Mat_SeqDCSRCUDA **cu)
   PetscCall(DCSRCUDAFreeDev_Private(&(*cu)->d));
   PetscCall(DCSRCUDAFreeBins_Private(*cu));
   PetscCall(PetscFree3((*cu)->stash.i, (*cu)->stash.j, (*cu)->stash.v));
-  PetscCall(GpukitTunerDestroy(&(*cu)->tuner));
+  PetscCall(DCSRCUDAFreeRowsView_Private(*cu));
+  PetscCall(DCSRCUDATunersDestroy_Private(*cu));
   PetscCall(PetscFree(*cu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1340,6 +1501,10 @@ static PetscErrorCode DCSRConvertToCUDA_Private(Mat A)
   cu->trim          = PETSC_TRUE;
   cu->keepspare     = PETSC_TRUE;
   cu->multkernel    = DCSR_MULT_AUTO;
+  cu->viewver       = -1;
+  cu->singlever     = -1;
+  cu->single        = -1;
+  cu->lastkernel    = -1;
   cu->twin.copyup   = DCSRCUDACopyUp_Private;
   cu->twin.copydown = DCSRCUDACopyDown_Private;
   cu->twin.evup     = MAT_DCSRCUDA_Copy;
@@ -1423,7 +1588,8 @@ static PetscErrorCode MatConvert_SeqDCSRCUDA_SeqDCSR(Mat A, MatType type, MatReu
      33..256 and more (1, 2, 4, 8, 16 or 32; one value for all bins); fixes them, otherwise they are tuned
 .  -mat_dcsr_autotune <true> - tune the product's kernel and the threads per row of bins 0-2 with gpukit's tuner
      (kernel dcsr_mult2; -gpukit_tune, -gpukit_tune_cache); false: the fused kernel, 2, 8, 32, 32
-.  -mat_dcsr_cuda_mult_kernel <auto,binned,fused> - the product in a launch per bin, in one launch, or the tuner's choice
+.  -mat_dcsr_cuda_mult_kernel <auto,binned,fused,rows> - the product in a launch per bin, in one launch, in row order
+     when every row has at most one segment (rows; fused otherwise), or the tuner's choice among those that apply
 .  -mat_dcsr_cuda_long_row <256> - rows longer than this are summed in chunks of 2048 entries, a block each (not tuned)
 .  -mat_dcsr_cuda_defrag_spare <true> - keep the buffers a defragmentation replaced for the next one (no allocation)
 -  -mat_dcsr_cuda_trim <true> - give large batches' pooled work space back to the device

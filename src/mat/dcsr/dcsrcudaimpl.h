@@ -9,8 +9,9 @@
      for them through Mat_SeqDCSR's hostaccess hook, and uploaded whole only when host code changed them;
    - entries given with MatSetValues() are stashed on the host (local i, j, v) and ONLY they travel at
      MatAssemblyEnd(), into a device batch insertion (dcsrkernels.h);
-   - the product: rows binned by length, threads per row per bin on the tuner (kernel "dcsr_mult"), a block per row
-     for the longest rows, a coalesced row table for the rows that have one segment;
+   - the product: rows binned by length, threads per row per bin on the tuner (kernel "dcsr_mult2"), chunks of blocks
+     for the longest rows, a coalesced row table for the rows that have one segment; or, when every row has at most
+     one segment, the "rows" kernel on a row-order view (docs/dcsr.md);
    - device work arrays and the column/value buffers come from gpukit's stream-ordered pool (gpukitpool.h).
 */
 #pragma once
@@ -71,12 +72,27 @@ typedef struct {
   /* the product's kernel (-mat_dcsr_cuda_mult_kernel): DCSR_MULT_AUTO (the tuner's knob "kernel"), or fixed */
   PetscInt multkernel;
 
+  /* the "rows" kernel (GpukitDCSRMultRowsCUDA()): its row-order view (start, length) of every row,
+     GpukitDCSRRowsView(), evaluated for structure version viewver (viewok: it applies, i.e. every row has at most one
+     segment and the buffer at most INT_MAX slots; rowsview then holds rowsviewm rows). single: every row has at most
+     one segment (1), not (0), for structure version singlever (else unknown), told by the code that changes the
+     structure (upload: the host's nseg; defragmentation: 1; batch: its plan's maxnseg; the assembly's segment
+     statistics), so that the view is rebuilt at the next product without a read-back; unknown: the rebuild reads back
+     one flag (once per structure) */
+  int2     *rowsview;
+  PetscInt  rowsviewm, viewver, single, singlever;
+  PetscBool viewok;
+  /* the last product's kernel (DCSR_MULT_BINNED, _FUSED, _ROWS; -1: none yet) and the rows kernel's lanes per row
+     ("MatDCSRCUDAGetMultKernel_C", for tests) */
+  PetscInt lastkernel, lasttpr;
+
   /* threads per row of each bin: the tuner's ("dcsr_mult2", knobs kernel, tpr0..tpr2; tpr3, for the rows of 257..longrow
      when -mat_dcsr_cuda_long_row > 256, is not tuned), or fixed by -mat_dcsr_cuda_threads_per_row, or the starting values
      with -mat_dcsr_autotune false */
   PetscInt    tpr[GPUKIT_DCSR_NBINS];
   PetscBool   fixtpr, autotune;
-  GpukitTuner tuner;
+  GpukitTuner tuner;     /* while the rows kernel does not apply: knob kernel binned | fused */
+  GpukitTuner tunerrows; /* while it applies: knob kernel binned | fused | rows1 .. rows32 (rows kernel, 1..32 lanes) */
   PetscInt    tune_m;
 
   /* statistics of the device side (MatView ::ascii_info) */
@@ -92,6 +108,10 @@ typedef struct {
 #define DCSR_MULT_AUTO   -1
 #define DCSR_MULT_BINNED 0
 #define DCSR_MULT_FUSED  1
+/* the rows kernel (-mat_dcsr_cuda_mult_kernel rows); as a value of the tuner's knob "kernel", DCSR_MULT_ROWS + log2(t)
+   is the rows kernel with t lanes per row (2..7: 1..32 lanes) */
+#define DCSR_MULT_ROWS   2
+#define DCSR_MULT_NROWST 6
 
 #define GPUKIT_DCSR_TRIM_BYTES (32.0 * 1048576.0)
 

@@ -1341,6 +1341,146 @@ cudaError_t GpukitDCSRMultFusedCUDA(const GpukitDCSRDev *A, const int *perm, con
   return cudaGetLastError();
 }
 
+/* ------------------------------------------------------------------------------------------------------
+   The row-order product ("rows"), for a block whose rows all have at most one segment (after a defragmentation or a
+   fresh assembly): a compact view in ROW order, view[r] = (start, length) as 32-bit ints (the buffer has at most
+   INT_MAX slots), read coalesced with one 8-byte load per row instead of the bins' row id, start and length in bin
+   order; a group of TPR lanes per row in row order, so that the groups of a warp write consecutive z[r] (coalesced,
+   where the binned kernels scatter z by bin). Values and columns by streaming loads, x and the view through the
+   read-only path, two entries in flight per lane (DCSRFusedSum: the fused kernel's order for the same TPR). Rows longer
+   than longrow are left to the long bin's chunks, in the same launch (DCSRFusedLong: the fused kernel's chunks and its
+   fixed order of the partial sums).
+   ------------------------------------------------------------------------------------------------------ */
+
+/* view[r] = (start, length) of row r's one segment, (0, 0) for an empty row; a row of several segments gets (0, -1) and
+   sets *multi (when not NULL) */
+__global__ static void DCSRRowsViewKernel(int m, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, int2 *view, int *multi)
+{
+  const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  const int ns = nseg[r];
+  int2      v;
+  if (ns == 1) {
+    v.x = (int)segstart[r * K];
+    v.y = seglen[r * K];
+  } else if (ns == 0) {
+    v.x = 0;
+    v.y = 0;
+  } else {
+    v.x = 0;
+    v.y = -1;
+    if (multi) *multi = 1;
+  }
+  view[r] = v;
+}
+
+cudaError_t GpukitDCSRRowsView(const GpukitDCSRDev *A, int2 *view, int *multi, cudaStream_t stream)
+{
+  GpukitPoolTemp work(stream);
+  int            h = 0;
+
+  if (multi) *multi = 0;
+  if (A->m <= 0) return cudaSuccess;
+  if (A->cap > (long long)INT_MAX) return cudaErrorInvalidValue;
+  if (!multi) {
+    DCSRRowsViewKernel<<<DCSRGrid(A->m, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->segstart, A->seglen, A->nseg, view, NULL);
+    return cudaGetLastError();
+  }
+  DCSR_CHECK(work.Get(sizeof(int)));
+  DCSR_CHECK(cudaMemsetAsync(work.p, 0, sizeof(int), stream));
+  DCSRRowsViewKernel<<<DCSRGrid(A->m, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->segstart, A->seglen, A->nseg, view, work.As<int>());
+  DCSR_CHECK(cudaGetLastError());
+  DCSR_CHECK(cudaMemcpyAsync(&h, work.p, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  DCSR_CHECK(cudaStreamSynchronize(stream));
+  *multi = h;
+  return cudaSuccess;
+}
+
+typedef struct {
+  long long longrow;   /* rows longer than this: the chunks' */
+  unsigned  nbrows;    /* blocks of the row groups; the chunk blocks follow */
+  long long lo, nlong; /* the long bin: perm/rowst/rowln + lo, nlong rows */
+} DCSRRowsPlan;
+
+/* blocks [0, nbrows): thread t is lane t % TPR of row t / TPR (row order); a row of several segments should not occur
+   (the caller checked; if it does, the group walks the segment table: slower, still right), a long row is skipped by its
+   whole group (its chunks sum it); blocks from nbrows: chunk
+   bid - nbrows of the long bin, as the fused kernel's. At most 32 registers (8 blocks of 256 per SM: full occupancy on
+   sm_90; ptxas reports no spill), where the chunk code alone would take 40 */
+template <int TPR>
+__global__ static void __launch_bounds__(DCSR_BLOCK, 8) DCSRMultRowsKernel(DCSRRowsPlan p, int m, const int2 *__restrict__ view, const int *__restrict__ perm, const int *__restrict__ rowst, const int *__restrict__ rowln, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ rowlen, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, const int *__restrict__ lchunk, double *part, int *lcount)
+{
+  const unsigned bid = blockIdx.x;
+  if (bid < p.nbrows) {
+    const long long t    = (long long)bid * DCSR_BLOCK + threadIdx.x;
+    const long long r    = t / TPR;
+    const int       lane = (int)(t % TPR);
+    if (r >= m) return; /* the whole group */
+    const int2 v = __ldg(view + r);
+    double     sum;
+    if (v.y >= 0) {
+      if ((long long)v.y > p.longrow) return; /* the whole group: a long row is the chunks' */
+      sum = DCSRFusedSum<TPR>((long long)v.x, v.y, lane, colidx, values, x);
+    } else { /* several segments: not expected (the caller checked), but still right: the segment table */
+      const long long base = r * K;
+      const int       ns   = nseg[r];
+      if ((long long)rowlen[r] > p.longrow) return; /* the chunks' */
+      sum = 0.0;
+      for (int s = 0; s < ns; s++) sum += DCSRFusedSum<TPR>(segstart[base + s], seglen[base + s], lane, colidx, values, x);
+    }
+    if (TPR > 1) {
+      const unsigned wl   = (unsigned)(threadIdx.x % 32);
+      const unsigned mask = TPR == 32 ? DCSR_FULL_MASK : (((1u << TPR) - 1u) << (wl / TPR * TPR));
+      for (int off = TPR / 2; off > 0; off >>= 1) sum += __shfl_down_sync(mask, sum, off, TPR);
+    }
+    if (lane == 0) z[r] = y ? y[r] + sum : sum;
+    return;
+  }
+  DCSRFusedLong((int)(bid - p.nbrows), (int)p.nlong, perm + p.lo, rowst + p.lo, rowln + p.lo, lchunk, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
+}
+
+template <int TPR>
+static cudaError_t DCSRMultRowsLaunch(const GpukitDCSRDev *A, DCSRRowsPlan p, unsigned nb, const int2 *view, const int *perm, const int *rowst, const int *rowln, const int *lchunk, double *lpart, int *lcount, const double *x, const double *y, double *z, cudaStream_t stream)
+{
+  DCSRMultRowsKernel<TPR><<<nb, DCSR_BLOCK, 0, stream>>>(p, A->m, view, perm, rowst, rowln, A->K, A->segstart, A->seglen, A->nseg, A->rowlen, A->colidx, A->values, x, y, z, lchunk, lpart, lcount);
+  return cudaGetLastError();
+}
+
+cudaError_t GpukitDCSRMultRowsCUDA(const GpukitDCSRDev *A, const int2 *view, int tpr, long long longrow, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int *lchunk, long long nchunk, double *lpart, int *lcount, const double *x, const double *y, double *z, cudaStream_t stream)
+{
+  DCSRRowsPlan    p;
+  long long       nb;
+  const long long nlong = binstart[GPUKIT_DCSR_NBINS_ALL] - binstart[GPUKIT_DCSR_NBINS];
+
+  if (A->m <= 0) return cudaSuccess;
+  if (!view || A->cap > (long long)INT_MAX || longrow < 1) return cudaErrorInvalidValue;
+  if (nlong > 0 && !(lchunk && lpart && lcount && nchunk > 0)) return cudaErrorInvalidValue; /* the long rows need their chunks */
+  p.longrow = longrow;
+  p.lo      = binstart[GPUKIT_DCSR_NBINS];
+  p.nlong   = nlong;
+  nb        = ((long long)A->m * tpr + DCSR_BLOCK - 1) / DCSR_BLOCK;
+  if (nb >= (long long)INT_MAX) return cudaErrorInvalidValue;
+  p.nbrows = (unsigned)nb;
+  if (nlong > 0) nb += nchunk;
+  if (nb >= (long long)INT_MAX) return cudaErrorInvalidValue;
+  switch (tpr) {
+  case 1:
+    return DCSRMultRowsLaunch<1>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
+  case 2:
+    return DCSRMultRowsLaunch<2>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
+  case 4:
+    return DCSRMultRowsLaunch<4>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
+  case 8:
+    return DCSRMultRowsLaunch<8>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
+  case 16:
+    return DCSRMultRowsLaunch<16>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
+  case 32:
+    return DCSRMultRowsLaunch<32>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
+
 /* 8 lanes per row; z[col] += a(r, col) x[r] with atomics */
 __global__ static void DCSRMultTransposeKernel(int m, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, double *z)
 {

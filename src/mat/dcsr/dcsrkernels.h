@@ -140,6 +140,20 @@ cudaError_t GpukitDCSRMultCUDA(const GpukitDCSRDev *A, const int *perm, const in
    of a long row adds the row's partial sums in a fixed order (lcount: nlong ints, zero on entry, left zero). Falls back
    on GpukitDCSRMultCUDA() when the long bin has no chunks */
 cudaError_t GpukitDCSRMultFusedCUDA(const GpukitDCSRDev *A, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int tpr[], const int *lchunk, long long nchunk, double *lpart, int *lcount, const double *x, const double *y, double *z, cudaStream_t stream);
+/* The row-order product ("rows") of a block whose rows ALL have at most one segment and whose buffer has at most
+   INT_MAX slots. Its view: view[r] = (start, length) of row r in row order (m int2; (0, 0) for an empty row, (0, -1)
+   for a row of several segments). GpukitDCSRRowsView() rebuilds it from the segment table: multi NULL, no
+   synchronisation (the caller knows that every row has at most one segment); multi not NULL, *multi = 1 when some row
+   has several segments (one synchronisation). cudaErrorInvalidValue when cap > INT_MAX. */
+cudaError_t GpukitDCSRRowsView(const GpukitDCSRDev *A, int2 *view, int *multi, cudaStream_t stream);
+/* z = A x (y NULL) or z = y + A x (y may be z) through the view, in ONE launch: the rows of length <= longrow by groups
+   of tpr lanes (1, 2, 4, 8, 16, 32) in row order (z written coalesced), the long bin's rows (perm, rowst, rowln,
+   binstart, lchunk, nchunk, lpart, lcount of GpukitDCSRBinRows()/GpukitDCSRLongChunks(), the same longrow) by their
+   chunks as in GpukitDCSRMultFusedCUDA() (same fixed order of the partial sums). No atomics besides the chunk counters,
+   z[r] written once, the result does not depend on the scheduling. The view must be current; it is meant for blocks
+   whose rows all have at most one segment (a row of several, view length -1, is still summed right, through the segment
+   table). */
+cudaError_t GpukitDCSRMultRowsCUDA(const GpukitDCSRDev *A, const int2 *view, int tpr, long long longrow, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int *lchunk, long long nchunk, double *lpart, int *lcount, const double *x, const double *y, double *z, cudaStream_t stream);
 /* z += A^T x (z holds y, or zeros, on entry; atomics: the order of the sums is not fixed) */
 cudaError_t GpukitDCSRMultTransposeAddCUDA(const GpukitDCSRDev *A, const double *x, double *z, cudaStream_t stream);
 /* d[r] = A(r, r + coff) for the m rows (0 where not stored) */
