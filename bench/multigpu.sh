@@ -20,7 +20,7 @@
 #          on 1, 2, 4 GPUs (the host assembly of 134M rows on one rank takes minutes: the CG strong runs are at 128^3);
 #   cavity the driven cavity (examples/cavity -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda, bench/cavity.sh's
 #          ours-gpu options: FGMRES + MG, Chebyshev/Jacobi levels, LU coarse (redundant LU on more than one GPU),
-#          -use_gpu_aware_mpi 0) at 1025^2 and 2049^2 on 1, 2, 4 GPUs: SNESSolve time, Newton and KSP iterations (the
+#          -use_gpu_aware_mpi 0) at 1025^2, 2049^2 and 4097^2 on 1, 2, 4 GPUs: SNESSolve time, Newton and KSP iterations (the
 #          example's summary line), and the solution (-snes_view_solution, natural ordering) compared with the 1-GPU
 #          run's by tests/cavity/cavity_vecdiff (1e-6 relative; Newton counts must match too, else the run fails);
 #   gsai   PCGSAI set-up on the device, 3-D 7-point Laplacian (examples/poisson -dim 3, aijcusparse, CG, -pc_gsai_type
@@ -36,8 +36,8 @@
 #
 # Environment: OBJDIR (build/gpu), PETSC_DIR (gpucarry/petsc-cuda), GPUKIT_MULTI_GPUS (1 2 4, capped at the GPUs
 # present), GPUKIT_MULTI_WEAK_GRIDS ("256,256,256 256,256,512 256,512,512"), GPUKIT_MULTI_WEAK_N ("256 323 406": the
-# cube runs), GPUKIT_MULTI_BIG_N (512), GPUKIT_MULTI_STRONG_N (128), GPUKIT_MULTI_CAVITY_REFINE ("7 8": 9x9
-# refined to 1025^2, 2049^2), GPUKIT_MULTI_GSAI_N (161: 161^3 rows), GPUKIT_MULTI_TIMEOUT (300 s per run),
+# cube runs), GPUKIT_MULTI_BIG_N (512), GPUKIT_MULTI_STRONG_N (128), GPUKIT_MULTI_CAVITY_REFINE ("7 8 9": 9x9
+# refined to 1025^2, 2049^2 and 4097^2, 67M unknowns, about 30 GB on one GPU), GPUKIT_MULTI_GSAI_N (161: 161^3 rows), GPUKIT_MULTI_TIMEOUT (300 s per run),
 # GPUKIT_MULTI_SKIP (words: weakmult weakcg strong aware ipc side cube big cavity gsai), GPUKIT_MULTI_IPC_ROUTES ("0 1": the
 # -mat_sgdia_cuda_ipc values of the ipc runs; "0" when the default runs stand for 1). Shared set-up: bench/gpucommon.sh.
 set -uo pipefail
@@ -139,7 +139,7 @@ case $skip in *" cavity "*) ;; *)
     echo "multigpu.sh: $cavity or $vecdiff is missing (tests/gpu/run builds them); cavity runs skipped" >&2
     failed=1
   else
-    crefs=${GPUKIT_MULTI_CAVITY_REFINE:-7 8}
+    crefs=${GPUKIT_MULTI_CAVITY_REFINE:-7 8 9}
     for r in $crefs; do
       grid=$(awk -v r="$r" 'BEGIN {n = 9; for (i = 0; i < r; i++) n = 2 * n - 1; print n}')
       ref= refnewton=
@@ -226,6 +226,8 @@ case $skip in *" gsai "*) ;; *)
       elif [ "$its" != "$refits" ]; then
         echo "   ($its CG iterations against $refits on ${gpus[0]} GPU(s): the reductions' order; M itself does not depend on the partition)"
       fi
+      # its -log_view travels back (the set-up's events per rank: GSAIRows, GSAIPattern, GSAISolve, ...)
+      [ -n "${OUT:-}" ] && cp "$tmp/$tag.log" "$OUT/multigpu-$tag-logview.txt" 2>/dev/null
       echo "{\"bench\": \"multigpu_gsai\", \"bench_set\": \"gsai\", \"mat_type\": \"aijcusparse\", \"method\": \"gsai_spd_$gn\", \"n\": $gn, \"rows\": $((gn * gn * gn)), \"setup_path\": \"${path:-unknown}\", \"gsai_setup_s\": ${tset:-null}, \"pc_setup_s\": ${tpc:-null}, \"ksp_solve_s\": ${tksp:-null}, \"its\": ${its:-null}, \"reason\": \"$reason\", \"command\": \"${cmd[*]}\", $(gk_runinfo_json), \"gpus\": $p, \"gpu_aware\": 0}" >>"$out"
     done
   fi ;;
