@@ -1009,41 +1009,48 @@ __global__ static void __launch_bounds__(DCSR_LONG_BLOCK) DCSRMultLongKernel(con
   }
 }
 
-/* the long bin by chunks of GPUKIT_DCSR_LONG_CHUNK entries: block c finds its row g (the last with lchunk[g] <= c; every
-   long row has at least one chunk, so lchunk is strictly increasing), sums entries [q*CH, (q+1)*CH) of the row in the
-   order of its segments (q = c - lchunk[g]) and writes part[c]; no early return before the barrier */
-__global__ static void __launch_bounds__(DCSR_LONG_BLOCK) DCSRMultLongSplitKernel(int nlong, const int *__restrict__ rows, const int *__restrict__ rowst, const int *__restrict__ rowln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, double *part)
+/* chunk c of the long bin by this block's threads: its row g (the last with lchunk[g] <= c; every long row has at least
+   one chunk, so lchunk is strictly increasing) is returned, and entries [q*CH, (q+1)*CH) of the row (q = c - lchunk[g],
+   in the order of its segments) are added to the thread's s[4] */
+__device__ static inline int DCSRLongChunkSum(int c, int nlong, const int *__restrict__ rows, const int *__restrict__ rowst, const int *__restrict__ rowln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, double *s)
 {
-  __shared__ double wpart[DCSR_LONG_BLOCK / 32];
-  const int         c    = (int)blockIdx.x;
-  const int         lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
-  int               lo = 0, hi = nlong - 1;
-  double            s[4] = {0.0, 0.0, 0.0, 0.0}, sum;
+  int lo = 0, hi = nlong - 1;
 
   while (lo < hi) {
     const int mid = (lo + hi + 1) >> 1;
     if (lchunk[mid] <= c) lo = mid;
     else hi = mid - 1;
   }
-  {
-    const int       g  = lo;
-    const long long b0 = (long long)(c - lchunk[g]) * GPUKIT_DCSR_LONG_CHUNK, b1 = b0 + GPUKIT_DCSR_LONG_CHUNK;
-    const int       ln = rowln[g];
-    if (ln >= 0) {
-      const long long e = b1 < (long long)ln ? b1 : (long long)ln;
-      if (e > b0) DCSRLongSum((long long)rowst[g] + b0, (int)(e - b0), colidx, values, x, s);
-    } else {
-      const long long base = (long long)rows[g] * K;
-      const int       ns   = nseg[rows[g]];
-      long long       acc  = 0; /* entries of the row before segment q */
-      for (int q = 0; q < ns && acc < b1; q++) {
-        const int       len = seglen[base + q];
-        const long long f   = acc > b0 ? acc : b0, e = acc + len < b1 ? acc + len : b1;
-        if (e > f) DCSRLongSum(segstart[base + q] + (f - acc), (int)(e - f), colidx, values, x, s);
-        acc += len;
-      }
+  const int       g  = lo;
+  const long long b0 = (long long)(c - lchunk[g]) * GPUKIT_DCSR_LONG_CHUNK, b1 = b0 + GPUKIT_DCSR_LONG_CHUNK;
+  const int       ln = rowln[g];
+  if (ln >= 0) {
+    const long long e = b1 < (long long)ln ? b1 : (long long)ln;
+    if (e > b0) DCSRLongSum((long long)rowst[g] + b0, (int)(e - b0), colidx, values, x, s);
+  } else {
+    const long long base = (long long)rows[g] * K;
+    const int       ns   = nseg[rows[g]];
+    long long       acc  = 0; /* entries of the row before segment q */
+    for (int q = 0; q < ns && acc < b1; q++) {
+      const int       len = seglen[base + q];
+      const long long f   = acc > b0 ? acc : b0, e = acc + len < b1 ? acc + len : b1;
+      if (e > f) DCSRLongSum(segstart[base + q] + (f - acc), (int)(e - f), colidx, values, x, s);
+      acc += len;
     }
   }
+  return g;
+}
+
+/* the long bin by chunks of GPUKIT_DCSR_LONG_CHUNK entries: block c sums its chunk (DCSRLongChunkSum()) and writes
+   part[c]; no early return before the barrier */
+__global__ static void __launch_bounds__(DCSR_LONG_BLOCK) DCSRMultLongSplitKernel(int nlong, const int *__restrict__ rows, const int *__restrict__ rowst, const int *__restrict__ rowln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, double *part)
+{
+  __shared__ double wpart[DCSR_LONG_BLOCK / 32];
+  const int         c    = (int)blockIdx.x;
+  const int         lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
+  double            s[4] = {0.0, 0.0, 0.0, 0.0}, sum;
+
+  (void)DCSRLongChunkSum(c, nlong, rows, rowst, rowln, lchunk, K, segstart, seglen, nseg, colidx, values, x, s);
   sum = (s[0] + s[1]) + (s[2] + s[3]);
   for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
   if (lane == 0) wpart[warp] = sum;
@@ -1186,6 +1193,29 @@ __device__ static inline double DCSRFusedSum(long long st, int ln, int lane, con
   return s0 + s1;
 }
 
+/* row r of several segments by the group's lanes: its segments in order, through the segment table */
+template <int TPR>
+__device__ static inline double DCSRFusedSegments(long long r, int lane, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x)
+{
+  const long long base = r * K;
+  const int       ns   = nseg[r];
+  double          sum  = 0.0;
+  for (int s = 0; s < ns; s++) sum += DCSRFusedSum<TPR>(segstart[base + s], seglen[base + s], lane, colidx, values, x);
+  return sum;
+}
+
+/* the group's partial sums to its lane 0, which writes row r of z (plus y[r] when y is given) */
+template <int TPR>
+__device__ static inline void DCSRGroupStore(double sum, int lane, long long r, const double *y, double *z)
+{
+  if (TPR > 1) {
+    const unsigned wl   = (unsigned)(threadIdx.x % 32);
+    const unsigned mask = TPR == 32 ? DCSR_FULL_MASK : (((1u << TPR) - 1u) << (wl / TPR * TPR));
+    for (int off = TPR / 2; off > 0; off >>= 1) sum += __shfl_down_sync(mask, sum, off, TPR);
+  }
+  if (lane == 0) z[r] = y ? y[r] + sum : sum;
+}
+
 /* thread t of bin b's blocks: lane t % TPR of the group of row t / TPR of the bin (o: the bin's first place in perm) */
 template <int TPR>
 __device__ static inline void DCSRFusedGroup(long long t, long long o, long long nrows, const int *__restrict__ perm, const int *__restrict__ rowst, const int *__restrict__ rowln, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z)
@@ -1197,18 +1227,8 @@ __device__ static inline void DCSRFusedGroup(long long t, long long o, long long
   const int ln = __ldg(rowln + o + g);
   double    sum;
   if (ln >= 0) sum = DCSRFusedSum<TPR>((long long)__ldg(rowst + o + g), ln, lane, colidx, values, x);
-  else {
-    const long long base = (long long)r * K;
-    const int       ns   = nseg[r];
-    sum                  = 0.0;
-    for (int s = 0; s < ns; s++) sum += DCSRFusedSum<TPR>(segstart[base + s], seglen[base + s], lane, colidx, values, x);
-  }
-  if (TPR > 1) {
-    const unsigned wl   = (unsigned)(threadIdx.x % 32);
-    const unsigned mask = TPR == 32 ? DCSR_FULL_MASK : (((1u << TPR) - 1u) << (wl / TPR * TPR));
-    for (int off = TPR / 2; off > 0; off >>= 1) sum += __shfl_down_sync(mask, sum, off, TPR);
-  }
-  if (lane == 0) z[r] = y ? y[r] + sum : sum;
+  else sum = DCSRFusedSegments<TPR>((long long)r, lane, K, segstart, seglen, nseg, colidx, values, x);
+  DCSRGroupStore<TPR>(sum, lane, (long long)r, y, z);
 }
 
 /* chunk c of the long bin (as DCSRMultLongSplitKernel), then the row's sum by its last chunk block */
@@ -1217,33 +1237,9 @@ __device__ static inline void DCSRFusedLong(int c, int nlong, const int *__restr
   __shared__ double wpart[DCSR_LONG_BLOCK / 32];
   __shared__ int    amlast;
   const int         lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
-  int               lo = 0, hi = nlong - 1;
   double            s[4] = {0.0, 0.0, 0.0, 0.0}, sum;
 
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) >> 1;
-    if (lchunk[mid] <= c) lo = mid;
-    else hi = mid - 1;
-  }
-  const int g = lo;
-  {
-    const long long b0 = (long long)(c - lchunk[g]) * GPUKIT_DCSR_LONG_CHUNK, b1 = b0 + GPUKIT_DCSR_LONG_CHUNK;
-    const int       ln = rowln[g];
-    if (ln >= 0) {
-      const long long e = b1 < (long long)ln ? b1 : (long long)ln;
-      if (e > b0) DCSRLongSum((long long)rowst[g] + b0, (int)(e - b0), colidx, values, x, s);
-    } else {
-      const long long base = (long long)rows[g] * K;
-      const int       ns   = nseg[rows[g]];
-      long long       acc  = 0;
-      for (int q = 0; q < ns && acc < b1; q++) {
-        const int       len = seglen[base + q];
-        const long long f   = acc > b0 ? acc : b0, e = acc + len < b1 ? acc + len : b1;
-        if (e > f) DCSRLongSum(segstart[base + q] + (f - acc), (int)(e - f), colidx, values, x, s);
-        acc += len;
-      }
-    }
-  }
+  const int g = DCSRLongChunkSum(c, nlong, rows, rowst, rowln, lchunk, K, segstart, seglen, nseg, colidx, values, x, s);
   sum = (s[0] + s[1]) + (s[2] + s[3]);
   for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
   if (lane == 0) wpart[warp] = sum;
@@ -1422,18 +1418,10 @@ __global__ static void __launch_bounds__(DCSR_BLOCK, 8) DCSRMultRowsKernel(DCSRR
       if ((long long)v.y > p.longrow) return; /* the whole group: a long row is the chunks' */
       sum = DCSRFusedSum<TPR>((long long)v.x, v.y, lane, colidx, values, x);
     } else { /* several segments: not expected (the caller checked), but still right: the segment table */
-      const long long base = r * K;
-      const int       ns   = nseg[r];
       if ((long long)rowlen[r] > p.longrow) return; /* the chunks' */
-      sum = 0.0;
-      for (int s = 0; s < ns; s++) sum += DCSRFusedSum<TPR>(segstart[base + s], seglen[base + s], lane, colidx, values, x);
+      sum = DCSRFusedSegments<TPR>(r, lane, K, segstart, seglen, nseg, colidx, values, x);
     }
-    if (TPR > 1) {
-      const unsigned wl   = (unsigned)(threadIdx.x % 32);
-      const unsigned mask = TPR == 32 ? DCSR_FULL_MASK : (((1u << TPR) - 1u) << (wl / TPR * TPR));
-      for (int off = TPR / 2; off > 0; off >>= 1) sum += __shfl_down_sync(mask, sum, off, TPR);
-    }
-    if (lane == 0) z[r] = y ? y[r] + sum : sum;
+    DCSRGroupStore<TPR>(sum, lane, r, y, z);
     return;
   }
   DCSRFusedLong((int)(bid - p.nbrows), (int)p.nlong, perm + p.lo, rowst + p.lo, rowln + p.lo, lchunk, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
