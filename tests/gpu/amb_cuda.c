@@ -725,6 +725,23 @@ static PetscErrorCode CheckConverts(Ctx *c)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the entries of the (sequential) R, row by row as MatGetRow() returns them */
+static PetscErrorCode CountRowEntries(Mat R, PetscInt *nz)
+{
+  PetscInt m;
+
+  PetscFunctionBegin;
+  *nz = 0;
+  PetscCall(MatGetSize(R, &m, NULL));
+  for (PetscInt i = 0; i < m; i++) {
+    PetscInt nc;
+    PetscCall(MatGetRow(R, i, &nc, NULL, NULL));
+    *nz += nc;
+    PetscCall(MatRestoreRow(R, i, &nc, NULL, NULL));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* COO on the device (one rank): every entry of R split into two COO entries (duplicates summed), INSERT then ADD */
 static PetscErrorCode CheckCOO(Ctx *c)
 {
@@ -737,12 +754,7 @@ static PetscErrorCode CheckCOO(Ctx *c)
   PetscFunctionBegin;
   if (c->size > 1) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatGetSize(c->R, &m, &n));
-  for (PetscInt i = 0; i < m; i++) {
-    PetscInt nc;
-    PetscCall(MatGetRow(c->R, i, &nc, NULL, NULL));
-    nz += nc;
-    PetscCall(MatRestoreRow(c->R, i, &nc, NULL, NULL));
-  }
+  PetscCall(CountRowEntries(c->R, &nz));
   PetscCall(PetscMalloc3(2 * nz + 1, &ci, 2 * nz + 1, &cj, 2 * nz + 1, &cv));
   for (PetscInt i = m - 1; i >= 0; i--) { /* rows backwards: the helper must not rely on the order */
     PetscInt           nc;
@@ -838,12 +850,7 @@ static PetscErrorCode CheckCOOHostReads(Ctx *c)
   PetscFunctionBegin;
   if (c->size > 1) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatGetSize(c->R, &m, &n));
-  for (PetscInt i = 0; i < m; i++) {
-    PetscInt nc;
-    PetscCall(MatGetRow(c->R, i, &nc, NULL, NULL));
-    k += nc;
-    PetscCall(MatRestoreRow(c->R, i, &nc, NULL, NULL));
-  }
+  PetscCall(CountRowEntries(c->R, &k));
   PetscCall(PetscMalloc3(PetscMax(k, 1), &ci, PetscMax(k, 1), &cj, PetscMax(k, 1), &v));
   k = 0;
   for (PetscInt i = 0; i < m; i++) {
