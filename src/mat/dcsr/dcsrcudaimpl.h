@@ -94,6 +94,9 @@ typedef struct {
   GpukitTuner tuner;     /* while the rows kernel does not apply: knob kernel binned | fused */
   GpukitTuner tunerrows; /* while it applies: knob kernel binned | fused | rows1 .. rows32 (rows kernel, 1..32 lanes) */
   PetscInt    tune_m;
+  PetscObjectState tunestate; /* the tuners' operator state: moves when nnz drifts by more than 1/16 since tunennz, not at
+                                 every batch (a search needs about 7 products; batches between them would restart it) */
+  long long        tunennz;
 
   /* statistics of the device side (MatView ::ascii_info) */
   PetscInt  ndevdefrag, ndevgrow, nbatch;
