@@ -3,6 +3,7 @@
 */
 #include <petscdevice_cuda.h>
 #include "gpukitcuda.h"
+#include "gpukitpool.h"
 
 /* one cuSPARSE handle for the whole library (cusparseCreate() costs milliseconds): MATAMBCUDA's products, PCGSAI's
    device M; set to the caller's stream at every call, destroyed at PetscFinalize() */
@@ -25,6 +26,65 @@ PetscErrorCode GpukitCUSPARSEGetHandle(cudaStream_t stream, cusparseHandle_t *h)
   }
   PetscCallCUSPARSE(cusparseSetStream(GpukitCUSPARSEHandle, stream));
   *h = GpukitCUSPARSEHandle;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* GpukitCSRSpMVApply - y = A x (z NULL) or y = z + A x (z may be y) for the m x n CSR (rowptr, col, val) of nnz entries,
+   all device arrays, on stream; see GpukitCSRSpMV in gpukitcuda.h */
+PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *s, PetscInt m, PetscInt n, PetscCount nnz, const int *rowptr, const int *col, const double *val, const double *x, const double *z, double *y, cudaStream_t stream)
+{
+  cusparseHandle_t h;
+  const double     one = 1.0, zero = 0.0;
+
+  PetscFunctionBegin;
+  PetscCheck(nnz <= (PetscCount)PETSC_INT32_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "gpukit's cuSPARSE CSR product takes at most 2^31 - 1 entries, not %" PetscCount_FMT, nnz);
+  PetscCall(GpukitCUSPARSEGetHandle(stream, &h));
+  if (!s->mat || s->row != rowptr || s->col != col || s->val != val || s->nnz != nnz || s->m != m || s->n != n) {
+    if (s->mat) PetscCallCUSPARSE(cusparseDestroySpMat(s->mat));
+    if (s->x) PetscCallCUSPARSE(cusparseDestroyDnVec(s->x));
+    if (s->y) PetscCallCUSPARSE(cusparseDestroyDnVec(s->y));
+    PetscCallCUSPARSE(cusparseCreateCsr(&s->mat, m, n, (int64_t)nnz, (void *)rowptr, (void *)col, (void *)val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    PetscCallCUSPARSE(cusparseCreateDnVec(&s->x, n, (void *)x, CUDA_R_64F));
+    PetscCallCUSPARSE(cusparseCreateDnVec(&s->y, m, (void *)y, CUDA_R_64F));
+    s->row   = rowptr;
+    s->col   = col;
+    s->val   = val;
+    s->nnz   = nnz;
+    s->m     = m;
+    s->n     = n;
+    s->bufok = PETSC_FALSE;
+  }
+  PetscCallCUSPARSE(cusparseDnVecSetValues(s->x, (void *)x));
+  PetscCallCUSPARSE(cusparseDnVecSetValues(s->y, (void *)y));
+  if (z && z != y) PetscCallCUDA(cudaMemcpyAsync(y, z, (size_t)m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+  if (!s->bufok) { /* the same size for beta 0 and 1 */
+    size_t need = 0;
+    PetscCallCUSPARSE(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, &one, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, &need));
+    if (need > s->bufsize || !s->buf) {
+      if (s->buf) PetscCallCUDA(GpukitPoolFree(s->buf, stream));
+      s->buf = NULL;
+      PetscCallCUDA(GpukitPoolMalloc(&s->buf, need ? need : 1, stream));
+      s->bufsize = need;
+    }
+#if CUDART_VERSION >= 12040
+    /* the analysis ALG1 uses to balance irregular rows (MATAIJCUSPARSE does it once too); valid while the arrays stay */
+    PetscCallCUSPARSE(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, &one, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, s->buf));
+#endif
+    s->bufok = PETSC_TRUE;
+  }
+  PetscCallCUSPARSE(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, z ? &one : &zero, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, s->buf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* GpukitCSRSpMVReset - frees what GpukitCSRSpMVApply() made (the work buffer stream-ordered) and zeroes *s */
+PetscErrorCode GpukitCSRSpMVReset(GpukitCSRSpMV *s, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  if (s->mat) PetscCallCUSPARSE(cusparseDestroySpMat(s->mat));
+  if (s->x) PetscCallCUSPARSE(cusparseDestroyDnVec(s->x));
+  if (s->y) PetscCallCUSPARSE(cusparseDestroyDnVec(s->y));
+  if (s->buf) PetscCallCUDA(GpukitPoolFree(s->buf, stream));
+  PetscCall(PetscMemzero(s, sizeof(*s)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

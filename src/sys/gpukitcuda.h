@@ -9,6 +9,24 @@
 PETSC_INTERN PetscErrorCode GpukitCUDAGetStream(const char[], cudaStream_t *);
 PETSC_INTERN PetscErrorCode GpukitCUSPARSEGetHandle(cudaStream_t, cusparseHandle_t *);
 
+/* y = A x or y = z + A x through cuSPARSE's CSR product (CUSPARSE_SPMV_CSR_ALG1, what MATAIJCUSPARSE runs by default),
+   for a type whose device arrays are (or, in some state, are exactly) a 32-bit CSR: the descriptor, work buffer and
+   ALG1's analysis are made once per set of arrays and kept while the same arrays (pointers, sizes) come back, so that
+   values changed in place need nothing; GpukitCSRSpMVReset() frees them (stream-ordered) */
+typedef struct {
+  cusparseSpMatDescr_t mat;
+  cusparseDnVecDescr_t x, y;                /* made once; their arrays are set at every product */
+  const void          *row, *col, *val;     /* the arrays mat was made for */
+  PetscInt             m, n;
+  PetscCount           nnz;
+  PetscBool            bufok;               /* buf was sized (and the analysis made) for mat */
+  void                *buf;
+  size_t               bufsize;
+} GpukitCSRSpMV;
+
+PETSC_INTERN PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *, PetscInt, PetscInt, PetscCount, const int *, const int *, const double *, const double *, const double *, double *, cudaStream_t);
+PETSC_INTERN PetscErrorCode GpukitCSRSpMVReset(GpukitCSRSpMV *, cudaStream_t);
+
 /* the device arrays (VecCUDAGetArrayRead()) of the vectors one kernel launch reads, each vector got once however
    often it is asked for (a matrix powers step may read V[j] == W[j]); GpukitCUDAReadsRestore() gives them all back */
 #define GPUKIT_CUDA_READS_MAX 6

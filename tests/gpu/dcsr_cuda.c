@@ -35,6 +35,9 @@ typedef struct {
   PetscInt    nchecks;
   PetscBool   expect_rows; /* -expect_rows_kernel */
   PetscInt    nrows_runs, nfallback_runs;
+  PetscInt    expect_base; /* -expect_csr_base: 1 the products of the comparisons marked want_base ran on the CSR base, 0 not */
+  PetscBool   want_base;
+  PetscInt    nbase_runs;
 } Ctx;
 
 #if PetscDefined(HAVE_CUDA)
@@ -66,6 +69,28 @@ static PetscErrorCode CheckRowsKernel(Ctx *c, const char *what, const char *op)
     c->nfallback_runs++;
   }
   c->nchecks++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -expect_csr_base 1 (0): the last device product of Ad's diagonal block ran (did not run) on the CSR base, kernel 3 of
+   "MatDCSRCUDAGetMultKernel_C" (cuSPARSE's CSR product and the fix-up of the rows marked since), in the comparisons
+   made with want_base */
+static PetscErrorCode CheckBaseKernel(Ctx *c, const char *what, const char *op)
+{
+  Mat      D;
+  PetscInt kernel = -1, lanes = 0;
+  char     buf[256];
+  PetscErrorCode (*f)(Mat, PetscInt *, PetscInt *) = NULL;
+
+  PetscFunctionBegin;
+  if (c->expect_base < 0 || !c->want_base) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetDiagonalBlock(c->Ad, &D));
+  PetscCall(PetscObjectQueryFunction((PetscObject)D, "MatDCSRCUDAGetMultKernel_C", &f));
+  PetscCall(GKCheck((PetscBool)(f != NULL), "the diagonal block composes MatDCSRCUDAGetMultKernel_C"));
+  PetscCall((*f)(D, &kernel, &lanes));
+  PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: %s ran kernel %" PetscInt_FMT " (3: the CSR base) %s", what, op, kernel, c->expect_base ? "on a plain CSR layout and the rows added since" : "with the CSR base off"));
+  PetscCall(GKCheck((PetscBool)(c->expect_base ? kernel == 3 : kernel != 3), buf));
+  if (kernel == 3) c->nbase_runs++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -116,6 +141,7 @@ static PetscErrorCode Compare(Ctx *c, const char *what)
     if (!bound) PetscCall(GKCheck((PetscBool)(m == PETSC_OFFLOAD_GPU), buf));
   }
   if (!bound) PetscCall(CheckRowsKernel(c, what, "MatMult"));
+  if (!bound) PetscCall(CheckBaseKernel(c, what, "MatMult"));
   PetscCall(GKRelDiff(yd, ya, NORM_INFINITY, &rel));
   PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: MatMult differs from AIJ by %g (relative)", what, (double)rel));
   PetscCall(GKCheck((PetscBool)(rel <= c->tol), buf));
@@ -125,6 +151,7 @@ static PetscErrorCode Compare(Ctx *c, const char *what)
   PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: MatMultAdd differs from AIJ by %g", what, (double)rel));
   PetscCall(GKCheck((PetscBool)(rel <= c->tol), buf));
   if (!bound) PetscCall(CheckRowsKernel(c, what, "MatMultAdd"));
+  if (!bound) PetscCall(CheckBaseKernel(c, what, "MatMultAdd"));
   PetscCall(MatMultAdd(c->Ad, xd, yd, yd)); /* y == z */
   PetscCall(MatMultAdd(c->Aa, xa, ya, ya));
   PetscCall(GKRelDiff(yd, ya, NORM_INFINITY, &rel));
@@ -692,6 +719,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-memtest_batch", "Entries of the memory test's batch", NULL, memb, &memb, NULL));
   PetscCall(PetscOptionsInt("-memtest_leave_mb", "Device memory (MB) left free by the memory test's hog", NULL, memleave, &memleave, NULL));
   PetscCall(PetscOptionsInt("-powerlaw", "Power-law rows of up to this many entries in the first assembly (0: none)", NULL, powerlaw, &powerlaw, NULL));
+  c->expect_base = -1;
+  PetscCall(PetscOptionsInt("-expect_csr_base", "1: the products after MatDCSRDefragment() (and after a few device entries, MatScale, MatShift) ran on the CSR base; 0: they did not", NULL, c->expect_base, &c->expect_base, NULL));
   PetscCall(PetscOptionsBool("-expect_rows_kernel", "The diagonal block's products ran the rows kernel exactly where every row had at most one segment, else fused", NULL, c->expect_rows, &c->expect_rows, NULL));
   PetscCall(PetscOptionsBool("-expect_rows_fallback", "With -expect_rows_kernel: some product of the diagonal block fell back on the fused kernel (fragmented rows)", NULL, expect_fallback, &expect_fallback, NULL));
   PetscOptionsEnd();
@@ -716,6 +745,11 @@ int main(int argc, char **argv)
       PetscCall(MatSetOption(*ms[k], MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
     }
     PetscCall(MatGetOwnershipRange(c->Ad, &c->rstart, &c->rend));
+    { /* a new device matrix is not bound to the CPU (else every device check below would be skipped) */
+      PetscBool b;
+      PetscCall(MatBoundToCPU(c->Ad, &b));
+      PetscCall(GKCheck((PetscBool)!b, "a new MATDCSRCUDA matrix is not bound to the CPU"));
+    }
     /* the first assembly: a tridiagonal matrix, everything new */
     for (int k = 0; k < 3; k++) {
       for (PetscInt row = c->rstart; row < c->rend; row++) {
@@ -786,7 +820,16 @@ int main(int argc, char **argv)
       PetscCall(GKCheck((PetscBool)(s0 == s1), "MatDCSRDefragment() leaves nonzerostate unchanged"));
       PetscCall(MatDCSRGetInfo(c->Ad, &K, &maxseg, &used, &cap));
       PetscCall(GKCheck((PetscBool)(maxseg <= 1), "after MatDCSRDefragment() every row has at most one segment"));
+      c->want_base = PETSC_TRUE;
       PetscCall(Compare(c, "defragmented"));
+      if (c->expect_base >= 0) { /* a few new entries on the device: the CSR base stays, its fix-up adds them */
+        const PetscInt b = c->batch;
+        c->batch = PetscMax(1, b / 16);
+        PetscCall(Round(c, PETSC_TRUE, ADD_VALUES, "device ADD after the defragmentation"));
+        c->batch = b;
+        PetscCall(Compare(c, "the defragmented layout and the rows added since"));
+      }
+      c->want_base = PETSC_FALSE;
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok: defragmented on the device: at most %" PetscInt_FMT " segment per row, %" PetscCount_FMT " of %" PetscCount_FMT " slots used\n", maxseg, used, cap));
     }
 
@@ -797,10 +840,20 @@ int main(int argc, char **argv)
     PetscCall(MatShift(c->Ad, 1.25));
     PetscCall(MatShift(c->Ah, 1.25));
     PetscCall(MatShift(c->Aa, 1.25));
+    c->want_base = PETSC_TRUE;
     PetscCall(Compare(c, "after MatScale and MatShift"));
+    c->want_base = PETSC_FALSE;
 
     /* bound to the CPU: a host round and products on the host code, then back */
     PetscCall(MatBindToCPU(c->Ad, PETSC_TRUE));
+    {
+      Mat       D;
+      PetscBool b, bd;
+      PetscCall(MatBoundToCPU(c->Ad, &b));
+      PetscCall(MatGetDiagonalBlock(c->Ad, &D));
+      PetscCall(MatBoundToCPU(D, &bd));
+      PetscCall(GKCheck((PetscBool)(b && bd), "MatBindToCPU(A, PETSC_TRUE) binds A and its diagonal block"));
+    }
     PetscCall(Round(c, PETSC_FALSE, ADD_VALUES, "bound to the CPU: host ADD"));
     PetscCall(MatBindToCPU(c->Ad, PETSC_FALSE));
     PetscCall(Round(c, PETSC_TRUE, ADD_VALUES, "unbound: device ADD"));
@@ -824,8 +877,16 @@ int main(int argc, char **argv)
     PetscInt l[2] = {c->nrows_runs, c->nfallback_runs}, g[2];
     PetscCall(MPIU_Allreduce(l, g, 2, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  -expect_rows_kernel: %" PetscInt_FMT " products checked on the rows kernel, %" PetscInt_FMT " on its fallback (fused)\n", g[0], g[1]));
+    /* at least the "defragmented" and "after MatScale and MatShift" comparisons (MatMult and MatMultAdd) on every rank */
     PetscCall(GKCheck((PetscBool)(g[0] > 0), "-expect_rows_kernel: some product ran the rows kernel"));
+    if (expect_fallback) PetscCall(GKCheck((PetscBool)(g[0] >= 4 * (PetscInt)c->size), "-expect_rows_kernel: the defragmented products of every rank ran the rows kernel"));
     if (expect_fallback) PetscCall(GKCheck((PetscBool)(g[1] > 0), "-expect_rows_fallback: some product fell back on the fused kernel"));
+  }
+  if (c->expect_base == 1) { /* the defragmented, the marked-rows and the scaled comparisons, MatMult and MatMultAdd, every rank */
+    PetscInt g;
+    PetscCall(MPIU_Allreduce(&c->nbase_runs, &g, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  -expect_csr_base: %" PetscInt_FMT " products checked on the CSR base\n", g));
+    PetscCall(GKCheck((PetscBool)(g >= 6 * (PetscInt)c->size), "-expect_csr_base: the products of every rank ran on the CSR base"));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "dcsr_cuda: all %" PetscInt_FMT " checks passed on %d rank(s)\n", c->nchecks, (int)c->size));
 #endif

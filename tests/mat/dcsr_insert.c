@@ -225,6 +225,7 @@ int main(int argc, char **argv)
       {"-mat_dcsr_max_segments", "0"},
       {"-mat_dcsr_max_segments", "65"},
       {"-mat_dcsr_slack", "-1"},
+      {"-mat_dcsr_defrag_slack", "-0.5"},
       {"-mat_dcsr_min_segment", "0"},
       {"-mat_dcsr_capacity_factor", "0.5"},
       {"-mat_dcsr_defrag_fraction", "2"}

@@ -679,51 +679,15 @@ static PetscErrorCode AMBCUDAGetConfig_Private(Mat A, PetscInt *b, PetscInt *blo
    ------------------------------------------------------------------------------------------------------------------ */
 
 /* the CSR fallback: y = A x (za NULL) or y = z + A x through cuSPARSE's CSR SpMV with what MATAIJCUSPARSE uses per
-   default (CUSPARSE_SPMV_CSR_ALG1, cusparseSpMV_preprocess() once per descriptor from CUDA 12.4), so that a matrix the
-   model keeps on CSR runs as fast as with aijcusparse. Per call: the stream, the two vector pointers, the SpMV (and a
-   device copy z -> y for y = z + A x with z != y); the descriptor, work buffer and analysis are made again only when the
-   device CSR arrays were reallocated (new structure). */
-#define AMBCUDA_SPMV_ALG CUSPARSE_SPMV_CSR_ALG1
+   default (gpukit's shared GpukitCSRSpMVApply(): ALG1 and its analysis once per device CSR), so that a matrix the model
+   keeps on CSR runs as fast as with aijcusparse; the descriptor is made again only when the device CSR arrays were
+   reallocated (new structure) */
 static PetscErrorCode AMBCUDACusparseMult_Private(Mat A, const double *xa, const double *za, double *ya, cudaStream_t stream)
 {
-  Mat_SeqAMBCUDA *cu  = AMBCUDAGet(A);
-  const double    one = 1.0, zero = 0.0;
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
 
   PetscFunctionBegin;
-  PetscCall(GpukitCUSPARSEGetHandle(stream, &cu->sphandle));
-  if (!cu->spmat || cu->sprow != cu->rowptr || cu->spcol != cu->colidx || cu->spval != cu->val || cu->spnnz != cu->nnz) {
-    if (cu->spmat) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spmat));
-    if (cu->spx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spx));
-    if (cu->spy) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spy));
-    PetscCallCUSPARSE(cusparseCreateCsr(&cu->spmat, cu->m, cu->n, cu->nnz, cu->rowptr, cu->colidx, cu->val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-    PetscCallCUSPARSE(cusparseCreateDnVec(&cu->spx, cu->n, (void *)xa, CUDA_R_64F));
-    PetscCallCUSPARSE(cusparseCreateDnVec(&cu->spy, cu->m, (void *)ya, CUDA_R_64F));
-    cu->sprow   = cu->rowptr;
-    cu->spcol   = cu->colidx;
-    cu->spval   = cu->val;
-    cu->spnnz   = cu->nnz;
-    cu->spbufok = PETSC_FALSE;
-  }
-  PetscCallCUSPARSE(cusparseDnVecSetValues(cu->spx, (void *)xa));
-  PetscCallCUSPARSE(cusparseDnVecSetValues(cu->spy, (void *)ya));
-  if (za && za != ya) PetscCallCUDA(cudaMemcpyAsync(ya, za, (size_t)cu->m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-  if (!cu->spbufok) { /* the same size for beta 0 and 1 */
-    size_t need = 0;
-    PetscCallCUSPARSE(cusparseSpMV_bufferSize(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, &one, cu->spy, CUDA_R_64F, AMBCUDA_SPMV_ALG, &need));
-    if (need > cu->spbufsize) {
-      if (cu->spbuf) PetscCallCUDA(GpukitPoolFree(cu->spbuf, stream));
-      cu->spbuf = NULL;
-      PetscCallCUDA(GpukitPoolMalloc(&cu->spbuf, need ? need : 1, stream));
-      cu->spbufsize = need;
-    }
-#if CUDART_VERSION >= 12040
-    /* the analysis ALG1 uses to balance irregular rows (MATAIJCUSPARSE does it once too); it stays valid while the
-       arrays stay: the values change in place, a new structure makes a new descriptor and comes back here */
-    PetscCallCUSPARSE(cusparseSpMV_preprocess(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, &one, cu->spy, CUDA_R_64F, AMBCUDA_SPMV_ALG, cu->spbuf));
-#endif
-    cu->spbufok = PETSC_TRUE;
-  }
-  PetscCallCUSPARSE(cusparseSpMV(cu->sphandle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cu->spmat, cu->spx, za ? &one : &zero, cu->spy, CUDA_R_64F, AMBCUDA_SPMV_ALG, cu->spbuf));
+  PetscCall(GpukitCSRSpMVApply(&cu->csrmv, cu->m, cu->n, (PetscCount)cu->nnz, cu->rowptr, cu->colidx, cu->val, xa, za, ya, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1812,17 +1776,13 @@ static PetscErrorCode AMBCUDAFree_Private(Mat_SeqAMBCUDA **pcu)
   PetscCall(AMBCUDAFreeTranspose_Private(cu));
   PetscCall(GpukitCOODestroy(&cu->coo));
   PetscCall(GpukitTunerDestroy(&cu->tuner));
-  if (cu->spmat) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spmat));
-  if (cu->spx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spx));
-  if (cu->spy) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->spy));
   PetscCall(AMBCUDAFreeSell_Private(cu));
-  if (cu->spbuf || cu->sellbuf) {
+  if (cu->csrmv.mat || cu->csrmv.buf || cu->sellbuf) {
     cudaStream_t stream;
     PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
-    if (cu->spbuf) PetscCallCUDA(GpukitPoolFree(cu->spbuf, stream));
+    PetscCall(GpukitCSRSpMVReset(&cu->csrmv, stream));
     if (cu->sellbuf) PetscCallCUDA(GpukitPoolFree(cu->sellbuf, stream));
   }
-  cu->sphandle = NULL; /* the shared handle (GpukitCUSPARSEGetHandle()) */
   PetscCall(PetscFree(*pcu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

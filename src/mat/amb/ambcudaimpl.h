@@ -81,15 +81,8 @@ typedef struct {
   PetscInt       bmax, bmodel;     /* largest usable b on the device, the model's b */
   long long      blk[GPUKIT_AMB_CUDA_MAX_B], npairs;
   PetscBool      fallback;         /* the CSR kernel runs instead of AMB */
-  /* the CSR fallback through cuSPARSE (the kernel MATAIJCUSPARSE runs): descriptor of the device CSR, work buffer */
-  cusparseHandle_t     sphandle;
-  cusparseSpMatDescr_t spmat;
-  cusparseDnVecDescr_t spx, spy;                 /* made once; their arrays are set at every product */
-  PetscBool            spbufok;                  /* the work buffer was sized for spmat */
-  const void          *sprow, *spcol, *spval; /* the arrays spmat was made for */
-  PetscInt             spnnz;
-  void                *spbuf;
-  size_t               spbufsize;
+  /* the CSR fallback through cuSPARSE (the kernel MATAIJCUSPARSE runs): gpukit's shared CSR product (gpukitcuda.h) */
+  GpukitCSRSpMV csrmv;
   char           why[160];
   /* the layouts the product may run: candidates of the tuner's "layout" knob (first = the start), the one in use */
   PetscBool       decided;          /* the plan's candidates are set for the current plan */

@@ -465,6 +465,7 @@ static PetscErrorCode MatNorm_SeqDCSR(Mat A, NormType type, PetscReal *nrm)
 static void DCSRCopyOptions(const Mat_SeqDCSR *a, Mat_SeqDCSR *b)
 {
   b->slack           = a->slack;
+  b->defragslack     = a->defragslack;
   b->minseg          = a->minseg;
   b->capfactor       = a->capfactor;
   b->defrag          = a->defrag;
@@ -930,7 +931,7 @@ PETSC_INTERN PetscErrorCode DCSRViewInfo_Private(Mat A, PetscInt nblk, const Mat
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: K (max segments per row) %" PetscInt_FMT ", segments in use at most %" PetscInt64_FMT ", rows with several segments %" PetscInt64_FMT " of %" PetscInt64_FMT "%s\n", a0->K, mx, sum[0], sum[1], nblk > 1 ? " (all blocks, all ranks)" : ""));
   PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: nonzeros %" PetscInt64_FMT ", slots used %" PetscInt64_FMT " (garbage %" PetscInt64_FMT ") of capacity %" PetscInt64_FMT "\n", sum[2], sum[3], sum[4], sum[5]));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: defragmentations %" PetscInt64_FMT ", row relocations %" PetscInt64_FMT ", buffer growths %" PetscInt64_FMT "; slack %g, defrag %s, reorder rows %s\n", sum[6], sum[7], sum[8], (double)a0->slack, MatDCSRDefragTypes[a0->defrag], a0->reorder_rows ? "yes" : "no"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "DCSR: defragmentations %" PetscInt64_FMT ", row relocations %" PetscInt64_FMT ", buffer growths %" PetscInt64_FMT "; slack %g, defragmentation slack %g, defrag %s, reorder rows %s\n", sum[6], sum[7], sum[8], (double)a0->slack, (double)a0->defragslack, MatDCSRDefragTypes[a0->defrag], a0->reorder_rows ? "yes" : "no"));
   if (nblk == 1 && a0->viewinfo) PetscCall((*a0->viewinfo)(blk[0], viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -964,14 +965,15 @@ PETSC_INTERN PetscErrorCode DCSRSetFromOptions_Private(Mat A, PetscInt nblk, con
 {
   Mat_SeqDCSR *a = (Mat_SeqDCSR *)blk[0]->data;
   PetscInt     K = a->K, minseg = a->minseg, dt = (PetscInt)a->defrag;
-  PetscReal    slack = a->slack, cf = a->capfactor, fr = a->defrag_fraction;
+  PetscReal    slack = a->slack, dslack = a->defragslack, cf = a->capfactor, fr = a->defrag_fraction;
   PetscBool    reorder = a->reorder_rows;
-  PetscBool    setK = PETSC_FALSE, setslack = PETSC_FALSE, setmin = PETSC_FALSE, setcf = PETSC_FALSE, setdt = PETSC_FALSE, setfr = PETSC_FALSE, setre = PETSC_FALSE;
+  PetscBool    setK = PETSC_FALSE, setslack = PETSC_FALSE, setdslack = PETSC_FALSE, setmin = PETSC_FALSE, setcf = PETSC_FALSE, setdt = PETSC_FALSE, setfr = PETSC_FALSE, setre = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, "MATDCSR options", "Mat");
   PetscCall(PetscOptionsInt("-mat_dcsr_max_segments", "Maximum number of segments per row (K)", "MatDCSRGetInfo", K, &K, &setK));
-  PetscCall(PetscOptionsReal("-mat_dcsr_slack", "Spare slots of a new segment or a defragmented row, as a fraction of the row length", "MatDCSRDefragment", slack, &slack, &setslack));
+  PetscCall(PetscOptionsReal("-mat_dcsr_slack", "Spare slots of a new segment, as a fraction of the row length", "MatDCSRDefragment", slack, &slack, &setslack));
+  PetscCall(PetscOptionsReal("-mat_dcsr_defrag_slack", "Spare slots of a defragmented row, as a fraction of its length (0: plain CSR, whose product is cuSPARSE's on the device)", "MatDCSRDefragment", dslack, &dslack, &setdslack));
   PetscCall(PetscOptionsInt("-mat_dcsr_min_segment", "Smallest capacity of a new segment", "MatDCSRDefragment", minseg, &minseg, &setmin));
   PetscCall(PetscOptionsReal("-mat_dcsr_capacity_factor", "Buffer capacity over what is needed when the buffer is allocated or grown", "MatDCSRGetInfo", cf, &cf, &setcf));
   PetscCall(PetscOptionsEList("-mat_dcsr_defrag", "When MatAssemblyEnd() defragments", "MatDCSRDefragment", MatDCSRDefragTypes, 3, MatDCSRDefragTypes[a->defrag], &dt, &setdt));
@@ -984,6 +986,7 @@ PETSC_INTERN PetscErrorCode DCSRSetFromOptions_Private(Mat A, PetscInt nblk, con
     Mat_SeqDCSR *s = (Mat_SeqDCSR *)B->data;
     if (setK || s->K != K) PetscCall(DCSRSetMaxSegments_Private(B, K));
     if (setslack || b) PetscCall(DCSRSetSlack_Private(B, slack));
+    if (setdslack || b) PetscCall(DCSRSetDefragSlack_Private(B, dslack));
     if (setmin || b) PetscCall(DCSRSetMinSegment_Private(B, minseg));
     if (setcf || b) PetscCall(DCSRSetCapacityFactor_Private(B, cf));
     if (setdt || b) s->defrag = (MatDCSRDefragType)dt;
@@ -1210,7 +1213,8 @@ static PetscErrorCode MatDCSRGetInfo_SeqDCSR(Mat A, PetscInt *K, PetscInt *maxse
 
    Options Database Keys:
 +  -mat_dcsr_max_segments <4>     - K, 1..64
-.  -mat_dcsr_slack <0.25>          - spare slots of a new segment or defragmented row, as a fraction of its length
+.  -mat_dcsr_slack <0.25>          - spare slots of a new segment, as a fraction of the row length
+.  -mat_dcsr_defrag_slack <0>      - spare slots of a defragmented row, as a fraction of its length (0: the rows back to back, plain CSR)
 .  -mat_dcsr_min_segment <4>       - smallest capacity of a new segment
 .  -mat_dcsr_capacity_factor <1.2> - buffer capacity over what is needed when allocated or grown
 .  -mat_dcsr_defrag <auto,always,never> - when `MatAssemblyEnd()` defragments
@@ -1330,7 +1334,7 @@ PetscErrorCode MatRegister_DCSR_Private(void)
 
 /*@
   MatDCSRDefragment - Returns every row of a `MATDCSR` matrix to one sorted segment, in row order, with the slack
-  of `-mat_dcsr_slack` after it
+  of `-mat_dcsr_defrag_slack` (default 0: the rows back to back, plain CSR) after it
 
   Collective
 

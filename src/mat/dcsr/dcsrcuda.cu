@@ -119,6 +119,66 @@ static PetscErrorCode DCSRCUDAPoolFree_Private(void *p)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* ------------------------------------------------------------------------------------------------------
+   The CSR base (dcsrcudaimpl.h): row pointers of a plain CSR layout, and the rows marked since
+   ------------------------------------------------------------------------------------------------------ */
+
+static PetscErrorCode DCSRCUDABaseFree_Private(Mat_SeqDCSRCUDA *cu)
+{
+  PetscFunctionBegin;
+  if (cu->csrmv.mat || cu->csrmv.buf) {
+    cudaStream_t stream;
+    PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+    PetscCall(GpukitCSRSpMVReset(&cu->csrmv, stream));
+  }
+  if (cu->baserow) PetscCallCUDA(cudaFree(cu->baserow));
+  cu->baserow = cu->basedirty = cu->baselist = cu->basecount = NULL;
+  cu->basem    = 0;
+  cu->baseok   = PETSC_FALSE;
+  cu->ndirtyub = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the base's arrays for the current m (kept while m stays), and cuSPARSE's descriptor and analysis dropped (a new layout
+   may come back at the same addresses: the spare buffers of the defragmentation alternate) */
+static PetscErrorCode DCSRCUDABaseArrays_Private(Mat A, cudaStream_t stream)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  const size_t     m  = (size_t)cu->d.m;
+
+  PetscFunctionBegin;
+  cu->baseok = PETSC_FALSE;
+  PetscCall(GpukitCSRSpMVReset(&cu->csrmv, stream));
+  if (cu->baserow && cu->basem != cu->d.m) PetscCall(DCSRCUDABaseFree_Private(cu));
+  if (!cu->baserow) {
+    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->baserow, (3 * m + 2) * sizeof(int), "the CSR base's row pointers and marks"));
+    cu->basedirty = cu->baserow + m + 1;
+    cu->baselist  = cu->basedirty + m;
+    cu->basecount = cu->baselist + m;
+    cu->basem     = cu->d.m;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* baserow[] holds the row pointers of the current structure, nnz entries: no row marked, the base valid */
+static PetscErrorCode DCSRCUDABaseSet_Private(Mat A, long long nnz, cudaStream_t stream)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaMemsetAsync(cu->basedirty, 0, ((size_t)2 * cu->d.m + 1) * sizeof(int), stream)); /* marks, list, count */
+  cu->basennz  = nnz;
+  cu->ndirtyub = 0;
+  cu->baseok   = PETSC_TRUE;
+  cu->basever  = cu->structver;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static inline PetscBool DCSRCUDABaseValid_Private(const Mat_SeqDCSRCUDA *cu)
+{
+  return (PetscBool)(cu->usebase && cu->baseok && cu->basever == cu->structver && cu->basem == cu->d.m && cu->d.m > 0);
+}
+
 /* gives the library pool's unused memory (freed work arrays it keeps for the next allocation, up to GPUKIT_POOL_KEEP)
    back to the device after the stream's pending frees, keeping at most keep unused bytes (GpukitPoolTrim()); p: the
    work array just freed (NULL: nothing was pooled, nothing to do) */
@@ -212,9 +272,29 @@ static PetscErrorCode DCSRCUDACopyUp_Private(Mat A, PetscLogDouble *bytes)
     PetscCallCUDA(cudaMemcpyAsync(d->values, a->values, (size_t)a->used * sizeof(double), cudaMemcpyHostToDevice, stream));
   }
   PetscCallCUDA(cudaMemcpyAsync(d->dused, &u, sizeof(u), cudaMemcpyHostToDevice, stream));
-  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host arrays may change as soon as we return */
-  d->used = (long long)a->used;
-  cu->structver++;
+  { /* a plain CSR layout on the host (each row one segment or empty, the rows back to back from slot 0): the CSR base */
+    PetscInt  *rp    = NULL;
+    PetscCount pos   = 0;
+    PetscBool  plain = (PetscBool)(cu->usebase && a->m > 0 && a->used <= (PetscCount)INT_MAX);
+    for (PetscInt r = 0; r < a->m && plain; r++) {
+      const PetscInt l = a->rowlen[r];
+      if (l && (a->nseg[r] != 1 || a->segstart[r * a->K] != pos)) plain = PETSC_FALSE;
+      pos += l;
+    }
+    cu->baseok = PETSC_FALSE;
+    if (plain) {
+      PetscCall(DCSRCUDABaseArrays_Private(A, stream));
+      PetscCall(PetscMalloc1(a->m + 1, &rp));
+      rp[0] = 0;
+      for (PetscInt r = 0; r < a->m; r++) rp[r + 1] = rp[r] + a->rowlen[r];
+      PetscCallCUDA(cudaMemcpyAsync(cu->baserow, rp, ((size_t)a->m + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
+    }
+    PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host arrays may change as soon as we return */
+    PetscCall(PetscFree(rp));
+    d->used = (long long)a->used;
+    cu->structver++;
+    if (plain) PetscCall(DCSRCUDABaseSet_Private(A, (long long)pos, stream));
+  }
   { /* the host's segment counts tell whether the rows kernel applies (no read-back at the next product) */
     PetscInt single = 1;
     for (PetscInt r = 0; r < a->m && single; r++)
@@ -297,12 +377,16 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   int              grew = 0;
   long long        oldcap = cu->d.cap;
   const PetscBool  binsok = (PetscBool)(cu->perm && cu->binver == cu->structver && cu->permm == cu->d.m);
+  /* no slack and no extra room: the result is plain CSR, its row pointers the CSR base */
+  const PetscBool  plain  = (PetscBool)(cu->usebase && a->defragslack == 0.0 && !extra && cu->d.m > 0 && cu->d.cap <= (long long)INT_MAX);
 
   PetscFunctionBegin;
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Defrag, A, 0, 0, 0));
+  cu->baseok = PETSC_FALSE;
+  if (plain) PetscCall(DCSRCUDABaseArrays_Private(A, stream));
   PetscCall(PetscLogGpuTimeBegin());
-  err = GpukitDCSRDefragment(&cu->d, (double)a->slack, extra, cu->d.cap, (double)a->capfactor, cu->keepspare ? &cu->spare : NULL, &grew, stream);
+  err = GpukitDCSRDefragment(&cu->d, (double)a->defragslack, extra, cu->d.cap, (double)a->capfactor, cu->keepspare ? &cu->spare : NULL, &grew, plain && cu->d.used <= (long long)INT_MAX ? cu->baserow : NULL, stream);
   PetscCall(PetscLogGpuTimeEnd());
   if (err == cudaErrorMemoryAllocation) {
     size_t fre = 0, tot = 0;
@@ -320,6 +404,7 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   }
   cu->structver++;
   DCSRCUDASetSingle_Private(cu, 1); /* every row is one segment (or none): the rows kernel applies */
+  if (plain && cu->d.used <= (long long)INT_MAX) PetscCall(DCSRCUDABaseSet_Private(A, cu->d.used, stream));
   /* the rows kept their lengths, hence their bins and long-row chunks: only the product's row table changes (no
      re-binning, no synchronisation at the next product) */
   if (binsok) {
@@ -427,6 +512,11 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
     }
     PetscCall(PetscLogGpuTimeBegin());
     PetscCallCUDA(GpukitDCSRBatchApply(&cu->d, b, insertnew, stream));
+    if (insertnew && info.nnew && DCSRCUDABaseValid_Private(cu)) { /* the CSR base stays: its rows that got new entries marked */
+      PetscCallCUDA(GpukitDCSRBaseMark(b, cu->basedirty, cu->baselist, cu->basecount, stream));
+      cu->ndirtyub = PetscMin(cu->ndirtyub + info.nrowsnew, (long long)cu->d.m);
+      cu->basever  = cu->structver + 1; /* the version this batch makes, below */
+    }
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(GpukitTwinDeviceWritten(A)); /* per chunk: a later failure leaves the device copy the valid one */
     PetscCallCUDA(GpukitDCSRBatchDestroy(&b));
@@ -989,6 +1079,28 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
   PetscCall(DCSRCUDACopyToGPU_Private(A));
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Mult, A, x, z, 0));
+  if (cu->multkernel == DCSR_MULT_AUTO && DCSRCUDABaseValid_Private(cu) && 4 * cu->ndirtyub <= (long long)cu->d.m) { /* the CSR base: cuSPARSE, then the marked rows */
+    const Mat_SeqDCSR *a    = (const Mat_SeqDCSR *)A->data;
+    const double       mean = (double)a->nz / (double)cu->d.m;
+    int                t    = 1;
+
+    while (2 * t <= 32 && (double)(2 * t) <= 0.5 * mean) t *= 2; /* the fix-up's lanes per row: about two entries a lane */
+    PetscCall(VecCUDAGetArrayRead(x, &xa));
+    PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
+    PetscCall(PetscLogGpuTimeBegin());
+    if (cu->basennz > 0) PetscCall(GpukitCSRSpMVApply(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, ya, za, stream));
+    else if (!ya) PetscCallCUDA(cudaMemsetAsync(za, 0, (size_t)cu->d.m * sizeof(double), stream));
+    else if (ya != za) PetscCallCUDA(cudaMemcpyAsync(za, ya, (size_t)cu->d.m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+    if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->baselist, cu->basecount, cu->ndirtyub, t, xa, za, stream));
+    PetscCall(PetscLogGpuTimeEnd());
+    cu->lastkernel = DCSR_MULT_CSRBASE;
+    cu->lasttpr    = 0;
+    PetscCall(DCSRCUDARestoreOutArrays_Private(y, z, &ya, &za));
+    PetscCall(VecCUDARestoreArrayRead(x, &xa));
+    PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)a->nz));
+    PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Mult, A, x, z, 0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(DCSRCUDABins_Private(A, stream));
   PetscCall(DCSRCUDARowsView_Private(A, stream, &rowsok)); /* the rows kernel applies: every row has at most one segment */
   PetscCall(VecCUDAGetArrayRead(x, &xa));
@@ -1210,6 +1322,7 @@ static PetscErrorCode MatDuplicate_SeqDCSRCUDA(Mat A, MatDuplicateOption op, Mat
     cb->trim       = cu->trim;
     cb->keepspare  = cu->keepspare;
     cb->multkernel = cu->multkernel;
+    cb->usebase    = cu->usebase;
     /* the device copy only when B's host storage is A's device structure, size for size */
     if (!devvalid || !b->preallocated || b->m != cu->d.m || b->K != cu->d.K || b->cap != cu->d.cap || b->used != cu->d.used) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
@@ -1232,6 +1345,14 @@ static PetscErrorCode MatDuplicate_SeqDCSRCUDA(Mat A, MatDuplicateOption op, Mat
     cb->d.used = cu->d.used;
     cb->structver++;
     DCSRCUDASetSingle_Private(cb, DCSRCUDAGetSingle_Private(cu));
+    if (DCSRCUDABaseValid_Private(cu) && cb->usebase) { /* the same layout: the same CSR base and marks */
+      PetscCall(DCSRCUDABaseArrays_Private(*B, stream));
+      PetscCallCUDA(cudaMemcpyAsync(cb->baserow, cu->baserow, ((size_t)3 * a->m + 2) * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+      cb->basennz  = cu->basennz;
+      cb->ndirtyub = cu->ndirtyub;
+      cb->baseok   = PETSC_TRUE;
+      cb->basever  = cb->structver;
+    }
     (*B)->offloadmask = PETSC_OFFLOAD_BOTH; /* the host copy (the host duplicate) and the device copy hold the same */
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1340,9 +1461,17 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
       PetscCall(DCSRCUDATunersDestroy_Private(cu));
     }
   }
+  {
+    PetscBool usebase = cu->usebase;
+    PetscCall(PetscOptionsBool("-mat_dcsr_cuda_csr_base", "With -mat_dcsr_cuda_mult_kernel auto: the product of a plain CSR layout (after a defragmentation with -mat_dcsr_defrag_slack 0), and of the rows added to it since, is cuSPARSE's CSR product plus a fix-up of those rows", "MATDCSRCUDA", usebase, &usebase, &set));
+    if (set && !usebase) PetscCall(DCSRCUDABaseFree_Private(cu));
+    cu->usebase = usebase;
+  }
   for (PetscInt b = 1; b < nblk; b++) { /* the other blocks (the off-diagonal block of a MATMPIDCSRCUDA) as the first */
     Mat_SeqDCSRCUDA *cb = DCSRCUDAGet(blk[b]);
     for (PetscInt q = 0; q < GPUKIT_DCSR_NBINS; q++) cb->tpr[q] = cu->tpr[q];
+    if (cb->usebase && !cu->usebase) PetscCall(DCSRCUDABaseFree_Private(cb));
+    cb->usebase = cu->usebase;
     cb->fixtpr   = cu->fixtpr;
     cb->autotune = cu->autotune;
     cb->trim     = cu->trim;
@@ -1386,7 +1515,8 @@ static PetscErrorCode MatDCSRCUDAGetDeviceBytes_SeqDCSRCUDA(Mat A, PetscLogDoubl
 }
 
 /* "MatDCSRCUDAGetMultKernel_C" (composed; queried by tests/gpu/dcsr_cuda.c): the kernel of this block's last product
-   (-1: none yet, 0 binned, 1 fused, 2 rows) and the rows kernel's lanes per row (0 for the others) */
+   (-1: none yet, 0 binned, 1 fused, 2 rows, 3 the CSR base: cuSPARSE and the fix-up) and the rows kernel's lanes per row
+   (0 for the others) */
 static PetscErrorCode MatDCSRCUDAGetMultKernel_SeqDCSRCUDA(Mat A, PetscInt *kernel, PetscInt *lanes)
 {
   Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
@@ -1418,7 +1548,7 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
   if (cu->perm) PetscCall(PetscViewerASCIIPrintf(viewer, "  product bins (rows of length <=4, <=32, <=256, more, and longer than %" PetscInt_FMT ": split in %lld chunks of %d entries, a block each): %lld, %lld, %lld, %lld, %lld rows\n", cu->longrow, cu->nchunk, GPUKIT_DCSR_LONG_CHUNK, cu->binstart[1] - cu->binstart[0], cu->binstart[2] - cu->binstart[1], cu->binstart[3] - cu->binstart[2], cu->binstart[4] - cu->binstart[3], cu->binstart[5] - cu->binstart[4]));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  device memory held: %g MB, of which %g MB the defragmentation's spare buffers (-mat_dcsr_cuda_defrag_spare %s; -mat_dcsr_cuda_trim %s: %" PetscInt_FMT " trims of the work pool)\n", (double)DCSRCUDAStorageBytes_Private(cu) / 1048576.0, (double)cu->spare.cap * (sizeof(int) + sizeof(double)) / 1048576.0, cu->keepspare ? "true" : "false", cu->trim ? "true" : "false", cu->ntrim));
   {
-    static const char *const kname[] = {"binned", "fused", "rows"};
+    static const char *const kname[] = {"binned", "fused", "rows", "cuSPARSE CSR over the CSR base, and the fix-up of the rows added since"};
     const char              *how     = cu->multkernel == DCSR_MULT_AUTO ? "tuned (binned, fused, or rows where every row has at most one segment)" : cu->multkernel == DCSR_MULT_ROWS ? "rows where every row has at most one segment, else fused (-mat_dcsr_cuda_mult_kernel)" : cu->multkernel == DCSR_MULT_FUSED ? "fused (-mat_dcsr_cuda_mult_kernel)" : "binned (-mat_dcsr_cuda_mult_kernel)";
     const char              *view    = cu->d.cap > (long long)INT_MAX ? "does not apply (a buffer of more than 2^31 slots)" : cu->viewver != cu->structver ? "not evaluated for this structure yet (at the next product)" : cu->viewok ? "applies (every row has at most one segment)" : "does not apply (some rows have several segments)";
     if (DCSRCUDARowsWanted_Private(cu)) PetscCall(PetscViewerASCIIPrintf(viewer, "  product kernel: %s; the rows kernel %s\n", how, view));
@@ -1428,6 +1558,9 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
       else PetscCall(PetscViewerASCIIPrintf(viewer, "  last product: %s\n", kname[cu->lastkernel]));
     }
   }
+  if (!cu->usebase) PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: off (-mat_dcsr_cuda_csr_base false)\n"));
+  else if (DCSRCUDABaseValid_Private(cu)) PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: valid, %lld entries; at most %lld rows got new entries since (the product takes it while they are at most a quarter of the %d rows%s)\n", cu->basennz, cu->ndirtyub, cu->d.m, cu->multkernel == DCSR_MULT_AUTO ? "" : "; not with a forced -mat_dcsr_cuda_mult_kernel"));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: none (the layout has not been plain CSR since the last upload or defragmentation; -mat_dcsr_defrag_slack 0 and MatDCSRDefragment() make one)\n"));
   if (cu->tuner || cu->tunerrows) {
     PetscCall(PetscViewerASCIIPushTab(viewer));
     if (cu->tuner) PetscCall(GpukitTunerView(cu->tuner, viewer));
@@ -1470,6 +1603,7 @@ static PetscErrorCode DCSRCUDAFree_Private(Mat_SeqDCSRCUDA **cu)
   PetscCall(DCSRCUDAFreeBins_Private(*cu));
   PetscCall(PetscFree3((*cu)->stash.i, (*cu)->stash.j, (*cu)->stash.v));
   PetscCall(DCSRCUDAFreeRowsView_Private(*cu));
+  PetscCall(DCSRCUDABaseFree_Private(*cu));
   PetscCall(DCSRCUDATunersDestroy_Private(*cu));
   PetscCall(PetscFree(*cu));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1508,6 +1642,7 @@ static PetscErrorCode DCSRConvertToCUDA_Private(Mat A)
   cu->trim          = PETSC_TRUE;
   cu->keepspare     = PETSC_TRUE;
   cu->multkernel    = DCSR_MULT_AUTO;
+  cu->usebase       = PETSC_TRUE;
   cu->viewver       = -1;
   cu->singlever     = -1;
   cu->single        = -1;
@@ -1597,6 +1732,9 @@ static PetscErrorCode MatConvert_SeqDCSRCUDA_SeqDCSR(Mat A, MatType type, MatReu
      (kernel dcsr_mult2; -gpukit_tune, -gpukit_tune_cache); false: the fused kernel, 2, 8, 32, 32
 .  -mat_dcsr_cuda_mult_kernel <auto,binned,fused,rows> - the product in a launch per bin, in one launch, in row order
      when every row has at most one segment (rows; fused otherwise), or the tuner's choice among those that apply
+.  -mat_dcsr_cuda_csr_base <true> - with auto: a plain CSR layout (after a defragmentation with
+     -mat_dcsr_defrag_slack 0, the default) is multiplied by cuSPARSE's CSR product, and rows that get new entries
+     afterwards by a fix-up kernel, until more than a quarter of the rows did
 .  -mat_dcsr_cuda_long_row <256> - rows longer than this are summed in chunks of 2048 entries, a block each (not tuned)
 .  -mat_dcsr_cuda_defrag_spare <true> - keep the buffers a defragmentation replaced for the next one (no allocation)
 -  -mat_dcsr_cuda_trim <true> - give large batches' pooled work space back to the device
@@ -1713,6 +1851,11 @@ static PetscErrorCode MatCreate_MPIDCSRCUDA(Mat A)
   PetscFunctionBegin;
   PetscCall(MatCreate_MPIDCSR_Private(A, MATSEQDCSRCUDA));
   PetscCall(MatSetVecType(A, VECCUDA)); /* the ghost vector lvec and MatCreateVecs() */
+  /* MatCreate() leaves a matrix bound to the CPU in a device build: a device MPI type is not bound (else MatBoundToCPU()
+     says true, GpukitMatGetCaps() says host only, and a first MatBindToCPU(A, PETSC_TRUE) does nothing) */
+#if PetscDefined(HAVE_DEVICE)
+  A->boundtocpu = PETSC_FALSE;
+#endif
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIDCSRCUDA));
   A->ops->bindtocpu = MatBindToCPU_MPIDCSRCUDA;
   DCSRCUDAMPIHostSetFromOptions = A->ops->setfromoptions;

@@ -98,6 +98,21 @@ typedef struct {
                                  every batch (a search needs about 7 products; batches between them would restart it) */
   long long        tunennz;
 
+  /* the CSR base (-mat_dcsr_cuda_csr_base, default true): when the layout is plain CSR (every row one segment, the rows
+     back to back from slot 0: after a defragmentation with -mat_dcsr_defrag_slack 0, the default, or an upload of such a
+     host layout), baserow[m+1] are its row pointers and the product is cuSPARSE's CSR product over them (gpukitcuda.h
+     GpukitCSRSpMVApply(), what MATAIJCUSPARSE runs). Batches of new entries keep the base (no row moves its first
+     segment outside a defragmentation): each row that gets new entries is marked once (basedirty[r], appended to
+     baselist[*basecount], on the device) and a fix-up kernel adds its entries outside its base range after cuSPARSE's
+     product (GpukitDCSRBaseFixup()). Valid for structure version basever; ndirtyub bounds the marked rows (from the
+     batches' counts, on the host); the product leaves the base for the other kernels while more than a quarter of the
+     rows may be marked (the default auto defragmentation comes at a quarter of the rows fragmented) */
+  PetscBool     usebase, baseok;
+  int          *baserow, *basedirty, *baselist, *basecount; /* one allocation of 3 m + 2 ints */
+  PetscInt      basem, basever;
+  long long     basennz, ndirtyub;
+  GpukitCSRSpMV csrmv;
+
   /* statistics of the device side (MatView ::ascii_info) */
   PetscInt  ndevdefrag, ndevgrow, nbatch;
   PetscCount nuploaded; /* stashed entries uploaded so far */
@@ -115,6 +130,8 @@ typedef struct {
    is the rows kernel with t lanes per row (2..7: 1..32 lanes) */
 #define DCSR_MULT_ROWS   2
 #define DCSR_MULT_NROWST 6
+/* lastkernel of a product through the CSR base (cuSPARSE, and the fix-up of the marked rows) */
+#define DCSR_MULT_CSRBASE 3
 
 #define GPUKIT_DCSR_TRIM_BYTES (32.0 * 1048576.0)
 

@@ -55,7 +55,8 @@ typedef struct {
   PetscCount   nz;       /* entries stored (I5) */
 
   /* policy (options, see docs/dcsr.md) */
-  PetscReal         slack;           /* -mat_dcsr_slack: a new segment / a defragmented row gets ceil(slack*len) spare slots */
+  PetscReal         slack;           /* -mat_dcsr_slack: a new segment gets ceil(slack*len) spare slots */
+  PetscReal         defragslack;     /* -mat_dcsr_defrag_slack: a defragmented row gets ceil(defragslack*len) (0: plain CSR) */
   PetscInt          minseg;          /* -mat_dcsr_min_segment: smallest capacity of a new segment */
   PetscReal         capfactor;       /* -mat_dcsr_capacity_factor: buffer capacity = capfactor * needed, when (re)allocated */
   MatDCSRDefragType defrag;          /* -mat_dcsr_defrag */
@@ -175,6 +176,7 @@ PETSC_INTERN PetscErrorCode DCSRGetSortedRow_Private(Mat, PetscInt, PetscInt *, 
 PETSC_INTERN PetscErrorCode DCSRFragmentedRows_Private(Mat_SeqDCSR *, PetscInt *);
 PETSC_INTERN PetscErrorCode DCSRSetMaxSegments_Private(Mat, PetscInt);
 PETSC_INTERN PetscErrorCode DCSRSetSlack_Private(Mat, PetscReal);
+PETSC_INTERN PetscErrorCode DCSRSetDefragSlack_Private(Mat, PetscReal);
 PETSC_INTERN PetscErrorCode DCSRSetMinSegment_Private(Mat, PetscInt);
 PETSC_INTERN PetscErrorCode DCSRSetCapacityFactor_Private(Mat, PetscReal);
 PETSC_INTERN PetscErrorCode DCSRSetDefragFraction_Private(Mat, PetscReal);

@@ -11,6 +11,12 @@ static inline PetscInt DCSRSlackOf(const Mat_SeqDCSR *a, PetscInt len)
   return (PetscInt)PetscCeilReal(a->slack * (PetscReal)len);
 }
 
+/* the spare slots of a defragmented row (-mat_dcsr_defrag_slack; 0, the default: the rows back to back, plain CSR) */
+static inline PetscInt DCSRDefragSlackOf(const Mat_SeqDCSR *a, PetscInt len)
+{
+  return (PetscInt)PetscCeilReal(a->defragslack * (PetscReal)len);
+}
+
 /* free the storage (not the tables' sizes) */
 static PetscErrorCode DCSRFreeStorage(Mat_SeqDCSR *a)
 {
@@ -186,7 +192,7 @@ PetscErrorCode DCSRDefragment_Private(Mat A, PetscCount extra, PetscInt newK)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(MAT_DCSR_Defrag, A, 0, 0, 0));
   PetscCall(DCSRHostAccess(A, PETSC_TRUE));
-  for (PetscInt r = 0; r < m; r++) size += a->rowlen[r] + DCSRSlackOf(a, a->rowlen[r]);
+  for (PetscInt r = 0; r < m; r++) size += a->rowlen[r] + DCSRDefragSlackOf(a, a->rowlen[r]);
   if (size + extra <= a->cap) cap = a->cap;
   else {
     cap = (PetscCount)PetscCeilReal(a->capfactor * (PetscReal)(size + extra));
@@ -205,7 +211,7 @@ PetscErrorCode DCSRDefragment_Private(Mat A, PetscCount extra, PetscInt newK)
       a->nseg[r] = l ? 1 : 0;
       a->segstart[r * K] = l ? pos : 0;
       a->seglen[r * K]   = l;
-      a->segcap[r * K]   = l ? l + DCSRSlackOf(a, l) : 0;
+      a->segcap[r * K]   = l ? l + DCSRDefragSlackOf(a, l) : 0;
       pos += a->segcap[r * K];
     }
     PetscCall(PetscFree2(a->colidx, a->values));
@@ -221,7 +227,7 @@ PetscErrorCode DCSRDefragment_Private(Mat A, PetscCount extra, PetscInt newK)
       nnseg[r]          = 1;
       nsegstart[r * nK] = pos;
       nseglen[r * nK]   = l;
-      nsegcap[r * nK]   = l + DCSRSlackOf(a, l);
+      nsegcap[r * nK]   = l + DCSRDefragSlackOf(a, l);
       pos += nsegcap[r * nK];
     }
     PetscCall(PetscFree2(a->colidx, a->values));
@@ -401,6 +407,16 @@ PetscErrorCode DCSRSetSlack_Private(Mat A, PetscReal slack)
   PetscFunctionBegin;
   PetscCheck(slack >= 0.0 && slack <= 100.0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_dcsr_slack must be in [0, 100] (spare slots per stored entry), got %g", (double)slack);
   a->slack = slack;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode DCSRSetDefragSlack_Private(Mat A, PetscReal slack)
+{
+  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
+
+  PetscFunctionBegin;
+  PetscCheck(slack >= 0.0 && slack <= 100.0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_dcsr_defrag_slack must be in [0, 100] (spare slots per stored entry), got %g", (double)slack);
+  a->defragslack = slack;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -719,7 +719,13 @@ __global__ static void DCSRSetUsedKernel(unsigned long long *dused, unsigned lon
 /* One synchronisation (the total size and the long rows, one copy). The new buffers are the spare ones when they are
    large enough (no allocation), else from the pool; the old ones become the spare (spare not NULL) or go back to the
    pool, stream-ordered, after the compaction. Work arrays: one pool block of ~ 20 bytes a row. */
-cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, cudaStream_t stream)
+__global__ static void DCSRRowPtrKernel(int m, const long long *__restrict__ off, int *rowptr)
+{
+  const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r <= m) rowptr[r] = (int)off[r];
+}
+
+cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, cudaStream_t stream)
 {
   GpukitPoolTemp    work(stream), tmp(stream);
   long long        *room, *off, total = 0, newcap, hb[3] = {0, 0, 0};
@@ -803,6 +809,13 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
     DCSRSetUsedKernel<<<1, 1, 0, stream>>>(A->dused, (unsigned long long)total);
     err = cudaGetLastError();
   }
+  if (err == cudaSuccess && rowptr) {
+    if (total > (long long)INT_MAX) err = cudaErrorInvalidValue;
+    else {
+      DCSRRowPtrKernel<<<DCSRGrid((long long)A->m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, off, rowptr);
+      err = cudaGetLastError();
+    }
+  }
   if (err != cudaSuccess) { /* a launch failed: the tables may be half written; report it (the caller errors) */
     if (!fromspare) {
       (void)GpukitPoolFreeN(&ncol, stream);
@@ -825,6 +838,97 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
   return cudaSuccess;
 }
 
+
+/* ------------------------------------------------------------------------------------------------------
+   The CSR base: the rows that got new entries since the layout was plain CSR, and their fix-up after cuSPARSE's product
+   ------------------------------------------------------------------------------------------------------ */
+
+__global__ static void DCSRBaseMarkKernel(long long ng, const int *__restrict__ grow, const int *__restrict__ gnew, int *dirty, int *dlist, int *dcount)
+{
+  const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= ng || gnew[g] == 0) return;
+  const int r = grow[g];
+  if (atomicExch(&dirty[r], 1) == 0) dlist[atomicAdd(dcount, 1)] = r;
+}
+
+cudaError_t GpukitDCSRBaseMark(GpukitDCSRBatch b, int *dirty, int *dlist, int *dcount, cudaStream_t stream)
+{
+  if (!b->ng || !b->nnew) return cudaSuccess;
+  DCSRBaseMarkKernel<<<DCSRGrid(b->ng, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(b->ng, b->grow, b->gnew, dirty, dlist, dcount);
+  return cudaGetLastError();
+}
+
+/* groups of L lanes, one marked row per group and step: every segment of the row, less the part of its first segment
+   that the base product summed (the segment that starts at rowptr[r]: its first rowptr[r+1] - rowptr[r] entries; an
+   in-place growth of that segment is after them), two loads in flight per lane; lane 0 adds the sum to y[r] */
+template <int L>
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ dlist, const int *__restrict__ dcount, const double *__restrict__ x, double *y)
+{
+  const long long tid    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long ngroup = (long long)gridDim.x * blockDim.x / L;
+  const int       lane   = (int)(threadIdx.x & (L - 1));
+  const long long n      = *dcount;
+  /* the groups of a warp leave the loop together only if every group stops at the same step: loop over whole warps */
+  const long long wfirst = (tid / 32) * (32 / L); /* first group of this warp */
+  for (long long g0 = wfirst; g0 < n; g0 += ngroup) {
+    const long long g   = g0 + (tid / L) - wfirst;
+    double          sum = 0.0;
+    int             r   = -1;
+    if (g < n) {
+      r                   = dlist[g];
+      const long long b0  = rowptr[r];
+      const int       bl  = rowptr[r + 1] - rowptr[r];
+      const long long rk  = (long long)r * K;
+      const int       ns  = nseg[r];
+      for (int s = 0; s < ns; s++) {
+        const long long st   = segstart[rk + s];
+        const int       len  = seglen[rk + s];
+        const int       skip = st == b0 ? (bl < len ? bl : len) : 0;
+        int             k    = skip + lane;
+        for (; k + L < len; k += 2 * L) {
+          const int    c0 = colidx[st + k], c1 = colidx[st + k + L];
+          const double v0 = values[st + k], v1 = values[st + k + L];
+          sum += v0 * __ldg(&x[c0]);
+          sum += v1 * __ldg(&x[c1]);
+        }
+        if (k < len) sum += values[st + k] * __ldg(&x[colidx[st + k]]);
+      }
+    }
+    for (int o = L / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, L);
+    if (r >= 0 && lane == 0) y[r] += sum;
+  }
+}
+
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *dlist, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream)
+{
+  long long groups = nmax < 1 ? 1 : nmax, blocks;
+
+  if (groups > 262144) groups = 262144; /* grid-stride beyond: enough groups to fill the device */
+  blocks = (groups * lanes + DCSR_BLOCK - 1) / DCSR_BLOCK;
+  switch (lanes) {
+  case 1:
+    DCSRBaseFixupKernel<1><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
+    break;
+  case 2:
+    DCSRBaseFixupKernel<2><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
+    break;
+  case 4:
+    DCSRBaseFixupKernel<4><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
+    break;
+  case 8:
+    DCSRBaseFixupKernel<8><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
+    break;
+  case 16:
+    DCSRBaseFixupKernel<16><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
+    break;
+  case 32:
+    DCSRBaseFixupKernel<32><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
+    break;
+  default:
+    return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
 
 /* ------------------------------------------------------------------------------------------------------
    The product: rows binned by length (ADCSR), a group of TPR lanes per row, and a block per row for the rows longer

@@ -104,8 +104,18 @@ typedef struct {
    that exceeds the old cap). The new buffers are spare's when it holds at least that capacity (no allocation), else
    from the pool (spare's then go back to it); the old buffers become the spare (spare not NULL) or go back to the
    pool (stream-ordered). A scan of the row capacities, one read-back (one synchronisation), the long rows moved by a
-   grid of blocks each, the others a warp per 32 consecutive rows. On a failed allocation A is unchanged. */
-cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, cudaStream_t stream);
+   grid of blocks each, the others a warp per 32 consecutive rows. On a failed allocation A is unchanged. rowptr not
+   NULL ([m+1], at most INT_MAX slots in all): the new row starts, rowptr[m] the total (with slack 0 and no extra, the
+   row pointers of a plain CSR). */
+cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, cudaStream_t stream);
+
+/* The CSR base (MATDCSRCUDA's product when the layout was plain CSR, dcsrcudaimpl.h): rowptr[m+1] of that layout stays
+   the place of every row's first segment while batches add segments; the rows that get new entries are marked
+   (GpukitDCSRBaseMark: dirty[r] 0 -> 1 once, r appended to dlist[*dcount]) and the product is cuSPARSE's CSR product
+   over the base plus GpukitDCSRBaseFixup: y[r] += the entries of each marked row outside its base range, a group of
+   lanes (1..32) per row, grid-stride over *dcount (read on the device: no synchronisation); nmax bounds *dcount */
+cudaError_t GpukitDCSRBaseMark(GpukitDCSRBatch b, int *dirty, int *dlist, int *dcount, cudaStream_t stream);
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *dlist, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
 
 /* row lengths -> bins of the product: bins 0..GPUKIT_DCSR_NBINS-1 hold the rows of length <= 4, 5..32, 33..256 and
    more (threads per row tuned by bin), the long bin GPUKIT_DCSR_NBINS the rows longer than longrow (>= 1; a block of

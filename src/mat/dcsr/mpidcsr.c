@@ -132,6 +132,12 @@ static PetscErrorCode DCSRMPICreateBlocks(Mat A)
   PetscCall(MatCreate(PETSC_COMM_SELF, &d->B));
   PetscCall(MatSetSizes(d->B, m, N - n, m, N - n));
   PetscCall(MatSetType(d->B, d->blocktype));
+#if PetscDefined(HAVE_DEVICE)
+  if (A->boundtocpu && d->A->ops->bindtocpu) { /* a device block type, and MatBindToCPU(A, PETSC_TRUE) came before the blocks */
+    PetscCall(MatBindToCPU(d->A, PETSC_TRUE));
+    PetscCall(MatBindToCPU(d->B, PETSC_TRUE));
+  }
+#endif
   PetscCall(DCSRMPIApplyOptions(A));
   if (d->deferopts && A->ops->setfromoptions) { /* the options the blocks could not take before the sizes were known */
     d->deferopts = PETSC_FALSE;
