@@ -551,6 +551,13 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
   if (!a->nnew) PetscFunctionReturn(PETSC_SUCCESS);
   A->nonzerostate++;
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  if (DCSRCUDABaseValid_Private(cu)) { /* the exact count of the CSR base's marked rows, with the statistics' read-back */
+    int nmarked = 0;
+    PetscCallCUDA(cudaMemcpyAsync(&nmarked, cu->basecount, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    PetscCallCUDA(cudaStreamSynchronize(stream));
+    PetscCall(PetscLogGpuToCpu(sizeof(int)));
+    cu->ndirtyub = nmarked;
+  }
   PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, &maxnseg, &nmulti, &live, stream));
   PetscCall(PetscLogGpuToCpu(3 * sizeof(long long)));
   DCSRCUDASetSingle_Private(cu, maxnseg <= 1 ? 1 : 0);
@@ -568,6 +575,20 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
   }
   PetscCall(PetscInfo(A, "gpukit: DCSR (device) %" PetscCount_FMT " new nonzeros, %lld of %" PetscInt_FMT " rows fragmented, at most %d segments%s\n", a->nnew, nmulti, a->m, maxnseg, defrag && (nmulti || 2 * live < cu->d.used) ? ", defragmenting" : ""));
   if (defrag && (nmulti || 2 * live < cu->d.used)) PetscCall(DCSRCUDADefrag_Private(A, NULL));
+  else if (cu->usebase && maxnseg <= 1 && !DCSRCUDABaseValid_Private(cu) && cu->d.m > 0 && cu->d.cap <= (long long)INT_MAX) {
+    /* every row is one segment: if the rows are also back to back (the first assembly into exact preallocation), the
+       layout is plain CSR and gets the CSR base (one scan, one check kernel, one read-back) */
+    int bad = 0, nnz = 0;
+    PetscCall(DCSRCUDABaseArrays_Private(A, stream));
+    PetscCallCUDA(cudaMemsetAsync(cu->basecount, 0, sizeof(int), stream));
+    PetscCallCUDA(GpukitDCSRPlainCheck(&cu->d, cu->baserow, cu->basecount, stream));
+    PetscCallCUDA(cudaMemcpyAsync(&bad, cu->basecount, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    PetscCallCUDA(cudaMemcpyAsync(&nnz, cu->baserow + cu->d.m, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    PetscCallCUDA(cudaStreamSynchronize(stream));
+    PetscCall(PetscLogGpuToCpu(2 * sizeof(int)));
+    if (!bad) PetscCall(DCSRCUDABaseSet_Private(A, (long long)nnz, stream));
+    PetscCall(PetscInfo(A, "gpukit: DCSR (device) every row is one segment; the layout is %s\n", bad ? "not plain CSR (no CSR base)" : "plain CSR: the product takes the CSR base"));
+  }
   a->nnew = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -843,6 +843,29 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
    The CSR base: the rows that got new entries since the layout was plain CSR, and their fix-up after cuSPARSE's product
    ------------------------------------------------------------------------------------------------------ */
 
+__global__ static void DCSRPlainCheckKernel(int m, int K, const long long *__restrict__ segstart, const int *__restrict__ nseg, const int *__restrict__ rowlen, int *rowptr, int *bad)
+{
+  const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  const int len = rowlen[r];
+  if (len > 0 && (nseg[r] != 1 || segstart[r * K] != (long long)rowptr[r])) atomicOr(bad, 1);
+  if (r == m - 1) rowptr[m] = rowptr[r] + len;
+}
+
+cudaError_t GpukitDCSRPlainCheck(const GpukitDCSRDev *A, int *rowptr, int *bad, cudaStream_t stream)
+{
+  GpukitPoolTemp tmp(stream);
+  size_t         bytes = 0;
+
+  if (A->m <= 0) return cudaSuccess;
+  if (A->cap > (long long)INT_MAX) return cudaErrorInvalidValue;
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, A->rowlen, rowptr, A->m, stream));
+  DCSR_CHECK(tmp.Get(bytes));
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, A->rowlen, rowptr, A->m, stream));
+  DCSRPlainCheckKernel<<<DCSRGrid(A->m, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->segstart, A->nseg, A->rowlen, rowptr, bad);
+  return cudaGetLastError();
+}
+
 __global__ static void DCSRBaseMarkKernel(long long ng, const int *__restrict__ grow, const int *__restrict__ gnew, int *dirty, int *dlist, int *dcount)
 {
   const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;

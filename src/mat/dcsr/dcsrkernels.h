@@ -114,6 +114,10 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
    (GpukitDCSRBaseMark: dirty[r] 0 -> 1 once, r appended to dlist[*dcount]) and the product is cuSPARSE's CSR product
    over the base plus GpukitDCSRBaseFixup: y[r] += the entries of each marked row outside its base range, a group of
    lanes (1..32) per row, grid-stride over *dcount (read on the device: no synchronisation); nmax bounds *dcount */
+/* whether the layout is plain CSR (every nonempty row one segment, the rows back to back from slot 0, e.g. after the
+   first assembly into exact preallocation): rowptr[m+1] gets the scan of the row lengths, *bad (device) is set to 1 where
+   a row breaks it (the caller zeroes it first and reads it back); the buffer must hold at most INT_MAX slots */
+cudaError_t GpukitDCSRPlainCheck(const GpukitDCSRDev *A, int *rowptr, int *bad, cudaStream_t stream);
 cudaError_t GpukitDCSRBaseMark(GpukitDCSRBatch b, int *dirty, int *dlist, int *dcount, cudaStream_t stream);
 cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *dlist, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
 
