@@ -146,6 +146,11 @@ case $skip in *" cavity "*) ;; *)
       for p in "${gpus[@]}"; do
         coarse=(-mg_coarse_pc_type lu)
         [ "$p" -gt 1 ] && coarse=(-mg_coarse_pc_type redundant -mg_coarse_redundant_pc_type lu) # PETSc's own LU is sequential
+        # ranks in strips (1 x P): with the cavity's star stencil the device MG interpolation needs a 1 x P or P x 1 grid of
+        # ranks (examples/cavitycuda.cu CavityInterpolationQualifies()); PETSc's default 2 x 2 grid on 4 ranks gives every
+        # level DMDA's host interpolation, converted to aijcusparse (4 x H100, 4097^2, 2026-11-27: SNESSolve 16.2 s on 4
+        # GPUs against 13.2 s on 2)
+        [ "$p" -gt 1 ] && coarse+=(-da_processors_x 1 -da_processors_y "$p")
         tag=cavity-$grid-$p
         cmd=("$cavity" -use_gpu -dm_vec_type cuda -dm_mat_type sgdiacuda -da_grid_x 9 -da_grid_y 9 -da_refine "$r" -ksp_type fgmres -pc_type mg
           -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi "${coarse[@]}" -snes_converged_reason -ksp_converged_reason -use_gpu_aware_mpi 0)

@@ -51,8 +51,10 @@ PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *s, PetscInt m, PetscInt n, Pets
     s->val   = val;
     s->nnz   = nnz;
     s->m     = m;
-    s->n     = n;
-    s->bufok = PETSC_FALSE;
+    s->n      = n;
+    s->bufok  = PETSC_FALSE;
+    s->prepok = PETSC_FALSE;
+    s->ncalls = 0;
   }
   PetscCallCUSPARSE(cusparseDnVecSetValues(s->x, (void *)x));
   PetscCallCUSPARSE(cusparseDnVecSetValues(s->y, (void *)y));
@@ -66,12 +68,16 @@ PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *s, PetscInt m, PetscInt n, Pets
       PetscCallCUDA(GpukitPoolMalloc(&s->buf, need ? need : 1, stream));
       s->bufsize = need;
     }
-#if CUDART_VERSION >= 12040
-    /* the analysis ALG1 uses to balance irregular rows (MATAIJCUSPARSE does it once too); valid while the arrays stay */
-    PetscCallCUSPARSE(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, &one, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, s->buf));
-#endif
     s->bufok = PETSC_TRUE;
   }
+#if CUDART_VERSION >= 12040
+  if (!s->prepok && s->ncalls >= s->prepafter) {
+    /* the analysis ALG1 uses to balance irregular rows (MATAIJCUSPARSE does it once too); valid while the arrays stay */
+    PetscCallCUSPARSE(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, &one, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, s->buf));
+    s->prepok = PETSC_TRUE;
+  }
+#endif
+  s->ncalls++;
   PetscCallCUSPARSE(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, z ? &one : &zero, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, s->buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -84,7 +90,11 @@ PetscErrorCode GpukitCSRSpMVReset(GpukitCSRSpMV *s, cudaStream_t stream)
   if (s->x) PetscCallCUSPARSE(cusparseDestroyDnVec(s->x));
   if (s->y) PetscCallCUSPARSE(cusparseDestroyDnVec(s->y));
   if (s->buf) PetscCallCUDA(GpukitPoolFree(s->buf, stream));
-  PetscCall(PetscMemzero(s, sizeof(*s)));
+  {
+    const PetscInt prepafter = s->prepafter; /* the caller's setting stays */
+    PetscCall(PetscMemzero(s, sizeof(*s)));
+    s->prepafter = prepafter;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

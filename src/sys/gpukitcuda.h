@@ -12,14 +12,18 @@ PETSC_INTERN PetscErrorCode GpukitCUSPARSEGetHandle(cudaStream_t, cusparseHandle
 /* y = A x or y = z + A x through cuSPARSE's CSR product (CUSPARSE_SPMV_CSR_ALG1, what MATAIJCUSPARSE runs by default),
    for a type whose device arrays are (or, in some state, are exactly) a 32-bit CSR: the descriptor, work buffer and
    ALG1's analysis are made once per set of arrays and kept while the same arrays (pointers, sizes) come back, so that
-   values changed in place need nothing; GpukitCSRSpMVReset() frees them (stream-ordered) */
+   values changed in place need nothing; GpukitCSRSpMVReset() frees them (stream-ordered). prepafter (set by the caller,
+   0 by default): the analysis (cusparseSpMV_preprocess(), which costs a few products on irregular matrices) is made at
+   the product number prepafter of a descriptor, not at its first, for a type whose structure changes often */
 typedef struct {
   cusparseSpMatDescr_t mat;
   cusparseDnVecDescr_t x, y;                /* made once; their arrays are set at every product */
   const void          *row, *col, *val;     /* the arrays mat was made for */
   PetscInt             m, n;
   PetscCount           nnz;
-  PetscBool            bufok;               /* buf was sized (and the analysis made) for mat */
+  PetscBool            bufok;               /* buf was sized for mat */
+  PetscBool            prepok;              /* the analysis was made for mat */
+  PetscInt             ncalls, prepafter;   /* products with mat so far; the product that makes the analysis */
   void                *buf;
   size_t               bufsize;
 } GpukitCSRSpMV;

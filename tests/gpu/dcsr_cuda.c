@@ -356,6 +356,7 @@ static PetscErrorCode TestSolve(Ctx *c, PetscInt g)
     PetscCall(MatCreate(PETSC_COMM_WORLD, &ms[k]));
     PetscCall(MatSetSizes(ms[k], PETSC_DECIDE, PETSC_DECIDE, N, N));
     PetscCall(MatSetType(ms[k], k ? MATAIJ : MATDCSRCUDA));
+    if (!k) PetscCall(MatSetFromOptions(ms[k])); /* the -mat_dcsr_* options of the command line, as the other DCSR matrices */
     PetscCall(MatSetUp(ms[k]));
     PetscCall(MatSetOption(ms[k], MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   }
