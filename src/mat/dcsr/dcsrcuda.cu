@@ -575,9 +575,10 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
   }
   PetscCall(PetscInfo(A, "gpukit: DCSR (device) %" PetscCount_FMT " new nonzeros, %lld of %" PetscInt_FMT " rows fragmented, at most %d segments%s\n", a->nnew, nmulti, a->m, maxnseg, defrag && (nmulti || 2 * live < cu->d.used) ? ", defragmenting" : ""));
   if (defrag && (nmulti || 2 * live < cu->d.used)) PetscCall(DCSRCUDADefrag_Private(A, NULL));
-  else if (cu->usebase && maxnseg <= 1 && !DCSRCUDABaseValid_Private(cu) && cu->d.m > 0 && cu->d.cap <= (long long)INT_MAX) {
-    /* every row is one segment: if the rows are also back to back (the first assembly into exact preallocation), the
-       layout is plain CSR and gets the CSR base (one scan, one check kernel, one read-back) */
+  else if (cu->usebase && maxnseg <= 1 && (!DCSRCUDABaseValid_Private(cu) || cu->ndirtyub > 0) && cu->d.m > 0 && cu->d.cap <= (long long)INT_MAX) {
+    /* every row is one segment, and there is no CSR base or rows were marked since (e.g. the first assembly into an
+       empty preallocated layout marks every row): if the rows are also back to back (exact preallocation), the layout is
+       plain CSR and gets a new CSR base (one scan, one check kernel, one read-back) */
     int bad = 0, nnz = 0;
     PetscCall(DCSRCUDABaseArrays_Private(A, stream));
     PetscCallCUDA(cudaMemsetAsync(cu->basecount, 0, sizeof(int), stream));
@@ -1101,11 +1102,13 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Mult, A, x, z, 0));
   if (cu->multkernel == DCSR_MULT_AUTO && DCSRCUDABaseValid_Private(cu) && 4 * cu->ndirtyub <= (long long)cu->d.m) { /* the CSR base: cuSPARSE, then the marked rows */
-    const Mat_SeqDCSR *a    = (const Mat_SeqDCSR *)A->data;
-    const double       mean = (double)a->nz / (double)cu->d.m;
-    int                t    = 1;
+    const Mat_SeqDCSR *a = (const Mat_SeqDCSR *)A->data;
+    /* the fix-up's lanes per marked row: about two entries a lane of what the rows got since the base (their new
+       segments, mostly a few entries: one lane per row then, so that a warp has 32 rows' loads in flight) */
+    const double tail = cu->ndirtyub > 0 ? (double)PetscMax((PetscCount)0, a->nz - (PetscCount)cu->basennz) / (double)cu->ndirtyub : 0.0;
+    int          t    = 1;
 
-    while (2 * t <= 32 && (double)(2 * t) <= 0.5 * mean) t *= 2; /* the fix-up's lanes per row: about two entries a lane */
+    while (2 * t <= 32 && (double)(2 * t) <= 0.5 * tail) t *= 2;
     PetscCall(VecCUDAGetArrayRead(x, &xa));
     PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
     PetscCall(PetscLogGpuTimeBegin());
