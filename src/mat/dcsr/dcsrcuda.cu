@@ -132,14 +132,6 @@ static PetscErrorCode DCSRCUDABaseFree_Private(Mat_SeqDCSRCUDA *cu)
     PetscCall(GpukitCSRSpMVReset(&cu->csrmv, stream));
   }
   if (cu->baserow) PetscCallCUDA(cudaFree(cu->baserow));
-  if (cu->basetail) PetscCallCUDA(cudaFree(cu->basetail));
-  if (cu->fixfork) PetscCallCUDA(cudaEventDestroy(cu->fixfork));
-  if (cu->fixjoin) PetscCallCUDA(cudaEventDestroy(cu->fixjoin));
-  if (cu->fixstream) PetscCallCUDA(cudaStreamDestroy(cu->fixstream));
-  cu->basetail  = NULL;
-  cu->basetailn = 0;
-  cu->fixfork = cu->fixjoin = NULL;
-  cu->fixstream = NULL;
   cu->baserow = cu->basedirty = cu->baselist = cu->basecount = NULL;
   cu->basem    = 0;
   cu->baseok   = PETSC_FALSE;
@@ -1119,33 +1111,11 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
     while (2 * t <= 32 && (double)(2 * t) <= 0.5 * tail) t *= 2;
     PetscCall(VecCUDAGetArrayRead(x, &xa));
     PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
-    if (cu->ndirtyub > 0 && (!cu->basetail || cu->basetailn < cu->ndirtyub)) { /* at most m/4 + 1 sums: allocated once */
-      if (cu->basetail) PetscCallCUDA(cudaFree(cu->basetail));
-      cu->basetail  = NULL;
-      cu->basetailn = (long long)cu->d.m / 4 + 1;
-      PetscCall(DCSRCUDAMalloc_Private((void **)&cu->basetail, (size_t)cu->basetailn * sizeof(double), "the CSR base's fix-up sums"));
-    }
-    if (cu->ndirtyub > 0 && !cu->fixstream) {
-      int lo, hi;
-      PetscCallCUDA(cudaDeviceGetStreamPriorityRange(&lo, &hi));
-      PetscCallCUDA(cudaStreamCreateWithPriority(&cu->fixstream, cudaStreamNonBlocking, hi));
-      PetscCallCUDA(cudaEventCreateWithFlags(&cu->fixfork, cudaEventDisableTiming));
-      PetscCallCUDA(cudaEventCreateWithFlags(&cu->fixjoin, cudaEventDisableTiming));
-    }
     PetscCall(PetscLogGpuTimeBegin());
-    if (cu->ndirtyub > 0) { /* the fix-up's sums beside cuSPARSE's product: it only reads what the product reads */
-      PetscCallCUDA(cudaEventRecord(cu->fixfork, stream));
-      PetscCallCUDA(cudaStreamWaitEvent(cu->fixstream, cu->fixfork, 0));
-      PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->baselist, cu->basecount, cu->ndirtyub, t, xa, NULL, cu->basetail, cu->fixstream));
-      PetscCallCUDA(cudaEventRecord(cu->fixjoin, cu->fixstream));
-    }
     if (cu->basennz > 0) PetscCall(GpukitCSRSpMVApply(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, ya, za, stream));
     else if (!ya) PetscCallCUDA(cudaMemsetAsync(za, 0, (size_t)cu->d.m * sizeof(double), stream));
     else if (ya != za) PetscCallCUDA(cudaMemcpyAsync(za, ya, (size_t)cu->d.m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-    if (cu->ndirtyub > 0) {
-      PetscCallCUDA(cudaStreamWaitEvent(stream, cu->fixjoin, 0));
-      PetscCallCUDA(GpukitDCSRBaseScatter(cu->baselist, cu->basecount, cu->ndirtyub, cu->basetail, za, stream));
-    }
+    if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->baselist, cu->basecount, cu->ndirtyub, t, xa, za, stream));
     PetscCall(PetscLogGpuTimeEnd());
     cu->lastkernel = DCSR_MULT_CSRBASE;
     cu->lasttpr    = 0;

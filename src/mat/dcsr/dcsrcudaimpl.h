@@ -112,12 +112,6 @@ typedef struct {
   PetscInt      basem, basever;
   long long     basennz, ndirtyub;
   GpukitCSRSpMV csrmv;
-  /* the fix-up beside cuSPARSE's product: on fixstream (high priority, forked from and joined to PETSc's stream by the
-     events), into basetail[basetailn] (one sum per marked row), then added to y on PETSc's stream */
-  cudaStream_t fixstream;
-  cudaEvent_t  fixfork, fixjoin;
-  double      *basetail;
-  long long    basetailn;
 
   /* statistics of the device side (MatView ::ascii_info) */
   PetscInt  ndevdefrag, ndevgrow, nbatch;

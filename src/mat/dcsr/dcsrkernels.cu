@@ -885,7 +885,7 @@ cudaError_t GpukitDCSRBaseMark(GpukitDCSRBatch b, int *dirty, int *dlist, int *d
    that the base product summed (the segment that starts at rowptr[r]: its first rowptr[r+1] - rowptr[r] entries; an
    in-place growth of that segment is after them), two loads in flight per lane; lane 0 adds the sum to y[r] */
 template <int L>
-__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ dlist, const int *__restrict__ dcount, const double *__restrict__ x, double *y, double *tail)
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ dlist, const int *__restrict__ dcount, const double *__restrict__ x, double *y)
 {
   const long long tid    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long ngroup = (long long)gridDim.x * blockDim.x / L;
@@ -918,28 +918,11 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, 
       }
     }
     for (int o = L / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, L);
-    if (r >= 0 && lane == 0) {
-      if (tail) tail[g] = sum;
-      else y[r] += sum;
-    }
+    if (r >= 0 && lane == 0) y[r] += sum;
   }
 }
 
-__global__ static void DCSRBaseScatterKernel(const int *__restrict__ dlist, const int *__restrict__ dcount, const double *__restrict__ tail, double *y)
-{
-  const long long n = *dcount;
-  for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += (long long)gridDim.x * blockDim.x) y[dlist[g]] += tail[g];
-}
-
-cudaError_t GpukitDCSRBaseScatter(const int *dlist, const int *dcount, long long nmax, const double *tail, double *y, cudaStream_t stream)
-{
-  long long blocks = ((nmax < 1 ? 1 : nmax) + DCSR_BLOCK - 1) / DCSR_BLOCK;
-  if (blocks > 1024) blocks = 1024;
-  DCSRBaseScatterKernel<<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(dlist, dcount, tail, y);
-  return cudaGetLastError();
-}
-
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *dlist, const int *dcount, long long nmax, int lanes, const double *x, double *y, double *tail, cudaStream_t stream)
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *dlist, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream)
 {
   long long groups = nmax < 1 ? 1 : nmax, blocks;
 
@@ -947,22 +930,22 @@ cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const
   blocks = (groups * lanes + DCSR_BLOCK - 1) / DCSR_BLOCK;
   switch (lanes) {
   case 1:
-    DCSRBaseFixupKernel<1><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y, tail);
+    DCSRBaseFixupKernel<1><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
     break;
   case 2:
-    DCSRBaseFixupKernel<2><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y, tail);
+    DCSRBaseFixupKernel<2><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
     break;
   case 4:
-    DCSRBaseFixupKernel<4><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y, tail);
+    DCSRBaseFixupKernel<4><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
     break;
   case 8:
-    DCSRBaseFixupKernel<8><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y, tail);
+    DCSRBaseFixupKernel<8><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
     break;
   case 16:
-    DCSRBaseFixupKernel<16><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y, tail);
+    DCSRBaseFixupKernel<16><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
     break;
   case 32:
-    DCSRBaseFixupKernel<32><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y, tail);
+    DCSRBaseFixupKernel<32><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
     break;
   default:
     return cudaErrorInvalidValue;

@@ -109,21 +109,17 @@ typedef struct {
    row pointers of a plain CSR). */
 cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, cudaStream_t stream);
 
-/* whether the layout is plain CSR (every nonempty row one segment, the rows back to back from slot 0, e.g. after the
-   first assembly into exact preallocation): rowptr[m+1] gets the scan of the row lengths, *bad (device) is set to 1 where
-   a row breaks it (the caller zeroes it first and reads it back); the buffer must hold at most INT_MAX slots */
-cudaError_t GpukitDCSRPlainCheck(const GpukitDCSRDev *A, int *rowptr, int *bad, cudaStream_t stream);
-
 /* The CSR base (MATDCSRCUDA's product when the layout was plain CSR, dcsrcudaimpl.h): rowptr[m+1] of that layout stays
    the place of every row's first segment while batches add segments; the rows that get new entries are marked
    (GpukitDCSRBaseMark: dirty[r] 0 -> 1 once, r appended to dlist[*dcount]) and the product is cuSPARSE's CSR product
    over the base plus GpukitDCSRBaseFixup: y[r] += the entries of each marked row outside its base range, a group of
-   lanes (1..32) per row, grid-stride over *dcount (read on the device: no synchronisation); nmax bounds *dcount;
-   tail not NULL: the sums go to tail[g] (g: the row's place in dlist) instead of y, and GpukitDCSRBaseScatter() adds
-   them to y later (the fix-up then runs beside cuSPARSE's product, on another stream) */
+   lanes (1..32) per row, grid-stride over *dcount (read on the device: no synchronisation); nmax bounds *dcount */
+/* whether the layout is plain CSR (every nonempty row one segment, the rows back to back from slot 0, e.g. after the
+   first assembly into exact preallocation): rowptr[m+1] gets the scan of the row lengths, *bad (device) is set to 1 where
+   a row breaks it (the caller zeroes it first and reads it back); the buffer must hold at most INT_MAX slots */
+cudaError_t GpukitDCSRPlainCheck(const GpukitDCSRDev *A, int *rowptr, int *bad, cudaStream_t stream);
 cudaError_t GpukitDCSRBaseMark(GpukitDCSRBatch b, int *dirty, int *dlist, int *dcount, cudaStream_t stream);
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *dlist, const int *dcount, long long nmax, int lanes, const double *x, double *y, double *tail, cudaStream_t stream);
-cudaError_t GpukitDCSRBaseScatter(const int *dlist, const int *dcount, long long nmax, const double *tail, double *y, cudaStream_t stream);
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *dlist, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
 
 /* row lengths -> bins of the product: bins 0..GPUKIT_DCSR_NBINS-1 hold the rows of length <= 4, 5..32, 33..256 and
    more (threads per row tuned by bin), the long bin GPUKIT_DCSR_NBINS the rows longer than longrow (>= 1; a block of
