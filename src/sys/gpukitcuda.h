@@ -12,7 +12,8 @@ PETSC_INTERN PetscErrorCode GpukitCUSPARSEGetHandle(cudaStream_t, cusparseHandle
 /* y = A x or y = z + A x through cuSPARSE's CSR product (CUSPARSE_SPMV_CSR_ALG1, what MATAIJCUSPARSE runs by default),
    for a type whose device arrays are (or, in some state, are exactly) a 32-bit CSR: the descriptor, work buffer and
    ALG1's analysis are made once per set of arrays and kept while the same arrays (pointers, sizes) come back, so that
-   values changed in place need nothing; GpukitCSRSpMVReset() frees them (stream-ordered). prepafter (set by the caller,
+   values changed in place need nothing; GpukitCSRSpMVReset() frees them (stream-ordered). The caller resets it whenever
+   it frees or reallocates the arrays: a caching allocator may give the same addresses to a new structure. prepafter (set by the caller,
    0 by default): the analysis (cusparseSpMV_preprocess(), which costs a few products on irregular matrices) is made at
    the product number prepafter of a descriptor, not at its first, for a type whose structure changes often */
 typedef struct {

@@ -149,6 +149,9 @@ static PetscErrorCode AMBCUDAFreeCSR_Private(Mat_SeqAMBCUDA *cu)
     if (cu->rowptr) PetscCallCUDA(GpukitPoolFree(cu->rowptr, stream));
     if (cu->colidx) PetscCallCUDA(GpukitPoolFree(cu->colidx, stream));
     if (cu->val) PetscCallCUDA(GpukitPoolFree(cu->val, stream));
+    /* cuSPARSE's descriptor and analysis were made for these arrays; the stream-ordered pool may hand the same addresses
+       back for the next structure, which the helper's pointer check would take for the old one */
+    PetscCall(GpukitCSRSpMVReset(&cu->csrmv, stream));
   }
   cu->rowptr = cu->colidx = NULL;
   cu->val                 = NULL;

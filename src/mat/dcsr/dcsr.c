@@ -658,7 +658,8 @@ PetscErrorCode MatConvert_SeqDCSR_SeqAIJ(Mat A, MatType newtype, MatReuse reuse,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* B (MATSEQDCSR, sizes set) gets the rows of the one-rank matrix S: one sorted segment per row, with slack */
+/* B (MATSEQDCSR, sizes set) gets the rows of the one-rank matrix S: one sorted segment per row, with the slack of a
+   defragmentation (-mat_dcsr_defrag_slack; 0: plain CSR) */
 PETSC_INTERN PetscErrorCode DCSRFillFromMat_Private(Mat S, Mat B)
 {
   Mat_SeqDCSR *b;
@@ -671,7 +672,7 @@ PETSC_INTERN PetscErrorCode DCSRFillFromMat_Private(Mat S, Mat B)
   for (PetscInt r = 0; r < m; r++) {
     PetscCall(MatGetRow(S, r, &nnz[r], NULL, NULL));
     PetscCall(MatRestoreRow(S, r, NULL, NULL, NULL));
-    nnz[r] += (PetscInt)PetscCeilReal(b->slack * nnz[r]);
+    nnz[r] += (PetscInt)PetscCeilReal(b->defragslack * nnz[r]); /* laid out as a defragmentation lays them out */
   }
   PetscCall(DCSRAllocate_Private(B, nnz, 0));
   PetscCall(PetscFree(nnz));

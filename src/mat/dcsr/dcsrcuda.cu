@@ -386,7 +386,7 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   cu->baseok = PETSC_FALSE;
   if (plain) PetscCall(DCSRCUDABaseArrays_Private(A, stream));
   PetscCall(PetscLogGpuTimeBegin());
-  err = GpukitDCSRDefragment(&cu->d, (double)a->defragslack, extra, cu->d.cap, (double)a->capfactor, cu->keepspare ? &cu->spare : NULL, &grew, plain && cu->d.used <= (long long)INT_MAX ? cu->baserow : NULL, stream);
+  err = GpukitDCSRDefragment(&cu->d, (double)a->defragslack, extra, cu->d.cap, (double)a->capfactor, cu->keepspare ? &cu->spare : NULL, &grew, plain ? cu->baserow : NULL, stream);
   PetscCall(PetscLogGpuTimeEnd());
   if (err == cudaErrorMemoryAllocation) {
     size_t fre = 0, tot = 0;
@@ -579,15 +579,21 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
     /* every row is one segment, and there is no CSR base or rows were marked since (e.g. the first assembly into an
        empty preallocated layout marks every row): if the rows are also back to back (exact preallocation), the layout is
        plain CSR and gets a new CSR base (one scan, one check kernel, one read-back) */
-    int bad = 0, nnz = 0;
-    PetscCall(DCSRCUDABaseArrays_Private(A, stream));
-    PetscCallCUDA(cudaMemsetAsync(cu->basecount, 0, sizeof(int), stream));
-    PetscCallCUDA(GpukitDCSRPlainCheck(&cu->d, cu->baserow, cu->basecount, stream));
-    PetscCallCUDA(cudaMemcpyAsync(&bad, cu->basecount, sizeof(int), cudaMemcpyDeviceToHost, stream));
-    PetscCallCUDA(cudaMemcpyAsync(&nnz, cu->baserow + cu->d.m, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    int  bad = 0, nnz = 0;
+    int *rp  = NULL; /* scratch: rp[m+1] row pointers, rp[m+1] the flag; a base that fails the check stays as it was */
+    PetscCall(DCSRCUDAPoolMalloc_Private((void **)&rp, ((size_t)cu->d.m + 2) * sizeof(int), "the plain-CSR check"));
+    PetscCallCUDA(cudaMemsetAsync(rp + cu->d.m + 1, 0, sizeof(int), stream));
+    PetscCallCUDA(GpukitDCSRPlainCheck(&cu->d, rp, rp + cu->d.m + 1, stream));
+    PetscCallCUDA(cudaMemcpyAsync(&bad, rp + cu->d.m + 1, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    PetscCallCUDA(cudaMemcpyAsync(&nnz, rp + cu->d.m, sizeof(int), cudaMemcpyDeviceToHost, stream));
     PetscCallCUDA(cudaStreamSynchronize(stream));
     PetscCall(PetscLogGpuToCpu(2 * sizeof(int)));
-    if (!bad) PetscCall(DCSRCUDABaseSet_Private(A, (long long)nnz, stream));
+    if (!bad) {
+      PetscCall(DCSRCUDABaseArrays_Private(A, stream));
+      PetscCallCUDA(cudaMemcpyAsync(cu->baserow, rp, ((size_t)cu->d.m + 1) * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+      PetscCall(DCSRCUDABaseSet_Private(A, (long long)nnz, stream));
+    }
+    PetscCall(DCSRCUDAPoolFree_Private(rp));
     PetscCall(PetscInfo(A, "gpukit: DCSR (device) every row is one segment; the layout is %s\n", bad ? "not plain CSR (no CSR base)" : "plain CSR: the product takes the CSR base"));
   }
   a->nnew = 0;

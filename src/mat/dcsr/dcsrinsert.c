@@ -400,23 +400,26 @@ PetscErrorCode DCSRSetMaxSegments_Private(Mat A, PetscInt K)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* a slack (spare slots per stored entry) given with option opt: 0..100, else a clear error */
+static PetscErrorCode DCSRSlackSet(Mat A, const char opt[], PetscReal slack, PetscReal *dest)
+{
+  PetscFunctionBegin;
+  PetscCheck(slack >= 0.0 && slack <= 100.0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "%s must be in [0, 100] (spare slots per stored entry), got %g", opt, (double)slack);
+  *dest = slack;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode DCSRSetSlack_Private(Mat A, PetscReal slack)
 {
-  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
-
   PetscFunctionBegin;
-  PetscCheck(slack >= 0.0 && slack <= 100.0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_dcsr_slack must be in [0, 100] (spare slots per stored entry), got %g", (double)slack);
-  a->slack = slack;
+  PetscCall(DCSRSlackSet(A, "-mat_dcsr_slack", slack, &((Mat_SeqDCSR *)A->data)->slack));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode DCSRSetDefragSlack_Private(Mat A, PetscReal slack)
 {
-  Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
-
   PetscFunctionBegin;
-  PetscCheck(slack >= 0.0 && slack <= 100.0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_dcsr_defrag_slack must be in [0, 100] (spare slots per stored entry), got %g", (double)slack);
-  a->defragslack = slack;
+  PetscCall(DCSRSlackSet(A, "-mat_dcsr_defrag_slack", slack, &((Mat_SeqDCSR *)A->data)->defragslack));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -759,6 +759,7 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
   DCSR_CHECK(cudaMemcpyAsync(hb, off + A->m, sizeof(hb), cudaMemcpyDeviceToHost, stream));
   DCSR_CHECK(cudaStreamSynchronize(stream));
   total  = hb[0];
+  if (total > (long long)INT_MAX) rowptr = NULL; /* no 32-bit row pointers (the caller sees A->used > INT_MAX) */
   newcap = total > mincap ? total : mincap;
   if (total > A->cap) { /* growth: leave room for what comes next */
     const long long want = (long long)ceil((capfactor > 1.0 ? capfactor : 1.0) * (double)total);
@@ -810,11 +811,8 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
     err = cudaGetLastError();
   }
   if (err == cudaSuccess && rowptr) {
-    if (total > (long long)INT_MAX) err = cudaErrorInvalidValue;
-    else {
-      DCSRRowPtrKernel<<<DCSRGrid((long long)A->m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, off, rowptr);
-      err = cudaGetLastError();
-    }
+    DCSRRowPtrKernel<<<DCSRGrid((long long)A->m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, off, rowptr);
+    err = cudaGetLastError();
   }
   if (err != cudaSuccess) { /* a launch failed: the tables may be half written; report it (the caller errors) */
     if (!fromspare) {
@@ -929,24 +927,17 @@ cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const
   if (groups > 262144) groups = 262144; /* grid-stride beyond: enough groups to fill the device */
   blocks = (groups * lanes + DCSR_BLOCK - 1) / DCSR_BLOCK;
   switch (lanes) {
-  case 1:
-    DCSRBaseFixupKernel<1><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
+#define DCSR_FIXUP_CASE(L) \
+  case L: \
+    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y); \
     break;
-  case 2:
-    DCSRBaseFixupKernel<2><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
-    break;
-  case 4:
-    DCSRBaseFixupKernel<4><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
-    break;
-  case 8:
-    DCSRBaseFixupKernel<8><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
-    break;
-  case 16:
-    DCSRBaseFixupKernel<16><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
-    break;
-  case 32:
-    DCSRBaseFixupKernel<32><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y);
-    break;
+    DCSR_FIXUP_CASE(1)
+    DCSR_FIXUP_CASE(2)
+    DCSR_FIXUP_CASE(4)
+    DCSR_FIXUP_CASE(8)
+    DCSR_FIXUP_CASE(16)
+    DCSR_FIXUP_CASE(32)
+#undef DCSR_FIXUP_CASE
   default:
     return cudaErrorInvalidValue;
   }

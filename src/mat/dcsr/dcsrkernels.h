@@ -105,8 +105,8 @@ typedef struct {
    from the pool (spare's then go back to it); the old buffers become the spare (spare not NULL) or go back to the
    pool (stream-ordered). A scan of the row capacities, one read-back (one synchronisation), the long rows moved by a
    grid of blocks each, the others a warp per 32 consecutive rows. On a failed allocation A is unchanged. rowptr not
-   NULL ([m+1], at most INT_MAX slots in all): the new row starts, rowptr[m] the total (with slack 0 and no extra, the
-   row pointers of a plain CSR). */
+   NULL ([m+1]): the new row starts, rowptr[m] the total (with slack 0 and no extra, the row pointers of a plain CSR),
+   written only when the total is at most INT_MAX (A->used tells). */
 cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, cudaStream_t stream);
 
 /* The CSR base (MATDCSRCUDA's product when the layout was plain CSR, dcsrcudaimpl.h): rowptr[m+1] of that layout stays
