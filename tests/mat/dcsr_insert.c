@@ -276,6 +276,56 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&B));
   }
 
+  /* 11. the defragmentation's slack (-mat_dcsr_defrag_slack): 0 (the default) lays the rows back to back, so the used
+         slots are the stored entries; s > 0 leaves ceil(s * len) after each row. The product is unchanged. */
+  for (int k = 0; k < 2; k++) {
+    Mat        B;
+    Vec        x, y0, y1;
+    PetscCount used, cap;
+    PetscInt   K, maxseg;
+    PetscReal  err;
+
+    if (k) PetscCall(PetscOptionsSetValue(NULL, "-mat_dcsr_defrag_slack", "1"));
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
+    PetscCall(MatSetSizes(B, PETSC_DECIDE, PETSC_DECIDE, N, N));
+    PetscCall(MatSetType(B, MATDCSR));
+    PetscCall(MatSetFromOptions(B));
+    if (k) PetscCall(PetscOptionsClearValue(NULL, "-mat_dcsr_defrag_slack"));
+    PetscCall(MatSeqAIJSetPreallocation(B, 3, NULL));
+    PetscCall(MatMPIAIJSetPreallocation(B, 3, NULL, 1, NULL));
+    PetscCall(MatGetOwnershipRange(B, &rstart, &rend));
+    for (PetscInt i = rstart; i < rend; i++) {
+      PetscInt    c[3] = {i - 1, i, i + 1 < N ? i + 1 : -1};
+      PetscScalar w[3] = {-1.0, 4.0, -1.0};
+      PetscCall(MatSetValues(B, 1, &i, 3, c, w, INSERT_VALUES));
+    }
+    PetscCall(Assemble(B));
+    for (PetscInt i = rstart; i < rend; i += 2) { /* new entries: second segments */
+      PetscInt    j = (i * 7 + 5) % N;
+      PetscScalar w = 0.5 + (PetscScalar)i;
+      PetscCall(MatSetValues(B, 1, &i, 1, &j, &w, ADD_VALUES));
+    }
+    PetscCall(Assemble(B));
+    PetscCall(MatCreateVecs(B, &x, &y0));
+    PetscCall(VecDuplicate(y0, &y1));
+    PetscCall(VecSetRandom(x, NULL));
+    PetscCall(MatMult(B, x, y0));
+    PetscCall(MatDCSRDefragment(B));
+    PetscCall(MatMult(B, x, y1));
+    PetscCall(VecAXPY(y1, -1.0, y0));
+    PetscCall(VecNorm(y1, NORM_INFINITY, &err));
+    PetscCall(MatDCSRGetInfo(B, &K, &maxseg, &used, &cap));
+    PetscCall(NNZ(B, &nza));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  -mat_dcsr_defrag_slack %d: %" PetscCount_FMT " slots used for %g entries after MatDCSRDefragment()\n", k, used, (double)nza));
+    PetscCall(GKCheck((PetscBool)(maxseg <= 1), "after MatDCSRDefragment() every row has at most one segment"));
+    PetscCall(GKCheck((PetscBool)((PetscLogDouble)used == (k ? 2 : 1) * nza), k ? "-mat_dcsr_defrag_slack 1: a defragmented row of length l takes 2 l slots" : "-mat_dcsr_defrag_slack 0 (default): the defragmented rows take exactly their entries' slots"));
+    PetscCall(GKCheck((PetscBool)(err <= 1e-12 * N), "MatDCSRDefragment() leaves the product unchanged"));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&y0));
+    PetscCall(VecDestroy(&y1));
+    PetscCall(MatDestroy(&B));
+  }
+
   PetscCall(MatDestroy(&A));
   PetscCall(MatDestroy(&R));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "dcsr_insert: all checks passed\n"));
