@@ -551,15 +551,13 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
   if (!a->nnew) PetscFunctionReturn(PETSC_SUCCESS);
   A->nonzerostate++;
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
-  if (DCSRCUDABaseValid_Private(cu)) { /* the exact count of the CSR base's marked rows, with the statistics' read-back */
-    int nmarked = 0;
-    PetscCallCUDA(cudaMemcpyAsync(&nmarked, cu->basecount, sizeof(int), cudaMemcpyDeviceToHost, stream));
-    PetscCallCUDA(cudaStreamSynchronize(stream));
-    PetscCall(PetscLogGpuToCpu(sizeof(int)));
-    cu->ndirtyub = nmarked;
+  { /* the statistics, and with them (one read-back) the exact count of the CSR base's marked rows */
+    const PetscBool base    = DCSRCUDABaseValid_Private(cu);
+    int             nmarked = 0;
+    PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, base ? cu->basecount : NULL, &nmarked, &maxnseg, &nmulti, &live, stream));
+    PetscCall(PetscLogGpuToCpu(3 * sizeof(long long) + (base ? sizeof(int) : 0)));
+    if (base) cu->ndirtyub = nmarked;
   }
-  PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, &maxnseg, &nmulti, &live, stream));
-  PetscCall(PetscLogGpuToCpu(3 * sizeof(long long)));
   DCSRCUDASetSingle_Private(cu, maxnseg <= 1 ? 1 : 0);
   switch (a->defrag) {
   case MAT_DCSR_DEFRAG_ALWAYS:
@@ -789,7 +787,7 @@ static PetscErrorCode MatDCSRGetInfo_SeqDCSRCUDA(Mat A, PetscInt *K, PetscInt *m
     cudaStream_t stream;
     if (maxseg) {
       PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
-      PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, &mx, &nmulti, &live, stream));
+      PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, NULL, NULL, &mx, &nmulti, &live, stream));
       DCSRCUDASetSingle_Private(cu, mx <= 1 ? 1 : 0);
       *maxseg = mx;
     }

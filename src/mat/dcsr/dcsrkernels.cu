@@ -1570,18 +1570,16 @@ cudaError_t GpukitDCSRMultRowsCUDA(const GpukitDCSRDev *A, const int2 *view, int
   if (nlong > 0) nb += nchunk;
   if (nb >= (long long)INT_MAX) return cudaErrorInvalidValue;
   switch (tpr) {
-  case 1:
-    return DCSRMultRowsLaunch<1>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
-  case 2:
-    return DCSRMultRowsLaunch<2>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
-  case 4:
-    return DCSRMultRowsLaunch<4>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
-  case 8:
-    return DCSRMultRowsLaunch<8>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
-  case 16:
-    return DCSRMultRowsLaunch<16>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
-  case 32:
-    return DCSRMultRowsLaunch<32>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
+#define DCSR_ROWS_CASE(L) \
+  case L: \
+    return DCSRMultRowsLaunch<L>(A, p, (unsigned)nb, view, perm, rowst, rowln, lchunk, lpart, lcount, x, y, z, stream);
+    DCSR_ROWS_CASE(1)
+    DCSR_ROWS_CASE(2)
+    DCSR_ROWS_CASE(4)
+    DCSR_ROWS_CASE(8)
+    DCSR_ROWS_CASE(16)
+    DCSR_ROWS_CASE(32)
+#undef DCSR_ROWS_CASE
   default:
     return cudaErrorInvalidValue;
   }
@@ -1660,6 +1658,7 @@ cudaError_t GpukitDCSRFillDiagonalBatchCUDA(long long nrows, long long rstart, l
 typedef struct {
   unsigned long long nmulti, live;
   int                maxnseg;
+  int                count; /* a copy of the caller's device count, read back with the statistics */
 } DCSRStatsDev;
 
 /* no early return: the warp aggregates before its atomics */
@@ -1685,10 +1684,10 @@ __global__ static void DCSRStatsKernel(int m, int K, const int *__restrict__ nse
 }
 
 /* one synchronisation */
-cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream)
+cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, const int *dcount, int *hcount, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream)
 {
   GpukitPoolTemp d(stream);
-  DCSRStatsDev   h = {0, 0, 0};
+  DCSRStatsDev   h = {0, 0, 0, 0};
 
   *maxnseg = 0;
   *nmulti  = 0;
@@ -1698,8 +1697,10 @@ cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, int *maxnseg, long lo
   DCSR_CHECK(cudaMemsetAsync(d.p, 0, sizeof(h), stream));
   DCSRStatsKernel<<<DCSRGrid(A->m, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->nseg, A->segcap, d.As<DCSRStatsDev>());
   DCSR_CHECK(cudaGetLastError());
+  if (dcount) DCSR_CHECK(cudaMemcpyAsync(&d.As<DCSRStatsDev>()->count, dcount, sizeof(int), cudaMemcpyDeviceToDevice, stream));
   DCSR_CHECK(cudaMemcpyAsync(&h, d.p, sizeof(h), cudaMemcpyDeviceToHost, stream));
   DCSR_CHECK(cudaStreamSynchronize(stream));
+  if (hcount) *hcount = h.count;
   *maxnseg = h.maxnseg;
   *nmulti  = (long long)h.nmulti;
   *live    = (long long)h.live;

@@ -176,8 +176,9 @@ cudaError_t GpukitDCSRGetDiagonalCUDA(const GpukitDCSRDev *A, long long coff, do
 cudaError_t GpukitDCSRScaleCUDA(GpukitDCSRDev *A, double a, cudaStream_t stream);
 /* i[r] = r + rstart, j[r] = r + cstart for r < nrows (a device batch of the diagonal) */
 cudaError_t GpukitDCSRFillDiagonalBatchCUDA(long long nrows, long long rstart, long long cstart, double a, int *i, int *j, double *v, cudaStream_t stream);
-/* the largest nseg, the number of rows with more than one segment and the slots the segments reserve (sum of segcap) */
-cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream);
+/* the largest nseg, the number of rows with more than one segment and the slots the segments reserve (sum of segcap);
+   dcount not NULL: the device int *dcount is read back with them into *hcount (one synchronisation for both) */
+cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, const int *dcount, int *hcount, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -3,9 +3,9 @@
    (CSR, CUSPARSE_SPMV_CSR_ALG1, what MATAIJCUSPARSE uses), the MATSEQAIJCUSPARSE made only when asked for. See
    gsaidevm.h for the interface and the ownership of the arrays. Built only against a PETSc with CUDA.
 
-   Per product: the stream of the current PetscDeviceContext set on the handle, the two vector pointers set on the
-   dense vector descriptors, one cusparseSpMV(). The matrix descriptors, the work buffer and cuSPARSE's analysis
-   (cusparseSpMV_preprocess(), CUDA 12.4 on) are made once per structure: the values change in place.
+   Per product: gpukit's shared CSR product (gpukitcuda.h GpukitCSRSpMVApply(): the stream of the current
+   PetscDeviceContext, the two vector pointers, one cusparseSpMV()); the matrix descriptors, the work buffer and
+   cuSPARSE's analysis are made at the first product of each direction: the values change in place.
 */
 #include <petscdevice_cuda.h>
 #include <climits>
@@ -17,15 +17,6 @@
 
 #if defined(GPUKIT_GSAICUDA_AVAILABLE)
 
-  #define GSAIDEVM_SPMV_ALG CUSPARSE_SPMV_CSR_ALG1
-
-/* one CSR operand of the SpMV: M or its transpose */
-typedef struct {
-  cusparseSpMatDescr_t sp;
-  void                *buf;
-  size_t               bufsize;
-  PetscBool            ready; /* descriptor, buffer and analysis made */
-} GSAIDevMOp;
 
 typedef struct {
   int     n, nnz;
@@ -35,24 +26,11 @@ typedef struct {
   int       *tptr, *tcol, *tperm;
   double    *tval;
   PetscBool havet;
-  GSAIDevMOp op[2]; /* 0: M, 1: M^T */
-  cusparseDnVecDescr_t vx, vy;
+  GpukitCSRSpMV op[2]; /* cuSPARSE's product with 0: M, 1: M^T */
   PC        pc;        /* the PC it belongs to (for -info and the events; not referenced) */
   Mat       mat;       /* the MATSEQAIJCUSPARSE, made when asked for */
 } GSAIDevM_CUDA;
 
-
-static PetscErrorCode GSAIDevMOpReset_Private(GSAIDevMOp *op, cudaStream_t stream)
-{
-  PetscFunctionBegin;
-  if (op->sp) PetscCallCUSPARSE(cusparseDestroySpMat(op->sp));
-  op->sp = NULL;
-  if (op->buf) PetscCallCUDA(GpukitPoolFree(op->buf, stream));
-  op->buf     = NULL;
-  op->bufsize = 0;
-  op->ready   = PETSC_FALSE;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 static PetscErrorCode GSAIDevMCheckSizes_Private(PetscInt n, PetscInt nnz)
 {
@@ -226,12 +204,9 @@ static PetscErrorCode GSAIDevMCheckVecs_Private(Vec x, Vec y)
 /* y = op x with op = M (t = 0) or M^T (t = 1) */
 static PetscErrorCode GSAIDevMSpMV_Private(GSAIDevM_CUDA *d, int t, Vec x, Vec y)
 {
-  GSAIDevMOp        *op = &d->op[t];
   const PetscScalar *xa;
   PetscScalar       *ya;
   cudaStream_t       stream;
-  cusparseHandle_t   h;
-  const double       one = 1.0, zero = 0.0;
   PetscInt           nx, ny;
 
   PetscFunctionBegin;
@@ -253,29 +228,8 @@ static PetscErrorCode GSAIDevMSpMV_Private(GSAIDevM_CUDA *d, int t, Vec x, Vec y
     /* nothing to do */
   } else if (!d->nnz) {
     PetscCallCUDA(cudaMemsetAsync(ya, 0, (size_t)d->n * sizeof(double), stream));
-  } else {
-    PetscCall(GpukitCUSPARSEGetHandle(stream, &h));
-    if (!d->vx) {
-      PetscCallCUSPARSE(cusparseCreateDnVec(&d->vx, d->n, (void *)xa, CUDA_R_64F));
-      PetscCallCUSPARSE(cusparseCreateDnVec(&d->vy, d->n, (void *)ya, CUDA_R_64F));
-    }
-    PetscCallCUSPARSE(cusparseDnVecSetValues(d->vx, (void *)xa));
-    PetscCallCUSPARSE(cusparseDnVecSetValues(d->vy, (void *)ya));
-    if (!op->ready) {
-      size_t need = 0;
-      if (!t) PetscCallCUSPARSE(cusparseCreateCsr(&op->sp, d->n, d->n, d->nnz, d->ptr, d->col, d->val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      else PetscCallCUSPARSE(cusparseCreateCsr(&op->sp, d->n, d->n, d->nnz, d->tptr, d->tcol, d->tval, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      PetscCallCUSPARSE(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, op->sp, d->vx, &zero, d->vy, CUDA_R_64F, GSAIDEVM_SPMV_ALG, &need));
-      PetscCallCUDA(GpukitPoolMalloc(&op->buf, need, stream));
-      op->bufsize = need;
-  #if CUDART_VERSION >= 12040
-      /* the analysis ALG1 uses to balance irregular rows; it stays valid while the arrays stay (the values change in place) */
-      PetscCallCUSPARSE(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, op->sp, d->vx, &zero, d->vy, CUDA_R_64F, GSAIDEVM_SPMV_ALG, op->buf));
-  #endif
-      op->ready = PETSC_TRUE;
-    }
-    PetscCallCUSPARSE(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, op->sp, d->vx, &zero, d->vy, CUDA_R_64F, GSAIDEVM_SPMV_ALG, op->buf));
-  }
+  } else if (!t) PetscCall(GpukitCSRSpMVApply(&d->op[0], d->n, d->n, d->nnz, d->ptr, d->col, d->val, xa, NULL, ya, stream));
+  else PetscCall(GpukitCSRSpMVApply(&d->op[1], d->n, d->n, d->nnz, d->tptr, d->tcol, d->tval, xa, NULL, ya, stream));
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)d->nnz));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
@@ -314,9 +268,7 @@ PetscErrorCode GSAIDevMDestroy(void **devm)
   d = (GSAIDevM_CUDA *)*devm;
   PetscCall(GpukitCUDAGetStream("PCGSAI frees its device M", &stream)); /* after every product enqueued on it */
   PetscCall(MatDestroy(&d->mat));
-  for (int t = 0; t < 2; t++) PetscCall(GSAIDevMOpReset_Private(&d->op[t], stream));
-  if (d->vx) PetscCallCUSPARSE(cusparseDestroyDnVec(d->vx));
-  if (d->vy) PetscCallCUSPARSE(cusparseDestroyDnVec(d->vy));
+  for (int t = 0; t < 2; t++) PetscCall(GpukitCSRSpMVReset(&d->op[t], stream));
   PetscCallCUDA(GpukitPoolFreeN(&d->ptr, stream));
   PetscCallCUDA(GpukitPoolFreeN(&d->col, stream));
   PetscCallCUDA(GpukitPoolFreeN(&d->val, stream));
