@@ -46,11 +46,11 @@ PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *s, PetscInt m, PetscInt n, Pets
     PetscCallCUSPARSE(cusparseCreateCsr(&s->mat, m, n, (int64_t)nnz, (void *)rowptr, (void *)col, (void *)val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     PetscCallCUSPARSE(cusparseCreateDnVec(&s->x, n, (void *)x, CUDA_R_64F));
     PetscCallCUSPARSE(cusparseCreateDnVec(&s->y, m, (void *)y, CUDA_R_64F));
-    s->row   = rowptr;
-    s->col   = col;
-    s->val   = val;
-    s->nnz   = nnz;
-    s->m     = m;
+    s->row    = rowptr;
+    s->col    = col;
+    s->val    = val;
+    s->nnz    = nnz;
+    s->m      = m;
     s->n      = n;
     s->bufok  = PETSC_FALSE;
     s->prepok = PETSC_FALSE;
