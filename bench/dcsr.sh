@@ -12,7 +12,8 @@
 # Environment: OBJDIR (build/gpu), LIBDIR, PETSC_DIR as in bench/amb.sh; GPUKIT_DCSR_MATRICES (name:scale list,
 # default "stencil7:2 powerlaw:3 rmat20:2 fem_p1:2": 3.5M, 17M, 3.6M, 2.9M nonzeros); GPUKIT_DCSR_OPTIONS more
 # options (e.g. -iter_steps 20); GPUKIT_CASE_TIMEOUT (240; powerlaw:3 takes about 150 s, most of it the 50 COO rebuilds of the baseline) seconds per matrix; GPUKIT_DCSR_BUDGET (280) seconds for
-# all: later matrices are skipped once it is spent; GPUKIT_COMMIT, GPUKIT_SOURCE_STATE as in bench/gpu.sh.
+# all: later matrices are skipped once it is spent; GPUKIT_DCSR_OUT another record file (e.g. for runs side by side on
+# several GPUs); GPUKIT_COMMIT, GPUKIT_SOURCE_STATE as in bench/gpu.sh.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -47,7 +48,7 @@ t0=$SECONDS # the budget counts the measurements, not the build
 source "$top/bench/runinfo.sh"
 export GPUKIT_DEVICE=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
 mkdir -p bench/results/dcsr
-out=bench/results/dcsr/dcsr-$(date -u +%Y-%m-%d).jsonl
+out=${GPUKIT_DCSR_OUT:-bench/results/dcsr/dcsr-$(date -u +%Y-%m-%d).jsonl}
 tmp=$(mktemp "${TMPDIR:-/tmp}/gpukit-dcsr.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 echo "gpukit MATDCSR benchmark: commit $GPUKIT_COMMIT (library sources: $GPUKIT_SOURCE_STATE), $GPUKIT_HOST ($GPUKIT_MACHINE), ${GPUKIT_DEVICE:-no GPU seen by nvidia-smi}, PETSc at $PETSC_DIR, $GPUKIT_DATE"

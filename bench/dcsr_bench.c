@@ -15,7 +15,8 @@ static const char help[] = "MATDCSR / MATDCSRCUDA benchmark (issue 17's protocol
                            "    assembly; each new entry in a full row reallocates the whole matrix on the host, so only -sample entries are\n"
                            "    timed (per entry) and the batch time is EXTRAPOLATED as sample time per entry x batch + the measured assembly\n"
                            "    and first product; AIJ way 2 = MatSetPreallocationCOO + MatSetValuesCOO with all entries (host arrays);\n"
-                           "    DCSR: MatSetValues + assembly (host entries), and on the GPU MatDCSRSetValuesCOODevice (device arrays).\n"
+                           "    DCSR: MatSetValues + assembly (host entries), and on the GPU MatDCSRSetValuesCOODevice (device arrays;\n"
+                           "    the first fraction's batch goes once, untimed, into a scratch copy first: no one-time cost of the process).\n"
                            " 2. iterative: n x [new entries, k MatMult], total time; AIJ by the COO rebuild (its fastest way), and way 1\n"
                            "    extrapolated as above.\n"
                            " 3. SpMV of the fragmented DCSR matrix after (2), after MatDCSRDefragment, and of AIJ(CUSPARSE) with the same\n"
@@ -545,8 +546,17 @@ int main(int argc, char **argv)
         PetscCall(MatDestroy(&D));
         if (gpu && isdcsr) {
           PetscErrorCode ierr;
-          PetscCall(MatDuplicate(Dbase, MAT_COPY_VALUES, &D));
           PetscCall(Upload(&b, &d));
+          if (q == 0) { /* untimed, once: the same batch into a scratch duplicate, so that the timed batch pays no one-time
+                           cost of the process (CUDA loads a kernel's module at its first launch; the pool's first blocks) */
+            PetscCall(MatDuplicate(Dbase, MAT_COPY_VALUES, &D));
+            PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+            ierr = InsertDevice(D, &d, x, y, 1);
+            PetscCall(PetscPopErrorHandler());
+            PetscCall(MatDestroy(&D));
+            (void)ierr; /* a failure shows in the timed run below */
+          }
+          PetscCall(MatDuplicate(Dbase, MAT_COPY_VALUES, &D));
           PetscCall(Sync());
           PetscCall(PetscTime(&t0));
           PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));

@@ -245,6 +245,40 @@ static PetscErrorCode SetEntries(Mat A, PetscInt n, const PetscInt i[], const Pe
 }
 
 /* one round: host MatSetValues() into all three, or a device batch into Ad and the same by MatSetValues() into the others */
+/* a device ADD of len new entries into one row of each rank (the middle one of its rows), columns row + 7 k + shift, on
+   Ad, Ah and Aa: after a defragmentation, rounds with shifts 1, 2, 3 give that row one, two and three pieces outside
+   the CSR base (or fewer, where a segment had room), and a long one more than the fix-up's short-tail limit (64): the
+   fix-up's table takes the first two, a whole warp the others */
+static PetscErrorCode HotRowRound(Ctx *c, PetscInt len, PetscInt shift)
+{
+  const PetscInt row = c->rstart + (c->rend - c->rstart) / 2;
+  PetscInt      *i, *j, *di, *dj;
+  PetscScalar   *v, *dv;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc3(len, &i, len, &j, len, &v));
+  for (PetscInt k = 0; k < len; k++) {
+    i[k] = row;
+    j[k] = (row + 7 * k + shift) % c->N; /* len <= N / 7 distinct columns; a repeat would be added, as AIJ does */
+    v[k] = 1.0 / (PetscScalar)(k + 2);
+  }
+  PetscCallCUDA(cudaMalloc((void **)&di, len * sizeof(PetscInt)));
+  PetscCallCUDA(cudaMalloc((void **)&dj, len * sizeof(PetscInt)));
+  PetscCallCUDA(cudaMalloc((void **)&dv, len * sizeof(PetscScalar)));
+  PetscCallCUDA(cudaMemcpy(di, i, len * sizeof(PetscInt), cudaMemcpyHostToDevice));
+  PetscCallCUDA(cudaMemcpy(dj, j, len * sizeof(PetscInt), cudaMemcpyHostToDevice));
+  PetscCallCUDA(cudaMemcpy(dv, v, len * sizeof(PetscScalar), cudaMemcpyHostToDevice));
+  PetscCallCUDA(cudaDeviceSynchronize());
+  PetscCall(MatDCSRSetValuesCOODevice(c->Ad, len, di, dj, dv, ADD_VALUES));
+  PetscCallCUDA(cudaFree(di));
+  PetscCallCUDA(cudaFree(dj));
+  PetscCallCUDA(cudaFree(dv));
+  PetscCall(SetEntries(c->Ah, len, i, j, v, ADD_VALUES));
+  PetscCall(SetEntries(c->Aa, len, i, j, v, ADD_VALUES));
+  PetscCall(PetscFree3(i, j, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode Round(Ctx *c, PetscBool device, InsertMode mode, const char *what)
 {
   PetscInt        *i, *j, n = c->batch;
@@ -827,8 +861,19 @@ int main(int argc, char **argv)
         const PetscInt b = c->batch;
         c->batch = PetscMax(1, b / 16);
         PetscCall(Round(c, PETSC_TRUE, ADD_VALUES, "device ADD after the defragmentation"));
-        c->batch = b;
         PetscCall(Compare(c, "the defragmented layout and the rows added since"));
+        /* more small rounds: rows with two and with three or more pieces outside the base (the fix-up's table records
+           two; more go to a whole warp), then one row with a long tail */
+        PetscCall(Round(c, PETSC_TRUE, ADD_VALUES, "second device ADD after the defragmentation"));
+        PetscCall(Round(c, PETSC_TRUE, INSERT_VALUES, "third device round (INSERT) after the defragmentation"));
+        PetscCall(Compare(c, "the defragmented layout and three rounds since"));
+        c->batch = b;
+        for (PetscInt sh = 1; sh <= 3; sh++) {
+          PetscCall(HotRowRound(c, PetscMin(12, c->N / 7), sh));
+          PetscCall(Compare(c, "the defragmented layout and one more piece in a row"));
+        }
+        PetscCall(HotRowRound(c, PetscMin(200, c->N / 7), 4));
+        PetscCall(Compare(c, "the defragmented layout and a row with a long tail"));
       }
       c->want_base = PETSC_FALSE;
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok: defragmented on the device: at most %" PetscInt_FMT " segment per row, %" PetscCount_FMT " of %" PetscCount_FMT " slots used\n", maxseg, used, cap));

@@ -33,6 +33,8 @@ static_assert(sizeof(PetscCount) == sizeof(long long), "MATDCSRCUDA mirrors Pets
 static_assert(sizeof(PetscScalar) == sizeof(double), "MATDCSRCUDA works in real double precision");
 
 PetscLogEvent MAT_DCSRCUDA_Insert, MAT_DCSRCUDA_Defrag, MAT_DCSRCUDA_Mult, MAT_DCSRCUDA_Copy;
+/* the steps of a device batch, inside DCSRCUDAInsert (each with its synchronisation, if any) */
+PetscLogEvent MAT_DCSRCUDA_BatchSort, MAT_DCSRCUDA_BatchPlan, MAT_DCSRCUDA_BatchApply, MAT_DCSRCUDA_Finish;
 
 static const PetscInt DCSRCUDATprValues[] = {1, 2, 4, 8, 16, 32};
 static const PetscInt DCSRCUDATprStart[GPUKIT_DCSR_NBINS] = {1, 3, 5, 5}; /* indices: 2, 8, 32, 32 threads per row */
@@ -132,7 +134,9 @@ static PetscErrorCode DCSRCUDABaseFree_Private(Mat_SeqDCSRCUDA *cu)
     PetscCall(GpukitCSRSpMVReset(&cu->csrmv, stream));
   }
   if (cu->baserow) PetscCallCUDA(cudaFree(cu->baserow));
-  cu->baserow = cu->basedirty = cu->baselist = cu->basecount = NULL;
+  if (cu->basetpiece) PetscCallCUDA(cudaFree(cu->basetpiece));
+  cu->baserow = cu->basedirty = cu->basecount = cu->basetrow = NULL;
+  cu->basetpiece = NULL;
   cu->basem    = 0;
   cu->baseok   = PETSC_FALSE;
   cu->ndirtyub = 0;
@@ -151,10 +155,9 @@ static PetscErrorCode DCSRCUDABaseArrays_Private(Mat A, cudaStream_t stream)
   PetscCall(GpukitCSRSpMVReset(&cu->csrmv, stream));
   if (cu->baserow && cu->basem != cu->d.m) PetscCall(DCSRCUDABaseFree_Private(cu));
   if (!cu->baserow) {
-    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->baserow, (3 * m + 2) * sizeof(int), "the CSR base's row pointers and marks"));
+    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->baserow, (2 * m + 2) * sizeof(int), "the CSR base's row pointers and marks"));
     cu->basedirty = cu->baserow + m + 1;
-    cu->baselist  = cu->basedirty + m;
-    cu->basecount = cu->baselist + m;
+    cu->basecount = cu->basedirty + m;
     cu->basem     = cu->d.m;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -166,7 +169,7 @@ static PetscErrorCode DCSRCUDABaseSet_Private(Mat A, long long nnz, cudaStream_t
   Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
 
   PetscFunctionBegin;
-  PetscCallCUDA(cudaMemsetAsync(cu->basedirty, 0, ((size_t)2 * cu->d.m + 1) * sizeof(int), stream)); /* marks, list, count */
+  PetscCallCUDA(cudaMemsetAsync(cu->basedirty, 0, ((size_t)cu->d.m + 1) * sizeof(int), stream)); /* marks, count */
   cu->basennz  = nnz;
   cu->ndirtyub = 0;
   cu->baseok   = PETSC_TRUE;
@@ -177,6 +180,17 @@ static PetscErrorCode DCSRCUDABaseSet_Private(Mat A, long long nnz, cudaStream_t
 static inline PetscBool DCSRCUDABaseValid_Private(const Mat_SeqDCSRCUDA *cu)
 {
   return (PetscBool)(cu->usebase && cu->baseok && cu->basever == cu->structver && cu->basem == cu->d.m && cu->d.m > 0);
+}
+
+/* the base's tail table (records of the marked rows, 5 ints a row), made at the first batch that marks rows */
+static PetscErrorCode DCSRCUDABaseTable_Private(Mat_SeqDCSRCUDA *cu)
+{
+  PetscFunctionBegin;
+  if (!cu->basetpiece) {
+    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->basetpiece, (size_t)cu->basem * (sizeof(int4) + sizeof(int)), "the CSR base's tail table"));
+    cu->basetrow = (int *)(cu->basetpiece + cu->basem);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* gives the library pool's unused memory (freed work arrays it keeps for the next allocation, up to GPUKIT_POOL_KEEP)
@@ -469,7 +483,9 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
 
     for (;;) { /* the work space of a chunk must fit: halve it until it does */
       GpukitDCSRBad bad;
+      PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_BatchSort, A, 0, 0, 0));
       err = GpukitDCSRBatchCreate(&cu->d, (long long)nc, di + off, dj + off, dv ? dv + off : NULL, (long long)rstart, (long long)cstart, mode == ADD_VALUES ? 1 : 0, a->ignorezero ? 1 : 0, validate ? &bad : NULL, &b, &info, stream);
+      PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_BatchSort, A, 0, 0, 0));
       if (err == cudaSuccess && validate) { /* the whole batch (off == 0, nc == n) was checked */
         PetscCall(PetscLogGpuToCpu(sizeof(unsigned long long)));
         PetscCheck(bad.entry < 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Entry %lld of the device batch, (%lld, %lld), is out of range: this process owns rows %" PetscInt_FMT "..%" PetscInt_FMT " and the block's columns are %" PetscInt_FMT "..%" PetscInt_FMT " (negative indices are skipped); the matrix is unchanged", bad.entry,
@@ -498,7 +514,10 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
       PetscCheck(off > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The batch has %lld entries at new locations, which MAT_NEW_NONZERO_LOCATION_ERR forbids; the matrix is unchanged", info.nnew);
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The batch has %lld entries at new locations in its entries %" PetscCount_FMT "..%" PetscCount_FMT ", which MAT_NEW_NONZERO_LOCATION_ERR forbids; its entries 0..%" PetscCount_FMT " were inserted, the others not", info.nnew, off, off + nc - 1, off - 1);
     }
-    PetscCallCUDA(GpukitDCSRBatchPlan(&cu->d, b, insertnew, (double)a->slack, (int)a->minseg, &info, stream));
+    PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_BatchPlan, A, 0, 0, 0));
+    err = GpukitDCSRBatchPlan(&cu->d, b, insertnew, (double)a->slack, (int)a->minseg, &info, stream);
+    PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_BatchPlan, A, 0, 0, 0));
+    PetscCallCUDA(err);
     if (info.segfull || info.capfull) { /* the device flags: nothing was written; defragment (and grow), then plan again */
       int *extra = NULL;
       PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA batch: %lld rows would exceed K = %" PetscInt_FMT " segments, %lld new segments would not fit in the buffer (%lld of %lld slots used): defragmenting on the device\n", info.segfull, a->K, info.capfull, cu->d.used, cu->d.cap));
@@ -510,14 +529,19 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
       PetscCallCUDA(GpukitDCSRBatchPlan(&cu->d, b, insertnew, (double)a->slack, (int)a->minseg, &info, stream));
       PetscCheck(!info.segfull && !info.capfull, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATDCSRCUDA: the batch does not fit after a defragmentation that made room for it (%lld rows at K, %lld segments beyond the buffer)", info.segfull, info.capfull);
     }
+    PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_BatchApply, A, 0, 0, 0));
     PetscCall(PetscLogGpuTimeBegin());
     PetscCallCUDA(GpukitDCSRBatchApply(&cu->d, b, insertnew, stream));
-    if (insertnew && info.nnew && DCSRCUDABaseValid_Private(cu)) { /* the CSR base stays: its rows that got new entries marked */
-      PetscCallCUDA(GpukitDCSRBaseMark(b, cu->basedirty, cu->baselist, cu->basecount, stream));
-      cu->ndirtyub = PetscMin(cu->ndirtyub + info.nrowsnew, (long long)cu->d.m);
-      cu->basever  = cu->structver + 1; /* the version this batch makes, below */
+    if (insertnew && info.nnew && DCSRCUDABaseValid_Private(cu)) {
+      if (cu->d.cap <= (long long)INT_MAX) { /* the CSR base stays: its rows that got new entries marked, their records written */
+        PetscCall(DCSRCUDABaseTable_Private(cu));
+        PetscCallCUDA(GpukitDCSRBaseMark(&cu->d, b, cu->baserow, cu->basedirty, cu->basetrow, cu->basetpiece, cu->basecount, stream));
+        cu->ndirtyub = PetscMin(cu->ndirtyub + info.nrowsnew, (long long)cu->d.m);
+        cu->basever  = cu->structver + 1; /* the version this batch makes, below */
+      } else cu->baseok = PETSC_FALSE; /* the table's 32-bit starts: not beyond 2^31 slots */
     }
     PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_BatchApply, A, 0, 0, 0));
     PetscCall(GpukitTwinDeviceWritten(A)); /* per chunk: a later failure leaves the device copy the valid one */
     PetscCallCUDA(GpukitDCSRBatchDestroy(&b));
     if (insertnew && info.nnew) {
@@ -550,6 +574,7 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
   PetscFunctionBegin;
   if (!a->nnew) PetscFunctionReturn(PETSC_SUCCESS);
   A->nonzerostate++;
+  PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Finish, A, 0, 0, 0));
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   { /* the statistics, and with them (one read-back) the exact count of the CSR base's marked rows */
     const PetscBool base    = DCSRCUDABaseValid_Private(cu);
@@ -595,6 +620,7 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
     PetscCall(PetscInfo(A, "gpukit: DCSR (device) every row is one segment; the layout is %s\n", bad ? "not plain CSR (no CSR base)" : "plain CSR: the product takes the CSR base"));
   }
   a->nnew = 0;
+  PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_Finish, A, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1105,21 +1131,22 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
   PetscCall(DCSRCUDACopyToGPU_Private(A));
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Mult, A, x, z, 0));
-  if (cu->multkernel == DCSR_MULT_AUTO && DCSRCUDABaseValid_Private(cu) && 4 * cu->ndirtyub <= (long long)cu->d.m) { /* the CSR base: cuSPARSE, then the marked rows */
+  if (cu->multkernel == DCSR_MULT_AUTO && DCSRCUDABaseValid_Private(cu) && (double)cu->ndirtyub <= (double)cu->basemaxdirty * (double)cu->d.m) { /* the CSR base: cuSPARSE, then the marked rows */
     const Mat_SeqDCSR *a = (const Mat_SeqDCSR *)A->data;
     /* the fix-up's lanes per marked row: about two entries a lane of what the rows got since the base (their new
-       segments, mostly a few entries: one lane per row then, so that a warp has 32 rows' loads in flight) */
+       segments, mostly a few entries: one lane per row then, so that a warp has 32 rows' loads in flight); at most 8
+       (rows with long tails go to a whole warp each) */
     const double tail = cu->ndirtyub > 0 ? (double)PetscMax((PetscCount)0, a->nz - (PetscCount)cu->basennz) / (double)cu->ndirtyub : 0.0;
     int          t    = 1;
 
-    while (2 * t <= 32 && (double)(2 * t) <= 0.5 * tail) t *= 2;
+    while (2 * t <= 8 && (double)(2 * t) <= 0.5 * tail) t *= 2;
     PetscCall(VecCUDAGetArrayRead(x, &xa));
     PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
     PetscCall(PetscLogGpuTimeBegin());
     if (cu->basennz > 0) PetscCall(GpukitCSRSpMVApply(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, ya, za, stream));
     else if (!ya) PetscCallCUDA(cudaMemsetAsync(za, 0, (size_t)cu->d.m * sizeof(double), stream));
     else if (ya != za) PetscCallCUDA(cudaMemcpyAsync(za, ya, (size_t)cu->d.m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-    if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->baselist, cu->basecount, cu->ndirtyub, t, xa, za, stream));
+    if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, stream));
     PetscCall(PetscLogGpuTimeEnd());
     cu->lastkernel = DCSR_MULT_CSRBASE;
     cu->lasttpr    = 0;
@@ -1351,6 +1378,7 @@ static PetscErrorCode MatDuplicate_SeqDCSRCUDA(Mat A, MatDuplicateOption op, Mat
     cb->keepspare  = cu->keepspare;
     cb->multkernel = cu->multkernel;
     cb->usebase    = cu->usebase;
+    cb->basemaxdirty = cu->basemaxdirty;
     /* the device copy only when B's host storage is A's device structure, size for size */
     if (!devvalid || !b->preallocated || b->m != cu->d.m || b->K != cu->d.K || b->cap != cu->d.cap || b->used != cu->d.used) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
@@ -1375,7 +1403,11 @@ static PetscErrorCode MatDuplicate_SeqDCSRCUDA(Mat A, MatDuplicateOption op, Mat
     DCSRCUDASetSingle_Private(cb, DCSRCUDAGetSingle_Private(cu));
     if (DCSRCUDABaseValid_Private(cu) && cb->usebase) { /* the same layout: the same CSR base and marks */
       PetscCall(DCSRCUDABaseArrays_Private(*B, stream));
-      PetscCallCUDA(cudaMemcpyAsync(cb->baserow, cu->baserow, ((size_t)3 * a->m + 2) * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+      PetscCallCUDA(cudaMemcpyAsync(cb->baserow, cu->baserow, ((size_t)2 * a->m + 2) * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+      if (cu->basetpiece && cu->ndirtyub > 0) {
+        PetscCall(DCSRCUDABaseTable_Private(cb));
+        PetscCallCUDA(cudaMemcpyAsync(cb->basetpiece, cu->basetpiece, (size_t)a->m * (sizeof(int4) + sizeof(int)), cudaMemcpyDeviceToDevice, stream));
+      }
       cb->basennz  = cu->basennz;
       cb->ndirtyub = cu->ndirtyub;
       cb->baseok   = PETSC_TRUE;
@@ -1495,11 +1527,18 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
     if (set && !usebase) PetscCall(DCSRCUDABaseFree_Private(cu));
     cu->usebase = usebase;
   }
+  {
+    PetscReal frac = cu->basemaxdirty;
+    PetscCall(PetscOptionsReal("-mat_dcsr_cuda_csr_base_max_marked", "The product takes the CSR base (cuSPARSE plus the fix-up) while at most this fraction of the rows got new entries since it was made (0..1)", "MATDCSRCUDA", frac, &frac, &set));
+    PetscCheck(!set || (frac >= 0.0 && frac <= 1.0), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_dcsr_cuda_csr_base_max_marked %g: give a fraction of the rows between 0 and 1", (double)frac);
+    cu->basemaxdirty = frac;
+  }
   for (PetscInt b = 1; b < nblk; b++) { /* the other blocks (the off-diagonal block of a MATMPIDCSRCUDA) as the first */
     Mat_SeqDCSRCUDA *cb = DCSRCUDAGet(blk[b]);
     for (PetscInt q = 0; q < GPUKIT_DCSR_NBINS; q++) cb->tpr[q] = cu->tpr[q];
     if (cb->usebase && !cu->usebase) PetscCall(DCSRCUDABaseFree_Private(cb));
     cb->usebase = cu->usebase;
+    cb->basemaxdirty = cu->basemaxdirty;
     cb->fixtpr   = cu->fixtpr;
     cb->autotune = cu->autotune;
     cb->trim     = cu->trim;
@@ -1587,7 +1626,7 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
     }
   }
   if (!cu->usebase) PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: off (-mat_dcsr_cuda_csr_base false)\n"));
-  else if (DCSRCUDABaseValid_Private(cu)) PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: valid, %lld entries; at most %lld rows got new entries since (the product takes it while they are at most a quarter of the %d rows%s)\n", cu->basennz, cu->ndirtyub, cu->d.m, cu->multkernel == DCSR_MULT_AUTO ? "" : "; not with a forced -mat_dcsr_cuda_mult_kernel"));
+  else if (DCSRCUDABaseValid_Private(cu)) PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: valid, %lld entries; at most %lld rows got new entries since (the product takes it while they are at most %g of the %d rows%s)\n", cu->basennz, cu->ndirtyub, (double)cu->basemaxdirty, cu->d.m, cu->multkernel == DCSR_MULT_AUTO ? "" : "; not with a forced -mat_dcsr_cuda_mult_kernel"));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: none (the layout has not been plain CSR since the last upload or defragmentation; -mat_dcsr_defrag_slack 0 and MatDCSRDefragment() make one)\n"));
   if (cu->tuner || cu->tunerrows) {
     PetscCall(PetscViewerASCIIPushTab(viewer));
@@ -1671,6 +1710,7 @@ static PetscErrorCode DCSRConvertToCUDA_Private(Mat A)
   cu->keepspare     = PETSC_TRUE;
   cu->multkernel    = DCSR_MULT_AUTO;
   cu->usebase       = PETSC_TRUE;
+  cu->basemaxdirty  = 0.25;
   cu->csrmv.prepafter = 3; /* cuSPARSE's analysis at the 4th product of a CSR base: one product after a batch pays none */
   cu->viewver       = -1;
   cu->singlever     = -1;
@@ -1763,7 +1803,8 @@ static PetscErrorCode MatConvert_SeqDCSRCUDA_SeqDCSR(Mat A, MatType type, MatReu
      when every row has at most one segment (rows; fused otherwise), or the tuner's choice among those that apply
 .  -mat_dcsr_cuda_csr_base <true> - with auto: a plain CSR layout (after a defragmentation with
      -mat_dcsr_defrag_slack 0, the default) is multiplied by cuSPARSE's CSR product, and rows that get new entries
-     afterwards by a fix-up kernel, until more than a quarter of the rows did
+     afterwards by a fix-up kernel, until more than -mat_dcsr_cuda_csr_base_max_marked of the rows did
+.  -mat_dcsr_cuda_csr_base_max_marked <0.25> - the fraction of rows with new entries up to which the CSR base is used
 .  -mat_dcsr_cuda_long_row <256> - rows longer than this are summed in chunks of 2048 entries, a block each (not tuned)
 .  -mat_dcsr_cuda_defrag_spare <true> - keep the buffers a defragmentation replaced for the next one (no allocation)
 -  -mat_dcsr_cuda_trim <true> - give large batches' pooled work space back to the device
@@ -1921,6 +1962,10 @@ PetscErrorCode MatRegister_DCSRCUDA_Private(void)
   PetscCall(PetscLogEventRegister("DCSRCUDADefrag", MAT_CLASSID, &MAT_DCSRCUDA_Defrag));
   PetscCall(PetscLogEventRegister("DCSRCUDAMult", MAT_CLASSID, &MAT_DCSRCUDA_Mult));
   PetscCall(PetscLogEventRegister("DCSRCUDACopy", MAT_CLASSID, &MAT_DCSRCUDA_Copy));
+  PetscCall(PetscLogEventRegister("DCSRCUDABatchSort", MAT_CLASSID, &MAT_DCSRCUDA_BatchSort));
+  PetscCall(PetscLogEventRegister("DCSRCUDABatchPlan", MAT_CLASSID, &MAT_DCSRCUDA_BatchPlan));
+  PetscCall(PetscLogEventRegister("DCSRCUDABatchApply", MAT_CLASSID, &MAT_DCSRCUDA_BatchApply));
+  PetscCall(PetscLogEventRegister("DCSRCUDAFinish", MAT_CLASSID, &MAT_DCSRCUDA_Finish));
   PetscCall(MatRegisterRootName(MATDCSRCUDA, MATSEQDCSRCUDA, MATMPIDCSRCUDA));
   PetscCall(MatRegister(MATDCSRCUDA, MatCreate_DCSRCUDA));
   PetscCall(MatRegister(MATSEQDCSRCUDA, MatCreate_SeqDCSRCUDA));

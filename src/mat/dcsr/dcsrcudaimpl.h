@@ -102,13 +102,18 @@ typedef struct {
      back to back from slot 0: after a defragmentation with -mat_dcsr_defrag_slack 0, the default, or an upload of such a
      host layout), baserow[m+1] are its row pointers and the product is cuSPARSE's CSR product over them (gpukitcuda.h
      GpukitCSRSpMVApply(), what MATAIJCUSPARSE runs). Batches of new entries keep the base (no row moves its first
-     segment outside a defragmentation): each row that gets new entries is marked once (basedirty[r], appended to
-     baselist[*basecount], on the device) and a fix-up kernel adds its entries outside its base range after cuSPARSE's
-     product (GpukitDCSRBaseFixup()). Valid for structure version basever; ndirtyub bounds the marked rows (from the
-     batches' counts, on the host); the product leaves the base for the other kernels while more than a quarter of the
-     rows may be marked (the default auto defragmentation comes at a quarter of the rows fragmented) */
+     segment outside a defragmentation): each row that gets new entries gets a place in the tail table once
+     (basedirty[r] = place + 1, *basecount places, on the device) and its record there is rewritten at every batch that
+     adds to it (basetrow[place] = r, basetpiece[place] = where its entries outside the base range are); a fix-up kernel
+     adds them after cuSPARSE's product (GpukitDCSRBaseFixup(), reading the table in order). Valid for structure version
+     basever; ndirtyub bounds the marked rows (from the batches' counts, on the host); the product leaves the base for
+     the other kernels while more than basemaxdirty (-mat_dcsr_cuda_csr_base_max_marked, 0.25) of the rows may be marked
+     (the default auto defragmentation comes at a quarter of the rows fragmented) */
   PetscBool     usebase, baseok;
-  int          *baserow, *basedirty, *baselist, *basecount; /* one allocation of 3 m + 2 ints */
+  PetscReal     basemaxdirty;
+  int          *baserow, *basedirty, *basecount; /* one allocation of 2 m + 2 ints */
+  int4         *basetpiece;                       /* the tail table: [m] records, then basetrow [m] (one allocation, at the first batch) */
+  int          *basetrow;
   PetscInt      basem, basever;
   long long     basennz, ndirtyub;
   GpukitCSRSpMV csrmv;

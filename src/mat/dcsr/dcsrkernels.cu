@@ -14,8 +14,8 @@
      already stored are hits (INSERT overwrites, ADD adds), so every row keeps unique, sorted segments;
    - the defragmentation merges the segments of a row into one SORTED segment (they are disjoint in columns but not
      ordered among themselves) and leaves slack after every row.
-   Lane 0 alone does the allocation's atomic (one thread per row in the allocation kernel): one atomic per row per
-   batch, never one per entry. No shared memory, no volatile tricks: warp reductions use __shfl_down_sync with the
+   The allocation kernel has one thread per row and one atomic per warp of rows (the warp's new segments back to back,
+   in row order): never one per entry. No shared memory, no volatile tricks: warp reductions use __shfl_down_sync with the
    mask of the lanes of the row's group.
 */
 #include <climits>
@@ -393,36 +393,60 @@ cudaError_t GpukitDCSRBatchCreate(const GpukitDCSRDev *A, long long nent, const 
    The allocation kernel (seed Alg. 4, with the guards) and the insertion kernel (Alg. 5, sorted)
    ------------------------------------------------------------------------------------------------------ */
 
+/* one thread per row group; the rows that need a new segment share one atomic per warp: a warp's new segments are
+   reserved back to back in group (row) order, so that a batch's new entries lie in row order in the buffer (the CSR
+   base's fix-up then reads them coalesced). Every thread reaches the warp steps (no early return before them) */
 __global__ static void DCSRPlanKernel(long long ng, const int *__restrict__ grow, const int *__restrict__ gnew, int K, const int *__restrict__ seglen, const int *__restrict__ segcap, const int *__restrict__ nseg, const int *__restrict__ rowlen, unsigned long long *dused, long long cap, double slack, int minseg, int insertnew, long long *galloc, int *gsize, DCSRPlanDev *pd)
 {
-  const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (g >= ng) return;
-  const int nn = gnew[g];
-  galloc[g]    = -2;
-  gsize[g]     = 0;
-  if (!insertnew || nn == 0) return;
-  const int       r    = grow[g];
-  const int       ns   = nseg[r];
-  const long long base = (long long)r * K;
-  if (ns > 0 && segcap[base + ns - 1] - seglen[base + ns - 1] >= nn) { /* room in the last segment: the row's free slots are there only */
-    galloc[g] = -1;
-    atomicMax(&pd->maxnseg, ns);
-    return;
+  const long long    g    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const int          lane = (int)(threadIdx.x & 31);
+  unsigned long long size = 0; /* of this row's new segment; 0: none */
+  int                q    = 0;
+
+  if (g < ng) {
+    const int nn = gnew[g];
+    galloc[g]    = -2;
+    gsize[g]     = 0;
+    if (insertnew && nn != 0) {
+      const int       r    = grow[g];
+      const int       ns   = nseg[r];
+      const long long base = (long long)r * K;
+      if (ns > 0 && segcap[base + ns - 1] - seglen[base + ns - 1] >= nn) { /* room in the last segment: the row's free slots are there only */
+        galloc[g] = -1;
+        atomicMax(&pd->maxnseg, ns);
+      } else {
+        q = (ns > 0 && seglen[base + ns - 1] == 0) ? ns - 1 : ns; /* an empty last segment without room: its table entry is reused */
+        if (q >= K) { /* segment cap: the caller defragments */
+          atomicAdd(&pd->segfull, 1ULL);
+          galloc[g] = -3;
+        } else {
+          const long long len = (long long)rowlen[r] + nn;
+          long long       sz  = (long long)ceil(slack * (double)len);
+          if (sz < minseg) sz = minseg;
+          if (sz > (long long)INT_MAX - 1) sz = (long long)INT_MAX - 1;
+          if (sz < nn) sz = nn;
+          size = (unsigned long long)sz;
+        }
+      }
+    }
   }
-  const int q = (ns > 0 && seglen[base + ns - 1] == 0) ? ns - 1 : ns; /* an empty last segment without room: its table entry is reused */
-  if (q >= K) { /* segment cap: the caller defragments */
-    atomicAdd(&pd->segfull, 1ULL);
-    galloc[g] = -3;
-    return;
+  /* the warp's reservation: an inclusive scan of the sizes, one atomic by lane 31 */
+  unsigned long long incl = size;
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned long long t = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += t;
   }
-  const long long len  = (long long)rowlen[r] + nn;
-  long long       size = (long long)ceil(slack * (double)len);
-  if (size < minseg) size = minseg;
-  if (size > (long long)INT_MAX - 1) size = (long long)INT_MAX - 1;
-  if (size < nn) size = nn;
-  const unsigned long long addr = atomicAdd(dused, (unsigned long long)size); /* the one atomic of this row in this batch */
-  atomicAdd(&pd->need, (unsigned long long)size);
-  if ((long long)addr + size > cap) { /* capacity: the caller grows and defragments; nothing written */
+  const unsigned long long total = __shfl_sync(0xffffffffu, incl, 31);
+  unsigned long long       first = 0;
+  if (total == 0) return; /* warp-uniform */
+  if (lane == 31) {
+    first = atomicAdd(dused, total);
+    atomicAdd(&pd->need, total);
+  }
+  first = __shfl_sync(0xffffffffu, first, 31);
+  if (size == 0) return;
+  const unsigned long long addr = first + incl - size;
+  if ((long long)(addr + size) > cap) { /* capacity: the caller grows and defragments; nothing written */
     atomicAdd(&pd->capfull, 1ULL);
     galloc[g] = -3;
     return;
@@ -864,63 +888,138 @@ cudaError_t GpukitDCSRPlainCheck(const GpukitDCSRDev *A, int *rowptr, int *bad, 
   return cudaGetLastError();
 }
 
-__global__ static void DCSRBaseMarkKernel(long long ng, const int *__restrict__ grow, const int *__restrict__ gnew, int *dirty, int *dlist, int *dcount)
+/* the tail table's record of row r: its entries outside the base range [rowptr[r], rowptr[r+1]) (the part of its first
+   segment after the base entries, if it grew in place, and its other segments), as up to two pieces (start, length);
+   w = -1: more pieces, or more than GPUKIT_DCSR_TAIL_LONG entries (a whole warp walks the segment table then) */
+__device__ static inline int4 DCSRTailRecord(int r, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ rowptr)
 {
-  const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (g >= ng || gnew[g] == 0) return;
-  const int r = grow[g];
-  if (atomicExch(&dirty[r], 1) == 0) dlist[atomicAdd(dcount, 1)] = r;
+  const long long b0 = rowptr[r];
+  const int       bl = rowptr[r + 1] - rowptr[r];
+  const long long rk = (long long)r * K;
+  const int       ns = nseg[r];
+  int4            p  = make_int4(0, 0, 0, 0);
+  int             np = 0;
+  long long       nt = 0;
+  for (int s = 0; s < ns; s++) {
+    const long long st   = segstart[rk + s];
+    const int       len  = seglen[rk + s];
+    const int       skip = st == b0 ? (bl < len ? bl : len) : 0;
+    if (len - skip <= 0) continue;
+    if (np == 0) {
+      p.x = (int)(st + skip);
+      p.y = len - skip;
+    } else if (np == 1) {
+      p.z = (int)(st + skip);
+      p.w = len - skip;
+    }
+    np++;
+    nt += len - skip;
+  }
+  if (np > 2 || nt > GPUKIT_DCSR_TAIL_LONG) p.w = -1;
+  return p;
 }
 
-cudaError_t GpukitDCSRBaseMark(GpukitDCSRBatch b, int *dirty, int *dlist, int *dcount, cudaStream_t stream)
+/* one thread per row group of the batch (after its insertion): a row with new entries gets its table position once
+   (dirty[r] = position + 1; the new ones of a warp take consecutive positions with one atomic, in row order, the order of
+   their new segments in the buffer) and its record rewritten. Every thread reaches the warp step */
+__global__ static void DCSRBaseMarkKernel(long long ng, const int *__restrict__ grow, const int *__restrict__ gnew, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ rowptr, int *dirty, int *trow, int4 *tpiece, int *dcount)
+{
+  const long long g     = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const int       lane  = (int)(threadIdx.x & 31);
+  const bool      valid = g < ng && gnew[g] != 0;
+  const int       r     = valid ? grow[g] : 0;
+  const int       d     = valid ? dirty[r] : 1; /* one group per row in a batch: no other thread reads or writes dirty[r] */
+  const unsigned  fresh = __ballot_sync(0xffffffffu, valid && d == 0);
+  int             first = 0;
+  if (fresh) {
+    const int leader = __ffs(fresh) - 1;
+    if (lane == leader) first = atomicAdd(dcount, __popc(fresh));
+    first = __shfl_sync(0xffffffffu, first, leader);
+  }
+  if (!valid) return;
+  const int pos = d == 0 ? first + __popc(fresh & ((1u << lane) - 1u)) : d - 1;
+  if (d == 0) dirty[r] = pos + 1;
+  trow[pos]   = r;
+  tpiece[pos] = DCSRTailRecord(r, K, segstart, seglen, nseg, rowptr);
+}
+
+cudaError_t GpukitDCSRBaseMark(const GpukitDCSRDev *A, GpukitDCSRBatch b, const int *rowptr, int *dirty, int *trow, int4 *tpiece, int *dcount, cudaStream_t stream)
 {
   if (!b->ng || !b->nnew) return cudaSuccess;
-  DCSRBaseMarkKernel<<<DCSRGrid(b->ng, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(b->ng, b->grow, b->gnew, dirty, dlist, dcount);
+  DCSRBaseMarkKernel<<<DCSRGrid(b->ng, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(b->ng, b->grow, b->gnew, A->K, A->segstart, A->seglen, A->nseg, rowptr, dirty, trow, tpiece, dcount);
   return cudaGetLastError();
 }
 
-/* groups of L lanes, one marked row per group and step: every segment of the row, less the part of its first segment
-   that the base product summed (the segment that starts at rowptr[r]: its first rowptr[r+1] - rowptr[r] entries; an
-   in-place growth of that segment is after them), two loads in flight per lane; lane 0 adds the sum to y[r] */
+/* the sum of entries [st, st + len) by L lanes, two loads in flight per lane */
 template <int L>
-__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ dlist, const int *__restrict__ dcount, const double *__restrict__ x, double *y)
+__device__ static inline double DCSRPieceSum(long long st, int len, int lane, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x)
+{
+  double sum = 0.0;
+  int    k   = lane;
+  for (; k + L < len; k += 2 * L) {
+    const int    c0 = colidx[st + k], c1 = colidx[st + k + L];
+    const double v0 = values[st + k], v1 = values[st + k + L];
+    sum += v0 * __ldg(&x[c0]);
+    sum += v1 * __ldg(&x[c1]);
+  }
+  if (k < len) sum += values[st + k] * __ldg(&x[colidx[st + k]]);
+  return sum;
+}
+
+/* groups of L lanes, one table record per group and step: its one or two pieces (the record and the pieces read in
+   table order: coalesced, and a batch's new segments are in table order too); lane 0 adds the sum to y[r]. The records
+   marked w = -1 are then taken one at a time by the whole warp, which walks the row's segments (all but the base part of
+   the segment at rowptr[r]) */
+template <int L>
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ trow, const int4 *__restrict__ tpiece, const int *__restrict__ dcount, const double *__restrict__ x, double *y)
 {
   const long long tid    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long ngroup = (long long)gridDim.x * blockDim.x / L;
   const int       lane   = (int)(threadIdx.x & (L - 1));
+  const int       wlane  = (int)(threadIdx.x & 31);
   const long long n      = *dcount;
   /* the groups of a warp leave the loop together only if every group stops at the same step: loop over whole warps */
   const long long wfirst = (tid / 32) * (32 / L); /* first group of this warp */
   for (long long g0 = wfirst; g0 < n; g0 += ngroup) {
-    const long long g   = g0 + (tid / L) - wfirst;
-    double          sum = 0.0;
-    int             r   = -1;
+    const long long g    = g0 + (tid / L) - wfirst;
+    double          sum  = 0.0;
+    int             r    = -1;
+    bool            walk = false;
     if (g < n) {
-      r                   = dlist[g];
-      const long long b0  = rowptr[r];
-      const int       bl  = rowptr[r + 1] - rowptr[r];
-      const long long rk  = (long long)r * K;
-      const int       ns  = nseg[r];
-      for (int s = 0; s < ns; s++) {
-        const long long st   = segstart[rk + s];
-        const int       len  = seglen[rk + s];
-        const int       skip = st == b0 ? (bl < len ? bl : len) : 0;
-        int             k    = skip + lane;
-        for (; k + L < len; k += 2 * L) {
-          const int    c0 = colidx[st + k], c1 = colidx[st + k + L];
-          const double v0 = values[st + k], v1 = values[st + k + L];
-          sum += v0 * __ldg(&x[c0]);
-          sum += v1 * __ldg(&x[c1]);
-        }
-        if (k < len) sum += values[st + k] * __ldg(&x[colidx[st + k]]);
+      const int4 p = __ldg(tpiece + g);
+      r            = __ldg(trow + g);
+      if (p.w < 0) walk = true;
+      else {
+        sum = DCSRPieceSum<L>(p.x, p.y, lane, colidx, values, x);
+        if (p.w > 0) sum += DCSRPieceSum<L>(p.z, p.w, lane, colidx, values, x);
       }
     }
     for (int o = L / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, L);
-    if (r >= 0 && lane == 0) y[r] += sum;
+    if (r >= 0 && !walk && lane == 0) y[r] += sum;
+    /* the warp's long or many-piece rows, by all 32 lanes */
+    unsigned wm = __ballot_sync(0xffffffffu, walk && lane == 0);
+    while (wm) {
+      const int src = __ffs(wm) - 1;
+      wm &= wm - 1;
+      const int       rr = __shfl_sync(0xffffffffu, r, src);
+      const long long b0 = rowptr[rr];
+      const int       bl = rowptr[rr + 1] - rowptr[rr];
+      const long long rk = (long long)rr * K;
+      const int       ns = nseg[rr];
+      double          s  = 0.0;
+      for (int q = 0; q < ns; q++) {
+        const long long st   = segstart[rk + q];
+        const int       len  = seglen[rk + q];
+        const int       skip = st == b0 ? (bl < len ? bl : len) : 0;
+        s += DCSRPieceSum<32>(st + skip, len - skip, wlane, colidx, values, x);
+      }
+      for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+      if (wlane == 0) y[rr] += s;
+    }
   }
 }
 
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *dlist, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream)
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream)
 {
   long long groups = nmax < 1 ? 1 : nmax, blocks;
 
@@ -929,7 +1028,7 @@ cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const
   switch (lanes) {
 #define DCSR_FIXUP_CASE(L) \
   case L: \
-    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, dlist, dcount, x, y); \
+    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, trow, tpiece, dcount, x, y); \
     break;
     DCSR_FIXUP_CASE(1)
     DCSR_FIXUP_CASE(2)

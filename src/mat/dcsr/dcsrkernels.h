@@ -110,16 +110,21 @@ typedef struct {
 cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, cudaStream_t stream);
 
 /* The CSR base (MATDCSRCUDA's product when the layout was plain CSR, dcsrcudaimpl.h): rowptr[m+1] of that layout stays
-   the place of every row's first segment while batches add segments; the rows that get new entries are marked
-   (GpukitDCSRBaseMark: dirty[r] 0 -> 1 once, r appended to dlist[*dcount]) and the product is cuSPARSE's CSR product
-   over the base plus GpukitDCSRBaseFixup: y[r] += the entries of each marked row outside its base range, a group of
-   lanes (1..32) per row, grid-stride over *dcount (read on the device: no synchronisation); nmax bounds *dcount */
+   the place of every row's first segment while batches add segments. After a batch's insertion GpukitDCSRBaseMark
+   gives each row with new entries a place in the tail table once (dirty[r] = place + 1, *dcount places; the rows of a
+   warp take consecutive places in row order) and writes its record there: trow[place] = r and tpiece[place] = up to two
+   pieces (start, length) of its entries outside the base range, w = -1 when it has more pieces or more than
+   GPUKIT_DCSR_TAIL_LONG entries. The product is cuSPARSE's CSR product over the base plus GpukitDCSRBaseFixup: y[r] +=
+   the pieces of each record, a group of lanes (1..32) per record in table order, grid-stride over *dcount (read on the
+   device: no synchronisation; nmax bounds it); the w = -1 rows by a whole warp each, over the row's segment table. The
+   starts are 32-bit: the buffer must hold at most INT_MAX slots */
+#define GPUKIT_DCSR_TAIL_LONG 64
 /* whether the layout is plain CSR (every nonempty row one segment, the rows back to back from slot 0, e.g. after the
    first assembly into exact preallocation): rowptr[m+1] gets the scan of the row lengths, *bad (device) is set to 1 where
    a row breaks it (the caller zeroes it first and reads it back); the buffer must hold at most INT_MAX slots */
 cudaError_t GpukitDCSRPlainCheck(const GpukitDCSRDev *A, int *rowptr, int *bad, cudaStream_t stream);
-cudaError_t GpukitDCSRBaseMark(GpukitDCSRBatch b, int *dirty, int *dlist, int *dcount, cudaStream_t stream);
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *dlist, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
+cudaError_t GpukitDCSRBaseMark(const GpukitDCSRDev *A, GpukitDCSRBatch b, const int *rowptr, int *dirty, int *trow, int4 *tpiece, int *dcount, cudaStream_t stream);
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
 
 /* row lengths -> bins of the product: bins 0..GPUKIT_DCSR_NBINS-1 hold the rows of length <= 4, 5..32, 33..256 and
    more (threads per row tuned by bin), the long bin GPUKIT_DCSR_NBINS the rows longer than longrow (>= 1; a block of
