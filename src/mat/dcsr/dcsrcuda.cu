@@ -134,7 +134,7 @@ static PetscErrorCode DCSRCUDABaseFree_Private(Mat_SeqDCSRCUDA *cu)
     PetscCall(GpukitCSRSpMVReset(&cu->csrmv, stream));
   }
   if (cu->baserow) PetscCallCUDA(cudaFree(cu->baserow));
-  if (cu->basetpiece) PetscCallCUDA(cudaFree(cu->basetpiece));
+  PetscCall(DCSRCUDAPoolFree_Private(cu->basetpiece));
   cu->baserow = cu->basedirty = cu->basecount = cu->basetrow = NULL;
   cu->basetpiece = NULL;
   cu->basem    = 0;
@@ -182,12 +182,13 @@ static inline PetscBool DCSRCUDABaseValid_Private(const Mat_SeqDCSRCUDA *cu)
   return (PetscBool)(cu->usebase && cu->baseok && cu->basever == cu->structver && cu->basem == cu->d.m && cu->d.m > 0);
 }
 
-/* the base's tail table (records of the marked rows, 5 ints a row), made at the first batch that marks rows */
+/* the base's tail table (records of the marked rows, 5 ints a row), made at the first batch that marks rows, from the
+   stream-ordered pool (no cudaMalloc(), which would synchronise the device, inside a batch) */
 static PetscErrorCode DCSRCUDABaseTable_Private(Mat_SeqDCSRCUDA *cu)
 {
   PetscFunctionBegin;
   if (!cu->basetpiece) {
-    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->basetpiece, (size_t)cu->basem * (sizeof(int4) + sizeof(int)), "the CSR base's tail table"));
+    PetscCall(DCSRCUDAPoolMalloc_Private((void **)&cu->basetpiece, (size_t)cu->basem * (sizeof(int4) + sizeof(int)), "the CSR base's tail table"));
     cu->basetrow = (int *)(cu->basetpiece + cu->basem);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
