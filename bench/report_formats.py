@@ -260,10 +260,13 @@ def dcsr_section(L, key, recs, plt, img_dir, img_rel):
             for m in DCSR_METHODS:
                 r = rr.get(m)
                 row.append(f"{num(r.get('time_ms'), '.0f')} ms ({ratio(r.get('speedup_vs_coo_rebuild'))})" + ("" if r.get("correct", 1) else " WRONG") if r else "-")
+            d = rr.get("dcsr_device_coo") or {}
+            row.append(f"{num(d.get('batch_ms'), '.3f')} ms = {num(d.get('batch_spmv'), '.1f')} SpMVs" if d.get("batch_ms") is not None else "-")
             rows.append(row)
-        L.append("Iterative protocol, total time (speedup vs the COO rebuild):")
+        L.append("Iterative protocol, total time (speedup vs the COO rebuild); the last column is one device batch alone, mean over "
+                 "the steps, in the baseline's SpMVs (recorded since 2026-11-27, session 13):")
         L.append("")
-        table(L, ["matrix", "protocol"] + DCSR_METHODS, rows)
+        table(L, ["matrix", "protocol"] + DCSR_METHODS + ["device batch alone"], rows)
     sp = [r for r in recs if r.get("test") == "spmv"]
     if sp:
         rows = [[r["case"], num(r.get("aij_mult_ms"), ".4f"), num(r.get("fragmented_ms"), ".4f"), ratio(r.get("fragmented_vs_aij")),

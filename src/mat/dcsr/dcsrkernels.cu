@@ -114,21 +114,24 @@ cudaError_t GpukitDCSRBatchValidate(const GpukitDCSRDev *A, long long nent, cons
 }
 
 /* ------------------------------------------------------------------------------------------------------
-   Batch: sort, reduce, hits, row groups. Keys (local row << 32 | local column); an entry with a negative index gets
+   Batch: sort, reduce, hits, row groups. Keys (local row << cb | local column), cb the bits of the block's largest
+   column, so that the radix sort's passes cover only the bits a key can have (e.g. 38 of 64 at 512K x 512K, 5 passes
+   instead of 7: each pass is a launch of its own, latency-bound on a small batch); an entry with a negative index gets
    the key of row m (after every valid key), so the valid entries are the first nvalid of the sorted batch. The unique
    entries and the row groups are numbered by two scans of head flags over the sorted keys; every array is sized by
    the batch (an upper bound of both counts), so nothing waits for a count before the last kernel: one
-   synchronisation per batch, for the counts the caller needs.
+   synchronisation per batch, for the counts the caller needs. Both scans are one (int2 flags), and one memset clears
+   the counts.
    ------------------------------------------------------------------------------------------------------ */
 
 /* what GpukitDCSRBatchCreate() reads back (one copy) */
 typedef struct {
   unsigned long long nvalid, nu, ng, nnew, nrowsnew;
-  unsigned long long firstbad; /* the first entry out of range (ULLONG_MAX: none) */
+  unsigned long long firstbad; /* ULLONG_MAX - the first entry out of range (0: none; so that one memset clears the counts) */
 } DCSRBatchCounts;
 
 /* an entry with a negative index, or out of range (recorded in firstbad when validate), gets the key of row m */
-__global__ static void DCSRKeysKernel(long long n, const int *__restrict__ i, const int *__restrict__ j, long long rstart, long long cstart, long long m, long long ncol, int validate, unsigned long long *key, int *perm, unsigned long long *firstbad)
+__global__ static void DCSRKeysKernel(long long n, const int *__restrict__ i, const int *__restrict__ j, long long rstart, long long cstart, long long m, long long ncol, int cb, int validate, unsigned long long *key, int *perm, unsigned long long *firstbad)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= n) return;
@@ -136,40 +139,45 @@ __global__ static void DCSRKeysKernel(long long n, const int *__restrict__ i, co
   bool            ok = r >= 0 && c >= 0;
   if (ok && (r < rstart || r - rstart >= m || c < cstart || c - cstart >= ncol)) {
     ok = false;
-    if (validate) atomicMin(firstbad, (unsigned long long)e);
+    if (validate) atomicMax(firstbad, ULLONG_MAX - (unsigned long long)e);
   }
-  key[e]  = ok ? (((unsigned long long)(r - rstart)) << 32) | (unsigned long long)(unsigned)(c - cstart) : ((unsigned long long)m << 32);
+  key[e]  = ok ? (((unsigned long long)(r - rstart)) << cb) | (unsigned long long)(c - cstart) : ((unsigned long long)m << cb);
   perm[e] = (int)e;
 }
 
-/* over the sorted keys: uflag = 1 where a distinct (row, column) starts, rflag = 1 where a row starts (valid entries
+/* over the sorted keys: flag.x = 1 where a distinct (row, column) starts, flag.y = 1 where a row starts (valid entries
    only); the last valid entry records nvalid */
-__global__ static void DCSRHeadsKernel(long long n, const unsigned long long *__restrict__ key, unsigned long long m, int *uflag, int *rflag, DCSRBatchCounts *cnt)
+__global__ static void DCSRHeadsKernel(long long n, const unsigned long long *__restrict__ key, unsigned long long m, int cb, int2 *flag, DCSRBatchCounts *cnt)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= n) return;
   const unsigned long long k     = key[e];
-  const bool               valid = (k >> 32) < m;
-  uflag[e]                       = (valid && (e == 0 || key[e - 1] != k)) ? 1 : 0;
-  rflag[e]                       = (valid && (e == 0 || (key[e - 1] >> 32) != (k >> 32))) ? 1 : 0;
-  if (valid && (e == n - 1 || (key[e + 1] >> 32) >= m)) cnt->nvalid = (unsigned long long)(e + 1);
+  const bool               valid = (k >> cb) < m;
+  flag[e]                        = make_int2((valid && (e == 0 || key[e - 1] != k)) ? 1 : 0, (valid && (e == 0 || (key[e - 1] >> cb) != (k >> cb))) ? 1 : 0);
+  if (valid && (e == n - 1 || (key[e + 1] >> cb) >= m)) cnt->nvalid = (unsigned long long)(e + 1);
 }
 
-/* uid/rid: inclusive scans of uflag/rflag. ustart[u] = first sorted entry of distinct entry u (ustart[nu] = nvalid);
-   gstart[g] = first distinct entry of row group g (gstart[ng] = nu); the counts nu, ng */
-__global__ static void DCSRStartsKernel(long long n, const unsigned long long *__restrict__ key, unsigned long long m, const int *__restrict__ uflag, const int *__restrict__ rflag, const int *__restrict__ uid, const int *__restrict__ rid, int *ustart, int *gstart, DCSRBatchCounts *cnt)
+/* the scan of the head flags: both components at once (one scan instead of two) */
+struct DCSRPairSum {
+  __host__ __device__ __forceinline__ int2 operator()(const int2 &a, const int2 &b) const { return make_int2(a.x + b.x, a.y + b.y); }
+};
+
+/* id = inclusive scan of flag (x: distinct entries, y: rows). ustart[u] = first sorted entry of distinct entry u
+   (ustart[nu] = nvalid); gstart[g] = first distinct entry of row group g (gstart[ng] = nu); the counts nu, ng */
+__global__ static void DCSRStartsKernel(long long n, const unsigned long long *__restrict__ key, unsigned long long m, int cb, const int2 *__restrict__ flag, const int2 *__restrict__ id, int *ustart, int *gstart, DCSRBatchCounts *cnt)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= n) return;
   const unsigned long long k = key[e];
-  if ((k >> 32) >= m) return;
-  if (uflag[e]) ustart[uid[e] - 1] = (int)e;
-  if (rflag[e]) gstart[rid[e] - 1] = uid[e] - 1;
-  if (e == n - 1 || (key[e + 1] >> 32) >= m) { /* the last valid entry */
-    ustart[uid[e]] = (int)(e + 1);
-    gstart[rid[e]] = uid[e];
-    cnt->nu        = (unsigned long long)uid[e];
-    cnt->ng        = (unsigned long long)rid[e];
+  if ((k >> cb) >= m) return;
+  const int2 f = flag[e], q = id[e];
+  if (f.x) ustart[q.x - 1] = (int)e;
+  if (f.y) gstart[q.y - 1] = q.x - 1;
+  if (e == n - 1 || (key[e + 1] >> cb) >= m) { /* the last valid entry */
+    ustart[q.x] = (int)(e + 1);
+    gstart[q.y] = q.x;
+    cnt->nu     = (unsigned long long)q.x;
+    cnt->ng     = (unsigned long long)q.y;
   }
 }
 
@@ -195,14 +203,14 @@ __device__ static long long DCSRFind(int r, int c, int K, const long long *__res
 /* one thread per sorted entry; the head of each distinct (row, column) reduces its duplicates (INSERT: the last one,
    the sort being stable; ADD: their sum in input order) and looks it up: upos = slot of a hit, -1 new, -2 a new zero
    off the diagonal dropped (MAT_IGNORE_ZERO_ENTRIES) */
-__global__ static void DCSRReduceLookupKernel(long long n, const unsigned long long *__restrict__ key, const int *__restrict__ perm, const double *__restrict__ v, int add, int dropzero, const int *__restrict__ uflag, const int *__restrict__ uid, const int *__restrict__ ustart, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, int *urow, int *ucol, double *uval, long long *upos)
+__global__ static void DCSRReduceLookupKernel(long long n, const unsigned long long *__restrict__ key, int cb, const int *__restrict__ perm, const double *__restrict__ v, int add, int dropzero, const int2 *__restrict__ flag, const int2 *__restrict__ id, const int *__restrict__ ustart, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, int *urow, int *ucol, double *uval, long long *upos)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= n || !uflag[e]) return;
-  const int                u = uid[e] - 1;
+  if (e >= n || !flag[e].x) return;
+  const int                u = id[e].x - 1;
   const int                t = ustart[u + 1];
   const unsigned long long k = key[e];
-  const int                r = (int)(k >> 32), c = (int)(unsigned)(k & 0xffffffffULL);
+  const int                r = (int)(k >> cb), c = (int)(k & ((1ULL << cb) - 1ULL));
   double                   val = 0.0;
   if (v) {
     if (add)
@@ -228,14 +236,14 @@ __global__ static void DCSRLookupKernel(long long nu, const int *__restrict__ ur
 }
 
 /* one thread per sorted entry; the head of each row group: its row, its new entries, and the batch's counts */
-__global__ static void DCSRGroupKernel(long long n, const unsigned long long *__restrict__ key, const int *__restrict__ rflag, const int *__restrict__ rid, const int *__restrict__ gstart, const long long *__restrict__ upos, int *grow, int *gnew, DCSRBatchCounts *cnt)
+__global__ static void DCSRGroupKernel(long long n, const unsigned long long *__restrict__ key, int cb, const int2 *__restrict__ flag, const int2 *__restrict__ id, const int *__restrict__ gstart, const long long *__restrict__ upos, int *grow, int *gnew, DCSRBatchCounts *cnt)
 {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= n || !rflag[e]) return;
-  const int g  = rid[e] - 1;
+  if (e >= n || !flag[e].y) return;
+  const int g  = id[e].y - 1;
   int       nn = 0;
   for (int u = gstart[g]; u < gstart[g + 1]; u++) nn += upos[u] == -1 ? 1 : 0;
-  grow[g] = (int)(key[e] >> 32);
+  grow[g] = (int)(key[e] >> cb);
   gnew[g] = nn;
   if (nn) {
     atomicAdd(&cnt->nnew, (unsigned long long)nn);
@@ -262,11 +270,19 @@ static int DCSRRowBits(long long m)
   return bits;
 }
 
+/* the number of bits of the keys' column part: columns 0..n-1 */
+static int DCSRColBits(long long n)
+{
+  int bits = 1;
+  while (bits < 32 && ((n - 1) >> bits) > 0) bits++;
+  return bits;
+}
+
 /* one synchronisation: the counts (two when an index is bad) */
 cudaError_t GpukitDCSRBatchCreate(const GpukitDCSRDev *A, long long nent, const int *i, const int *j, const double *v, long long rstart, long long cstart, int add, int dropzero, GpukitDCSRBad *bad, GpukitDCSRBatch *bout, GpukitDCSRBatchInfo *info, cudaStream_t stream)
 {
   GpukitDCSRBatch b;
-  DCSRBatchCounts hc = {0, 0, 0, 0, 0, ULLONG_MAX};
+  DCSRBatchCounts hc = {0, 0, 0, 0, 0, 0};
   const size_t    n  = (size_t)(nent > 0 ? nent : 0);
   cudaError_t     err;
 
@@ -311,47 +327,46 @@ cudaError_t GpukitDCSRBatchCreate(const GpukitDCSRDev *A, long long nent, const 
   }
   if (n > 0 && (A->m > 0 || bad)) {
     GpukitPoolTemp work(stream), tmp(stream);
-    const size_t   o_k0 = 0, o_k1 = o_k0 + DCSRAlign(n * 8), o_p0 = o_k1 + DCSRAlign(n * 8), o_p1 = o_p0 + DCSRAlign(n * 4), o_uf = o_p1 + DCSRAlign(n * 4);
-    const size_t   o_rf = o_uf + DCSRAlign(n * 4), o_ui = o_rf + DCSRAlign(n * 4), o_ri = o_ui + DCSRAlign(n * 4), o_us = o_ri + DCSRAlign(n * 4);
+    const size_t   o_k0 = 0, o_k1 = o_k0 + DCSRAlign(n * 8), o_p0 = o_k1 + DCSRAlign(n * 8), o_p1 = o_p0 + DCSRAlign(n * 4), o_fl = o_p1 + DCSRAlign(n * 4);
+    const size_t   o_id = o_fl + DCSRAlign(n * 8), o_us = o_id + DCSRAlign(n * 8);
     const size_t   o_cnt = o_us + DCSRAlign((n + 1) * 4), total = o_cnt + DCSRAlign(sizeof(DCSRBatchCounts));
     size_t         bsort = 0, bscan = 0;
-    const int      nn = (int)n, endbit = 32 + DCSRRowBits(A->m);
+    const int      cb = DCSRColBits(A->n), nn = (int)n, endbit = cb + DCSRRowBits(A->m);
 
     err = work.Get(total);
     if (err == cudaSuccess) {
       char               *w     = work.As<char>();
       unsigned long long *key0  = (unsigned long long *)(w + o_k0), *key = (unsigned long long *)(w + o_k1);
       int                *perm0 = (int *)(w + o_p0), *perm = (int *)(w + o_p1);
-      int                *uflag = (int *)(w + o_uf), *rflag = (int *)(w + o_rf), *uid = (int *)(w + o_ui), *rid = (int *)(w + o_ri), *ustart = (int *)(w + o_us);
+      int2               *flag  = (int2 *)(w + o_fl), *id = (int2 *)(w + o_id);
+      int                *ustart = (int *)(w + o_us);
       DCSRBatchCounts    *cnt   = (DCSRBatchCounts *)(w + o_cnt);
 
       err = cub::DeviceRadixSort::SortPairs(nullptr, bsort, key0, key, perm0, perm, nn, 0, endbit, stream);
-      if (err == cudaSuccess) err = cub::DeviceScan::InclusiveSum(nullptr, bscan, uflag, uid, nn, stream);
+      if (err == cudaSuccess) err = cub::DeviceScan::InclusiveScan(nullptr, bscan, flag, id, DCSRPairSum(), nn, stream);
       if (err == cudaSuccess) err = tmp.Get(bsort > bscan ? bsort : bscan);
       if (err == cudaSuccess) err = cudaMemsetAsync(cnt, 0, sizeof(DCSRBatchCounts), stream);
-      if (err == cudaSuccess) err = cudaMemsetAsync(&cnt->firstbad, 0xff, sizeof(cnt->firstbad), stream); /* ULLONG_MAX */
       if (err == cudaSuccess) {
-        DCSRKeysKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, i, j, rstart, cstart, A->m, A->n, bad ? 1 : 0, key0, perm0, &cnt->firstbad);
+        DCSRKeysKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, i, j, rstart, cstart, A->m, A->n, cb, bad ? 1 : 0, key0, perm0, &cnt->firstbad);
         err = cudaGetLastError();
       }
       /* radix sort: stable, duplicates keep their input order */
       if (err == cudaSuccess) err = cub::DeviceRadixSort::SortPairs(tmp.p, bsort, key0, key, perm0, perm, nn, 0, endbit, stream);
       if (err == cudaSuccess) {
-        DCSRHeadsKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, (unsigned long long)A->m, uflag, rflag, cnt);
+        DCSRHeadsKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, (unsigned long long)A->m, cb, flag, cnt);
         err = cudaGetLastError();
       }
-      if (err == cudaSuccess) err = cub::DeviceScan::InclusiveSum(tmp.p, bscan, uflag, uid, nn, stream);
-      if (err == cudaSuccess) err = cub::DeviceScan::InclusiveSum(tmp.p, bscan, rflag, rid, nn, stream);
+      if (err == cudaSuccess) err = cub::DeviceScan::InclusiveScan(tmp.p, bscan, flag, id, DCSRPairSum(), nn, stream);
       if (err == cudaSuccess) {
-        DCSRStartsKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, (unsigned long long)A->m, uflag, rflag, uid, rid, ustart, b->gstart, cnt);
-        err = cudaGetLastError();
-      }
-      if (err == cudaSuccess) {
-        DCSRReduceLookupKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, perm, v, b->add, b->dropzero, uflag, uid, ustart, A->K, A->segstart, A->seglen, A->nseg, A->colidx, b->urow, b->ucol, b->uval, b->upos);
+        DCSRStartsKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, (unsigned long long)A->m, cb, flag, id, ustart, b->gstart, cnt);
         err = cudaGetLastError();
       }
       if (err == cudaSuccess) {
-        DCSRGroupKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, rflag, rid, b->gstart, b->upos, b->grow, b->gnew, cnt);
+        DCSRReduceLookupKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, cb, perm, v, b->add, b->dropzero, flag, id, ustart, A->K, A->segstart, A->seglen, A->nseg, A->colidx, b->urow, b->ucol, b->uval, b->upos);
+        err = cudaGetLastError();
+      }
+      if (err == cudaSuccess) {
+        DCSRGroupKernel<<<DCSRGrid(nent, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(nent, key, cb, flag, id, b->gstart, b->upos, b->grow, b->gnew, cnt);
         err = cudaGetLastError();
       }
       if (err == cudaSuccess) err = cudaMemcpyAsync(&hc, cnt, sizeof(hc), cudaMemcpyDeviceToHost, stream);
@@ -359,13 +374,14 @@ cudaError_t GpukitDCSRBatchCreate(const GpukitDCSRDev *A, long long nent, const 
     }
     /* work and tmp go back to the pool here, ordered after the kernels on stream */
   }
-  if (err == cudaSuccess && bad && hc.firstbad != ULLONG_MAX) { /* refused: no batch, the matrix untouched */
-    int ij[2];
-    err = cudaMemcpyAsync(&ij[0], i + hc.firstbad, sizeof(int), cudaMemcpyDeviceToHost, stream);
-    if (err == cudaSuccess) err = cudaMemcpyAsync(&ij[1], j + hc.firstbad, sizeof(int), cudaMemcpyDeviceToHost, stream);
+  if (err == cudaSuccess && bad && hc.firstbad != 0) { /* refused: no batch, the matrix untouched */
+    const unsigned long long e = ULLONG_MAX - hc.firstbad;
+    int                      ij[2];
+    err = cudaMemcpyAsync(&ij[0], i + e, sizeof(int), cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess) err = cudaMemcpyAsync(&ij[1], j + e, sizeof(int), cudaMemcpyDeviceToHost, stream);
     if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
     if (err == cudaSuccess) {
-      bad->entry = (long long)hc.firstbad;
+      bad->entry = (long long)e;
       bad->row   = ij[0];
       bad->col   = ij[1];
       GpukitDCSRBatchDestroy(&b);
