@@ -252,9 +252,9 @@ static PetscErrorCode FreeDev(DevBatch *d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the batch alone, up to the device's end of it (a defragmentation that the batch triggered may still run when
-   MatDCSRSetValuesCOODevice() returns; this rank only, no barrier); summed over the calls since the last reset (the
-   iterative protocol's steps) */
+/* the batch alone: from an idle device (the products before it finished, outside the clock) to the device's end of it
+   (a defragmentation that the batch triggered may still run when MatDCSRSetValuesCOODevice() returns); this rank only,
+   no barrier; summed over the calls since the last reset (the iterative protocol's steps) */
 static PetscLogDouble devbatch_s;
 
 static PetscErrorCode InsertDevice(Mat A, const DevBatch *d, Vec x, Vec y, PetscInt mults)
@@ -263,6 +263,7 @@ static PetscErrorCode InsertDevice(Mat A, const DevBatch *d, Vec x, Vec y, Petsc
 #if !defined(GPUKIT_BENCH_NO_TYPES)
   {
     PetscLogDouble t0, t1;
+    PetscCall(GKDeviceSynchronize(gpu));
     PetscCall(PetscTime(&t0));
     PetscCall(MatDCSRSetValuesCOODevice(A, d->n, d->i, d->j, d->v, ADD_VALUES));
     PetscCall(GKDeviceSynchronize(gpu));
