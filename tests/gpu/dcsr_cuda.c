@@ -245,6 +245,27 @@ static PetscErrorCode SetEntries(Mat A, PetscInt n, const PetscInt i[], const Pe
 }
 
 /* one round: host MatSetValues() into all three, or a device batch into Ad and the same by MatSetValues() into the others */
+/* the n entries (i, j, v) of this rank copied to device arrays and given to MatDCSRSetValuesCOODevice() */
+static PetscErrorCode DeviceBatch(Mat A, PetscInt n, const PetscInt i[], const PetscInt j[], const PetscScalar v[], InsertMode mode)
+{
+  PetscInt    *di, *dj;
+  PetscScalar *dv;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaMalloc((void **)&di, PetscMax(n, 1) * sizeof(PetscInt)));
+  PetscCallCUDA(cudaMalloc((void **)&dj, PetscMax(n, 1) * sizeof(PetscInt)));
+  PetscCallCUDA(cudaMalloc((void **)&dv, PetscMax(n, 1) * sizeof(PetscScalar)));
+  PetscCallCUDA(cudaMemcpy(di, i, n * sizeof(PetscInt), cudaMemcpyHostToDevice));
+  PetscCallCUDA(cudaMemcpy(dj, j, n * sizeof(PetscInt), cudaMemcpyHostToDevice));
+  PetscCallCUDA(cudaMemcpy(dv, v, n * sizeof(PetscScalar), cudaMemcpyHostToDevice));
+  PetscCallCUDA(cudaDeviceSynchronize());
+  PetscCall(MatDCSRSetValuesCOODevice(A, n, di, dj, dv, mode));
+  PetscCallCUDA(cudaFree(di));
+  PetscCallCUDA(cudaFree(dj));
+  PetscCallCUDA(cudaFree(dv));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* a device ADD of len new entries into one row of each rank (the middle one of its rows), columns row + 7 k + shift, on
    Ad, Ah and Aa: after a defragmentation, rounds with shifts 1, 2, 3 give that row one, two and three pieces outside
    the CSR base (or fewer, where a segment had room), and a long one more than the fix-up's short-tail limit (64): the
@@ -252,8 +273,8 @@ static PetscErrorCode SetEntries(Mat A, PetscInt n, const PetscInt i[], const Pe
 static PetscErrorCode HotRowRound(Ctx *c, PetscInt len, PetscInt shift)
 {
   const PetscInt row = c->rstart + (c->rend - c->rstart) / 2;
-  PetscInt      *i, *j, *di, *dj;
-  PetscScalar   *v, *dv;
+  PetscInt      *i, *j;
+  PetscScalar   *v;
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc3(len, &i, len, &j, len, &v));
@@ -262,17 +283,7 @@ static PetscErrorCode HotRowRound(Ctx *c, PetscInt len, PetscInt shift)
     j[k] = (row + 7 * k + shift) % c->N; /* len <= N / 7 distinct columns; a repeat would be added, as AIJ does */
     v[k] = 1.0 / (PetscScalar)(k + 2);
   }
-  PetscCallCUDA(cudaMalloc((void **)&di, len * sizeof(PetscInt)));
-  PetscCallCUDA(cudaMalloc((void **)&dj, len * sizeof(PetscInt)));
-  PetscCallCUDA(cudaMalloc((void **)&dv, len * sizeof(PetscScalar)));
-  PetscCallCUDA(cudaMemcpy(di, i, len * sizeof(PetscInt), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaMemcpy(dj, j, len * sizeof(PetscInt), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaMemcpy(dv, v, len * sizeof(PetscScalar), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaDeviceSynchronize());
-  PetscCall(MatDCSRSetValuesCOODevice(c->Ad, len, di, dj, dv, ADD_VALUES));
-  PetscCallCUDA(cudaFree(di));
-  PetscCallCUDA(cudaFree(dj));
-  PetscCallCUDA(cudaFree(dv));
+  PetscCall(DeviceBatch(c->Ad, len, i, j, v, ADD_VALUES));
   PetscCall(SetEntries(c->Ah, len, i, j, v, ADD_VALUES));
   PetscCall(SetEntries(c->Aa, len, i, j, v, ADD_VALUES));
   PetscCall(PetscFree3(i, j, v));
@@ -293,21 +304,8 @@ static PetscErrorCode Round(Ctx *c, PetscBool device, InsertMode mode, const cha
   PetscCall(RandomBatch(c, n, (PetscBool)(!device && mode == ADD_VALUES && c->size > 1), i, j, v));
   PetscCall(StoredEntries(c->Aa, &nz0));
   PetscCall(MatGetNonzeroState(c->Ad, &s0));
-  if (device) {
-    PetscInt    *di, *dj;
-    PetscScalar *dv;
-    PetscCallCUDA(cudaMalloc((void **)&di, PetscMax(n, 1) * sizeof(PetscInt)));
-    PetscCallCUDA(cudaMalloc((void **)&dj, PetscMax(n, 1) * sizeof(PetscInt)));
-    PetscCallCUDA(cudaMalloc((void **)&dv, PetscMax(n, 1) * sizeof(PetscScalar)));
-    PetscCallCUDA(cudaMemcpy(di, i, n * sizeof(PetscInt), cudaMemcpyHostToDevice));
-    PetscCallCUDA(cudaMemcpy(dj, j, n * sizeof(PetscInt), cudaMemcpyHostToDevice));
-    PetscCallCUDA(cudaMemcpy(dv, v, n * sizeof(PetscScalar), cudaMemcpyHostToDevice));
-    PetscCallCUDA(cudaDeviceSynchronize());
-    PetscCall(MatDCSRSetValuesCOODevice(c->Ad, n, di, dj, dv, mode));
-    PetscCallCUDA(cudaFree(di));
-    PetscCallCUDA(cudaFree(dj));
-    PetscCallCUDA(cudaFree(dv));
-  } else {
+  if (device) PetscCall(DeviceBatch(c->Ad, n, i, j, v, mode));
+  else {
     /* a 2 x 3 block with a negative column, column-oriented, besides the single entries */
     PetscInt    bi[2] = {c->rstart, c->rend - 1}, bj[3] = {0, -1, c->N - 1};
     PetscScalar bv[6] = {1.0, 2.0, 3.0, 4.0, 5.0, 6.0};
@@ -378,8 +376,6 @@ static PetscErrorCode TestSolve(Ctx *c, PetscInt g)
   Vec            b, x, bh, xh, r;
   PetscInt       N = g * g, rs, re, its, *ci, *cj, nc = 0;
   PetscScalar   *cv;
-  PetscInt      *di, *dj;
-  PetscScalar   *dv;
   PetscLogDouble c0[2], c1[2], loc[2], glob[2];
   PetscReal      rn, bn;
   KSPConvergedReason reason;
@@ -425,17 +421,7 @@ static PetscErrorCode TestSolve(Ctx *c, PetscInt g)
     ci[nc] = row, cj[nc] = row, cv[nc++] = 0.05;
     ci[nc] = col, cj[nc] = col, cv[nc++] = 0.05;
   }
-  PetscCallCUDA(cudaMalloc((void **)&di, PetscMax(nc, 1) * sizeof(PetscInt)));
-  PetscCallCUDA(cudaMalloc((void **)&dj, PetscMax(nc, 1) * sizeof(PetscInt)));
-  PetscCallCUDA(cudaMalloc((void **)&dv, PetscMax(nc, 1) * sizeof(PetscScalar)));
-  PetscCallCUDA(cudaMemcpy(di, ci, nc * sizeof(PetscInt), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaMemcpy(dj, cj, nc * sizeof(PetscInt), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaMemcpy(dv, cv, nc * sizeof(PetscScalar), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaDeviceSynchronize());
-  PetscCall(MatDCSRSetValuesCOODevice(Kd, nc, di, dj, dv, ADD_VALUES));
-  PetscCallCUDA(cudaFree(di));
-  PetscCallCUDA(cudaFree(dj));
-  PetscCallCUDA(cudaFree(dv));
+  PetscCall(DeviceBatch(Kd, nc, ci, cj, cv, ADD_VALUES));
   PetscCall(SetEntries(Ka, nc, ci, cj, cv, ADD_VALUES));
   PetscCall(PetscFree3(ci, cj, cv));
 
