@@ -530,16 +530,21 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
       PetscCallCUDA(GpukitDCSRBatchPlan(&cu->d, b, insertnew, (double)a->slack, (int)a->minseg, &info, stream));
       PetscCheck(!info.segfull && !info.capfull, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATDCSRCUDA: the batch does not fit after a defragmentation that made room for it (%lld rows at K, %lld segments beyond the buffer)", info.segfull, info.capfull);
     }
+    if (insertnew && info.nnew && DCSRCUDABaseValid_Private(cu)) { /* the base's tail table before anything is written: a
+                                                                       failed allocation leaves the matrix as it was */
+      if (cu->d.cap <= (long long)INT_MAX) {
+        PetscErrorCode ierr = DCSRCUDABaseTable_Private(cu);
+        if (ierr) (void)GpukitDCSRBatchDestroy(&b);
+        PetscCall(ierr);
+      } else cu->baseok = PETSC_FALSE; /* the table's 32-bit starts: not beyond 2^31 slots */
+    }
     PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_BatchApply, A, 0, 0, 0));
     PetscCall(PetscLogGpuTimeBegin());
     PetscCallCUDA(GpukitDCSRBatchApply(&cu->d, b, insertnew, stream));
-    if (insertnew && info.nnew && DCSRCUDABaseValid_Private(cu)) {
-      if (cu->d.cap <= (long long)INT_MAX) { /* the CSR base stays: its rows that got new entries marked, their records written */
-        PetscCall(DCSRCUDABaseTable_Private(cu));
-        PetscCallCUDA(GpukitDCSRBaseMark(&cu->d, b, cu->baserow, cu->basedirty, cu->basetrow, cu->basetpiece, cu->basecount, stream));
-        cu->ndirtyub = PetscMin(cu->ndirtyub + info.nrowsnew, (long long)cu->d.m);
-        cu->basever  = cu->structver + 1; /* the version this batch makes, below */
-      } else cu->baseok = PETSC_FALSE; /* the table's 32-bit starts: not beyond 2^31 slots */
+    if (insertnew && info.nnew && DCSRCUDABaseValid_Private(cu)) { /* the CSR base stays: its rows that got new entries marked, their records written */
+      PetscCallCUDA(GpukitDCSRBaseMark(&cu->d, b, cu->baserow, cu->basedirty, cu->basetrow, cu->basetpiece, cu->basecount, stream));
+      cu->ndirtyub = PetscMin(cu->ndirtyub + info.nrowsnew, (long long)cu->d.m);
+      cu->basever  = cu->structver + 1; /* the version this batch makes, below */
     }
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(PetscLogEventEnd(MAT_DCSRCUDA_BatchApply, A, 0, 0, 0));

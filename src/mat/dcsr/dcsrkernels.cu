@@ -1050,8 +1050,6 @@ cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const
     DCSR_FIXUP_CASE(2)
     DCSR_FIXUP_CASE(4)
     DCSR_FIXUP_CASE(8)
-    DCSR_FIXUP_CASE(16)
-    DCSR_FIXUP_CASE(32)
 #undef DCSR_FIXUP_CASE
   default:
     return cudaErrorInvalidValue;

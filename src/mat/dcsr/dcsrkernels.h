@@ -115,7 +115,7 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
    warp take consecutive places in row order) and writes its record there: trow[place] = r and tpiece[place] = up to two
    pieces (start, length) of its entries outside the base range, w = -1 when it has more pieces or more than
    GPUKIT_DCSR_TAIL_LONG entries. The product is cuSPARSE's CSR product over the base plus GpukitDCSRBaseFixup: y[r] +=
-   the pieces of each record, a group of lanes (1..32) per record in table order, grid-stride over *dcount (read on the
+   the pieces of each record, a group of lanes (1, 2, 4 or 8) per record in table order, grid-stride over *dcount (read on the
    device: no synchronisation; nmax bounds it); the w = -1 rows by a whole warp each, over the row's segment table. The
    starts are 32-bit: the buffer must hold at most INT_MAX slots */
 #define GPUKIT_DCSR_TAIL_LONG 64
