@@ -1786,6 +1786,17 @@ typedef struct {
 } DCSRStatsDev;
 
 /* no early return: the warp aggregates before its atomics */
+/* the warp's sums of c and multi and maximum of mx, in lane 0 */
+__device__ static inline void DCSRStatsWarpReduce(unsigned long long &c, unsigned long long &multi, int &mx)
+{
+  for (int o = 16; o > 0; o >>= 1) {
+    c += __shfl_down_sync(DCSR_FULL_MASK, c, o);
+    multi += __shfl_down_sync(DCSR_FULL_MASK, multi, o);
+    const int other = __shfl_down_sync(DCSR_FULL_MASK, mx, o);
+    mx              = other > mx ? other : mx;
+  }
+}
+
 /* grid-stride over the rows; the sums of a block go through shared memory to one atomic per counter per block (one
    per warp made 3 x m/32 atomics on three addresses: 27-38 us at 512K rows on an H200 (ncu), for 10 MB of reads) */
 __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRStatsKernel(int m, int K, const int *__restrict__ nseg, const int *__restrict__ segcap, DCSRStatsDev *st)
@@ -1802,12 +1813,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRStatsKernel(int m, int 
     if (ns > mx) mx = ns;
     for (int s = 0; s < ns; s++) c += (unsigned long long)segcap[r * (long long)K + s];
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    c += __shfl_down_sync(DCSR_FULL_MASK, c, o);
-    multi += __shfl_down_sync(DCSR_FULL_MASK, multi, o);
-    const int other = __shfl_down_sync(DCSR_FULL_MASK, mx, o);
-    mx              = other > mx ? other : mx;
-  }
+  DCSRStatsWarpReduce(c, multi, mx);
   if (lane == 0) {
     sc[warp] = c;
     sm[warp] = multi;
@@ -1819,12 +1825,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRStatsKernel(int m, int 
     c            = lane < nw ? sc[lane] : 0;
     multi        = lane < nw ? sm[lane] : 0;
     mx           = lane < nw ? sx[lane] : 0;
-    for (int o = 16; o > 0; o >>= 1) {
-      c += __shfl_down_sync(DCSR_FULL_MASK, c, o);
-      multi += __shfl_down_sync(DCSR_FULL_MASK, multi, o);
-      const int other = __shfl_down_sync(DCSR_FULL_MASK, mx, o);
-      mx              = other > mx ? other : mx;
-    }
+    DCSRStatsWarpReduce(c, multi, mx);
     if (lane == 0) {
       if (multi) atomicAdd(&st->nmulti, multi);
       if (c) atomicAdd(&st->live, c);
