@@ -163,13 +163,14 @@ static PetscErrorCode DCSRCUDABaseArrays_Private(Mat A, cudaStream_t stream)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* baserow[] holds the row pointers of the current structure, nnz entries: no row marked, the base valid */
-static PetscErrorCode DCSRCUDABaseSet_Private(Mat A, long long nnz, cudaStream_t stream)
+/* baserow[] holds the row pointers of the current structure, nnz entries: no row marked (the marks and their count
+   zeroed here, unless zeroed already on the stream), the base valid */
+static PetscErrorCode DCSRCUDABaseSet_Private(Mat A, long long nnz, PetscBool zeroed, cudaStream_t stream)
 {
   Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
 
   PetscFunctionBegin;
-  PetscCallCUDA(cudaMemsetAsync(cu->basedirty, 0, ((size_t)cu->d.m + 1) * sizeof(int), stream)); /* marks, count */
+  if (!zeroed) PetscCallCUDA(cudaMemsetAsync(cu->basedirty, 0, ((size_t)cu->d.m + 1) * sizeof(int), stream)); /* marks, count */
   cu->basennz  = nnz;
   cu->ndirtyub = 0;
   cu->baseok   = PETSC_TRUE;
@@ -308,7 +309,7 @@ static PetscErrorCode DCSRCUDACopyUp_Private(Mat A, PetscLogDouble *bytes)
     PetscCall(PetscFree(rp));
     d->used = (long long)a->used;
     cu->structver++;
-    if (plain) PetscCall(DCSRCUDABaseSet_Private(A, (long long)pos, stream));
+    if (plain) PetscCall(DCSRCUDABaseSet_Private(A, (long long)pos, PETSC_FALSE, stream));
   }
   { /* the host's segment counts tell whether the rows kernel applies (no read-back at the next product) */
     PetscInt single = 1;
@@ -401,7 +402,7 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   cu->baseok = PETSC_FALSE;
   if (plain) PetscCall(DCSRCUDABaseArrays_Private(A, stream));
   PetscCall(PetscLogGpuTimeBegin());
-  err = GpukitDCSRDefragment(&cu->d, (double)a->defragslack, extra, cu->d.cap, (double)a->capfactor, cu->keepspare ? &cu->spare : NULL, &grew, plain ? cu->baserow : NULL, stream);
+  err = GpukitDCSRDefragment(&cu->d, (double)a->defragslack, extra, cu->d.cap, (double)a->capfactor, cu->keepspare ? &cu->spare : NULL, &grew, plain ? cu->baserow : NULL, plain ? cu->basedirty : NULL, stream);
   PetscCall(PetscLogGpuTimeEnd());
   if (err == cudaErrorMemoryAllocation) {
     size_t fre = 0, tot = 0;
@@ -419,7 +420,7 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   }
   cu->structver++;
   DCSRCUDASetSingle_Private(cu, 1); /* every row is one segment (or none): the rows kernel applies */
-  if (plain && cu->d.used <= (long long)INT_MAX) PetscCall(DCSRCUDABaseSet_Private(A, cu->d.used, stream));
+  if (plain && cu->d.used <= (long long)INT_MAX) PetscCall(DCSRCUDABaseSet_Private(A, cu->d.used, PETSC_TRUE, stream)); /* the compaction zeroed the marks */
   /* the rows kept their lengths, hence their bins and long-row chunks: only the product's row table changes (no
      re-binning, no synchronisation at the next product) */
   if (binsok) {
@@ -620,7 +621,7 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
     if (!bad) {
       PetscCall(DCSRCUDABaseArrays_Private(A, stream));
       PetscCallCUDA(cudaMemcpyAsync(cu->baserow, rp, ((size_t)cu->d.m + 1) * sizeof(int), cudaMemcpyDeviceToDevice, stream));
-      PetscCall(DCSRCUDABaseSet_Private(A, (long long)nnz, stream));
+      PetscCall(DCSRCUDABaseSet_Private(A, (long long)nnz, PETSC_FALSE, stream));
     }
     PetscCall(DCSRCUDAPoolFree_Private(rp));
     PetscCall(PetscInfo(A, "gpukit: DCSR (device) every row is one segment; the layout is %s\n", bad ? "not plain CSR (no CSR base)" : "plain CSR: the product takes the CSR base"));

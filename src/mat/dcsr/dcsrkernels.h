@@ -106,8 +106,9 @@ typedef struct {
    pool (stream-ordered). A scan of the row capacities, one read-back (one synchronisation), the long rows moved by a
    grid of blocks each, the others a warp per 32 consecutive rows. On a failed allocation A is unchanged. rowptr not
    NULL ([m+1]): the new row starts, rowptr[m] the total (with slack 0 and no extra, the row pointers of a plain CSR),
-   written only when the total is at most INT_MAX (A->used tells). */
-cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, cudaStream_t stream);
+   and zero (not NULL, [m+1]) zeroed (the CSR base's marks and count), both only when the total is at most INT_MAX
+   (A->used tells). The compaction kernel also writes the allocator's count (A->dused): no launch of its own. */
+cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, int *zero, cudaStream_t stream);
 
 /* The CSR base (MATDCSRCUDA's product when the layout was plain CSR, dcsrcudaimpl.h): rowptr[m+1] of that layout stays
    the place of every row's first segment while batches add segments. After a batch's insertion GpukitDCSRBaseMark
