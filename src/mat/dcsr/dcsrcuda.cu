@@ -395,14 +395,17 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   const PetscBool  binsok = (PetscBool)(cu->perm && cu->binver == cu->structver && cu->permm == cu->d.m);
   /* no slack and no extra room: the result is plain CSR, its row pointers the CSR base */
   const PetscBool  plain  = (PetscBool)(cu->usebase && a->defragslack == 0.0 && !extra && cu->d.m > 0 && cu->d.cap <= (long long)INT_MAX);
+  PetscBool        hintok;
 
   PetscFunctionBegin;
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Defrag, A, 0, 0, 0));
+  hintok     = (PetscBool)(cu->dhintok && cu->dhintver == cu->structver);
   cu->baseok = PETSC_FALSE;
+  PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA defragmentation on the device, %s\n", hintok && !extra && cu->dhint.slack == (double)a->defragslack ? "its sizes known from the segment statistics (no read-back)" : "one read-back of its sizes"));
   if (plain) PetscCall(DCSRCUDABaseArrays_Private(A, stream));
   PetscCall(PetscLogGpuTimeBegin());
-  err = GpukitDCSRDefragment(&cu->d, (double)a->defragslack, extra, cu->d.cap, (double)a->capfactor, cu->keepspare ? &cu->spare : NULL, &grew, plain ? cu->baserow : NULL, plain ? cu->basedirty : NULL, stream);
+  err = GpukitDCSRDefragment(&cu->d, (double)a->defragslack, extra, hintok ? &cu->dhint : NULL, cu->d.cap, (double)a->capfactor, cu->keepspare ? &cu->spare : NULL, &grew, plain ? cu->baserow : NULL, plain ? cu->basedirty : NULL, stream);
   PetscCall(PetscLogGpuTimeEnd());
   if (err == cudaErrorMemoryAllocation) {
     size_t fre = 0, tot = 0;
@@ -419,6 +422,7 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
     PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA buffer grown on the device from %lld to %lld slots\n", oldcap, cu->d.cap));
   }
   cu->structver++;
+  if (hintok) cu->dhintver = cu->structver; /* the same row lengths */
   DCSRCUDASetSingle_Private(cu, 1); /* every row is one segment (or none): the rows kernel applies */
   if (plain && cu->d.used <= (long long)INT_MAX) PetscCall(DCSRCUDABaseSet_Private(A, cu->d.used, PETSC_TRUE, stream)); /* the compaction zeroed the marks */
   /* the rows kept their lengths, hence their bins and long-row chunks: only the product's row table changes (no
@@ -586,8 +590,10 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
   { /* the statistics, and with them (one read-back) the exact count of the CSR base's marked rows */
     const PetscBool base    = DCSRCUDABaseValid_Private(cu);
     int             nmarked = 0;
-    PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, base ? cu->basecount : NULL, &nmarked, &maxnseg, &nmulti, &live, stream));
-    PetscCall(PetscLogGpuToCpu(3 * sizeof(long long) + (base ? sizeof(int) : 0)));
+    PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, base ? cu->basecount : NULL, &nmarked, (double)a->defragslack, &cu->dhint, &maxnseg, &nmulti, &live, stream));
+    PetscCall(PetscLogGpuToCpu(6 * sizeof(long long) + (base ? sizeof(int) : 0)));
+    cu->dhintok  = PETSC_TRUE;
+    cu->dhintver = cu->structver;
     if (base) cu->ndirtyub = nmarked;
   }
   DCSRCUDASetSingle_Private(cu, maxnseg <= 1 ? 1 : 0);
@@ -820,7 +826,9 @@ static PetscErrorCode MatDCSRGetInfo_SeqDCSRCUDA(Mat A, PetscInt *K, PetscInt *m
     cudaStream_t stream;
     if (maxseg) {
       PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
-      PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, NULL, NULL, &mx, &nmulti, &live, stream));
+      PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, NULL, NULL, (double)a->defragslack, &cu->dhint, &mx, &nmulti, &live, stream));
+      cu->dhintok  = PETSC_TRUE;
+      cu->dhintver = cu->structver;
       DCSRCUDASetSingle_Private(cu, mx <= 1 ? 1 : 0);
       *maxseg = mx;
     }
@@ -1153,7 +1161,7 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
     if (cu->basennz > 0) PetscCall(GpukitCSRSpMVApply(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, ya, za, stream));
     else if (!ya) PetscCallCUDA(cudaMemsetAsync(za, 0, (size_t)cu->d.m * sizeof(double), stream));
     else if (ya != za) PetscCallCUDA(cudaMemcpyAsync(za, ya, (size_t)cu->d.m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-    if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, stream));
+    if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, (long long)cu->basem, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, stream));
     PetscCall(PetscLogGpuTimeEnd());
     cu->lastkernel = DCSR_MULT_CSRBASE;
     cu->lasttpr    = 0;

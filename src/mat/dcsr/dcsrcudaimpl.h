@@ -68,6 +68,11 @@ typedef struct {
      nothing and trims nothing); without it they go back to the pool (and with -mat_dcsr_cuda_trim to the device) */
   PetscBool       keepspare;
   GpukitDCSRSpare spare;
+  /* the sizes a defragmentation needs (dcsrkernels.h), from the segment statistics of structure version dhintver (a
+     defragmentation keeps the row lengths, so it carries them on); with them it reads nothing back */
+  GpukitDCSRDefragHint dhint;
+  PetscBool            dhintok;
+  PetscInt             dhintver;
 
   /* the product's kernel (-mat_dcsr_cuda_mult_kernel): DCSR_MULT_AUTO (the tuner's knob "kernel"), or fixed */
   PetscInt multkernel;

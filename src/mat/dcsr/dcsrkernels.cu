@@ -622,6 +622,15 @@ typedef struct {
   long long maxlong; /* the longest of them */
 } DCSRDefragCounts;
 
+/* the capacity a defragmentation gives a row of len entries: len + max(ceil(slack*len), extra), at most INT_MAX - 1 */
+__device__ static inline long long DCSRRowCapacity(long long len, double slack, int extra)
+{
+  long long rm = (long long)ceil(slack * (double)len);
+  if (extra > rm) rm = extra;
+  if (len + rm > (long long)INT_MAX - 1) rm = (long long)INT_MAX - 1 - len;
+  return len + rm;
+}
+
 /* one thread per row: the row's new capacity into room[r] (room[m] = 0, the scan makes off[]), and the list of the
    long rows (order not fixed: every row's destination comes from off[], so the result does not depend on it) */
 __global__ static void DCSRRowCapKernel(int m, const int *__restrict__ rowlen, double slack, const int *__restrict__ extra, long long *room, int *longrows, DCSRDefragCounts *cnt)
@@ -633,10 +642,7 @@ __global__ static void DCSRRowCapKernel(int m, const int *__restrict__ rowlen, d
     return;
   }
   const long long len = rowlen[r];
-  long long       rm  = (long long)ceil(slack * (double)len);
-  if (extra && extra[r] > rm) rm = extra[r];
-  if (len + rm > (long long)INT_MAX - 1) rm = (long long)INT_MAX - 1 - len;
-  room[r] = len + rm;
+  room[r]             = DCSRRowCapacity(len, slack, extra ? extra[r] : 0);
   if (len > DCSR_DEFRAG_LONG) {
     longrows[atomicAdd((unsigned long long *)&cnt->nlong, 1ULL)] = (int)r;
     atomicMax((unsigned long long *)&cnt->maxlong, (unsigned long long)len);
@@ -776,10 +782,14 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRCompactTileKernel(int m
       seglen[base + s]   = 0;
       segcap[base + s]   = 0;
     }
+    /* a row of one segment keeps its length and count: not rewritten, nor its capacity when it stays (the tables are
+       strided by K: every write dirties a sector of its own) */
     segstart[base] = cap_r > 0 ? out : 0;
-    seglen[base]   = cap_r > 0 ? len : 0;
-    segcap[base]   = cap_r;
-    nseg[r]        = cap_r > 0 ? 1 : 0;
+    if (ns != 1 || cap_r <= 0) {
+      seglen[base] = cap_r > 0 ? len : 0;
+      nseg[r]      = cap_r > 0 ? 1 : 0;
+    }
+    if (ns != 1 || segcap[base] != cap_r) segcap[base] = cap_r;
     if (rowptr) rowptr[r] = (int)out;
     if (zero) zero[r] = 0;
     if (r == m - 1) {
@@ -793,7 +803,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRCompactTileKernel(int m
 /* One synchronisation (the total size and the long rows, one copy). The new buffers are the spare ones when they are
    large enough (no allocation), else from the pool; the old ones become the spare (spare not NULL) or go back to the
    pool, stream-ordered, after the compaction. Work arrays: one pool block of ~ 20 bytes a row. */
-cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, int *zero, cudaStream_t stream)
+cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, const GpukitDCSRDefragHint *hint, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, int *zero, cudaStream_t stream)
 {
   GpukitPoolTemp    work(stream), tmp(stream);
   long long        *room, *off, total = 0, newcap, hb[3] = {0, 0, 0};
@@ -824,8 +834,14 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
   DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, room, off, A->m + 1, stream));
   DCSR_CHECK(tmp.Get(bytes));
   DCSR_CHECK(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, room, off, A->m + 1, stream));
-  DCSR_CHECK(cudaMemcpyAsync(hb, off + A->m, sizeof(hb), cudaMemcpyDeviceToHost, stream));
-  DCSR_CHECK(cudaStreamSynchronize(stream));
+  if (hint && !extra && hint->slack == slack) { /* the host knows the sizes: nothing read back */
+    hb[0] = hint->total;
+    hb[1] = hint->nlong;
+    hb[2] = hint->maxlong;
+  } else {
+    DCSR_CHECK(cudaMemcpyAsync(hb, off + A->m, sizeof(hb), cudaMemcpyDeviceToHost, stream));
+    DCSR_CHECK(cudaStreamSynchronize(stream));
+  }
   total  = hb[0];
   if (total > (long long)INT_MAX) rowptr = zero = NULL; /* no 32-bit row pointers (the caller sees A->used > INT_MAX) */
   newcap = total > mincap ? total : mincap;
@@ -1007,7 +1023,7 @@ __device__ static inline double DCSRPieceSum(long long st, int len, int lane, co
    marked w = -1 are then taken one at a time by the whole warp, which walks the row's segments (all but the base part of
    the segment at rowptr[r]) */
 template <int L>
-__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ trow, const int4 *__restrict__ tpiece, const int *__restrict__ dcount, const double *__restrict__ x, double *y)
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, long long ntab, const int *__restrict__ trow, const int4 *__restrict__ tpiece, const int *__restrict__ dcount, const double *__restrict__ x, double *y)
 {
   const long long tid    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long ngroup = (long long)gridDim.x * blockDim.x / L;
@@ -1016,22 +1032,31 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, 
   const long long n      = *dcount;
   /* the groups of a warp leave the loop together only if every group stops at the same step: loop over whole warps */
   const long long wfirst = (tid / 32) * (32 / L); /* first group of this warp */
+  /* the first step's record is read with the count, not after it (the table holds ntab records; used only if below
+     the count): one dependent load less on the way to y */
+  int4 p1 = make_int4(0, 0, 0, 0);
+  int  r1 = -1;
+  if (tid / L < ntab) {
+    p1 = __ldg(tpiece + tid / L);
+    r1 = __ldg(trow + tid / L);
+  }
   for (long long g0 = wfirst; g0 < n; g0 += ngroup) {
     const long long g    = g0 + (tid / L) - wfirst;
-    double          sum  = 0.0;
+    double          sum  = 0.0, y0 = 0.0;
     int             r    = -1;
     bool            walk = false;
     if (g < n) {
-      const int4 p = __ldg(tpiece + g);
-      r            = __ldg(trow + g);
+      const int4 p = g0 == wfirst ? p1 : __ldg(tpiece + g);
+      r            = g0 == wfirst ? r1 : __ldg(trow + g);
       if (p.w < 0) walk = true;
       else {
+        y0  = y[r]; /* read with the entries, not after their sum: the group is the row's only writer here */
         sum = DCSRPieceSum<L>(p.x, p.y, lane, colidx, values, x);
         if (p.w > 0) sum += DCSRPieceSum<L>(p.z, p.w, lane, colidx, values, x);
       }
     }
     for (int o = L / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, L);
-    if (r >= 0 && !walk && lane == 0) y[r] += sum;
+    if (r >= 0 && !walk && lane == 0) y[r] = y0 + sum;
     /* the warp's long or many-piece rows, by all 32 lanes */
     unsigned wm = __ballot_sync(0xffffffffu, walk && lane == 0);
     while (wm) {
@@ -1055,7 +1080,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, 
   }
 }
 
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream)
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, long long ntab, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream)
 {
   long long groups = nmax < 1 ? 1 : nmax, blocks;
 
@@ -1064,7 +1089,7 @@ cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const
   switch (lanes) {
 #define DCSR_FIXUP_CASE(L) \
   case L: \
-    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, trow, tpiece, dcount, x, y); \
+    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, ntab, trow, tpiece, dcount, x, y); \
     break;
     DCSR_FIXUP_CASE(1)
     DCSR_FIXUP_CASE(2)
@@ -1789,77 +1814,105 @@ cudaError_t GpukitDCSRFillDiagonalBatchCUDA(long long nrows, long long rstart, l
 }
 
 typedef struct {
-  unsigned long long nmulti, live;
+  unsigned long long nmulti, live, total, nlong, maxlong;
   int                maxnseg;
   int                count; /* a copy of the caller's device count, read back with the statistics */
 } DCSRStatsDev;
 
-/* no early return: the warp aggregates before its atomics */
-/* the warp's sums of c and multi and maximum of mx, in lane 0 */
-__device__ static inline void DCSRStatsWarpReduce(unsigned long long &c, unsigned long long &multi, int &mx)
+__device__ static inline unsigned long long DCSRWarpSum(unsigned long long v)
+{
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(DCSR_FULL_MASK, v, o);
+  return v;
+}
+
+__device__ static inline unsigned long long DCSRWarpMax(unsigned long long v)
 {
   for (int o = 16; o > 0; o >>= 1) {
-    c += __shfl_down_sync(DCSR_FULL_MASK, c, o);
-    multi += __shfl_down_sync(DCSR_FULL_MASK, multi, o);
-    const int other = __shfl_down_sync(DCSR_FULL_MASK, mx, o);
-    mx              = other > mx ? other : mx;
+    const unsigned long long w = __shfl_down_sync(DCSR_FULL_MASK, v, o);
+    v                          = w > v ? w : v;
   }
+  return v;
+}
+
+#define DCSR_NSTATS 6 /* nmulti, live, total, nlong (sums); maxnseg, maxlong (maxima) */
+
+/* the warp's sums (v[0..3]) and maxima (v[4..5]), in lane 0 */
+__device__ static inline void DCSRStatsWarpReduce(unsigned long long v[DCSR_NSTATS])
+{
+#pragma unroll
+  for (int k = 0; k < 4; k++) v[k] = DCSRWarpSum(v[k]);
+#pragma unroll
+  for (int k = 4; k < DCSR_NSTATS; k++) v[k] = DCSRWarpMax(v[k]);
 }
 
 /* grid-stride over the rows; the sums of a block go through shared memory to one atomic per counter per block (one
-   per warp made 3 x m/32 atomics on three addresses: 27-38 us at 512K rows on an H200 (ncu), for 10 MB of reads) */
-__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRStatsKernel(int m, int K, const int *__restrict__ nseg, const int *__restrict__ segcap, DCSRStatsDev *st)
+   per warp made 3 x m/32 atomics on three addresses: 27-38 us at 512K rows on an H200 (ncu), for 10 MB of reads).
+   Also what a defragmentation with this slack and no extra room needs to know (DCSRRowCapacity(), the long rows). */
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRStatsKernel(int m, int K, const int *__restrict__ nseg, const int *__restrict__ segcap, const int *__restrict__ rowlen, double slack, DCSRStatsDev *st)
 {
-  __shared__ unsigned long long sc[DCSR_BLOCK / 32], sm[DCSR_BLOCK / 32];
-  __shared__ int                sx[DCSR_BLOCK / 32];
+  __shared__ unsigned long long sv[DCSR_NSTATS][DCSR_BLOCK / 32];
   const int                     lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x / 32);
-  unsigned long long            c = 0, multi = 0;
-  int                           mx = 0;
+  unsigned long long            v[DCSR_NSTATS] = {0, 0, 0, 0, 0, 0};
 
   for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < m; r += (long long)gridDim.x * blockDim.x) {
-    const int ns = nseg[r];
-    if (ns > 1) multi++;
-    if (ns > mx) mx = ns;
-    for (int s = 0; s < ns; s++) c += (unsigned long long)segcap[r * (long long)K + s];
+    const int ns  = nseg[r];
+    const int len = rowlen[r];
+    if (ns > 1) v[0]++;
+    for (int s = 0; s < ns; s++) v[1] += (unsigned long long)segcap[r * (long long)K + s];
+    v[2] += (unsigned long long)DCSRRowCapacity(len, slack, 0);
+    if (len > DCSR_DEFRAG_LONG) {
+      v[3]++;
+      if ((unsigned long long)len > v[5]) v[5] = (unsigned long long)len;
+    }
+    if ((unsigned long long)ns > v[4]) v[4] = (unsigned long long)ns;
   }
-  DCSRStatsWarpReduce(c, multi, mx);
-  if (lane == 0) {
-    sc[warp] = c;
-    sm[warp] = multi;
-    sx[warp] = mx;
-  }
+  DCSRStatsWarpReduce(v);
+  if (lane == 0)
+    for (int k = 0; k < DCSR_NSTATS; k++) sv[k][warp] = v[k];
   __syncthreads();
   if (warp == 0) {
     const int nw = (int)(blockDim.x / 32);
-    c            = lane < nw ? sc[lane] : 0;
-    multi        = lane < nw ? sm[lane] : 0;
-    mx           = lane < nw ? sx[lane] : 0;
-    DCSRStatsWarpReduce(c, multi, mx);
+    for (int k = 0; k < DCSR_NSTATS; k++) v[k] = lane < nw ? sv[k][lane] : 0;
+    DCSRStatsWarpReduce(v);
     if (lane == 0) {
-      if (multi) atomicAdd(&st->nmulti, multi);
-      if (c) atomicAdd(&st->live, c);
-      if (mx) atomicMax(&st->maxnseg, mx);
+      if (v[0]) atomicAdd(&st->nmulti, v[0]);
+      if (v[1]) atomicAdd(&st->live, v[1]);
+      if (v[2]) atomicAdd(&st->total, v[2]);
+      if (v[3]) atomicAdd(&st->nlong, v[3]);
+      if (v[4]) atomicMax(&st->maxnseg, (int)v[4]);
+      if (v[5]) atomicMax(&st->maxlong, v[5]);
     }
   }
 }
 
 /* one synchronisation */
-cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, const int *dcount, int *hcount, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream)
+cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, const int *dcount, int *hcount, double slack, GpukitDCSRDefragHint *hint, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream)
 {
   GpukitPoolTemp d(stream);
-  DCSRStatsDev   h = {0, 0, 0, 0};
+  DCSRStatsDev   h = {0, 0, 0, 0, 0, 0, 0};
 
   *maxnseg = 0;
   *nmulti  = 0;
   *live    = 0;
+  if (hint) {
+    hint->slack   = slack;
+    hint->total   = 0;
+    hint->nlong   = 0;
+    hint->maxlong = 0;
+  }
   if (A->m <= 0) return cudaSuccess;
   DCSR_CHECK(d.Get(sizeof(h)));
   DCSR_CHECK(cudaMemsetAsync(d.p, 0, sizeof(h), stream));
-  DCSRStatsKernel<<<DCSRGrid(A->m, DCSR_BLOCK) < 1024 ? DCSRGrid(A->m, DCSR_BLOCK) : 1024, DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->nseg, A->segcap, d.As<DCSRStatsDev>());
+  DCSRStatsKernel<<<DCSRGrid(A->m, DCSR_BLOCK) < 1024 ? DCSRGrid(A->m, DCSR_BLOCK) : 1024, DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->nseg, A->segcap, A->rowlen, slack, d.As<DCSRStatsDev>());
   DCSR_CHECK(cudaGetLastError());
   if (dcount) DCSR_CHECK(cudaMemcpyAsync(&d.As<DCSRStatsDev>()->count, dcount, sizeof(int), cudaMemcpyDeviceToDevice, stream));
   DCSR_CHECK(cudaMemcpyAsync(&h, d.p, sizeof(h), cudaMemcpyDeviceToHost, stream));
   DCSR_CHECK(cudaStreamSynchronize(stream));
+  if (hint) {
+    hint->total   = (long long)h.total;
+    hint->nlong   = (long long)h.nlong;
+    hint->maxlong = (long long)h.maxlong;
+  }
   if (hcount) *hcount = h.count;
   *maxnseg = h.maxnseg;
   *nmulti  = (long long)h.nmulti;

@@ -99,16 +99,27 @@ typedef struct {
   long long cap;
 } GpukitDCSRSpare;
 
+/* What a defragmentation with no extra room needs to know before it compacts, when the host knows it already: from
+   GpukitDCSRSegmentStats() of the same structure (row lengths) and slack. With it the defragmentation reads nothing
+   back (no synchronisation). */
+typedef struct {
+  double    slack;   /* the slack the sizes are for */
+  long long total;   /* the sum over the rows of the capacity the defragmentation gives them */
+  long long nlong;   /* rows the compaction moves a grid of blocks each (longer than its long-row length) */
+  long long maxlong; /* the longest of them (0: none) */
+} GpukitDCSRDefragHint;
+
 /* Every row to one sorted segment, in row order, with capacity rowlen + max(ceil(slack*rowlen), extra[r]) (extra may be
    NULL), into new buffers of capacity max(total, mincap) (total: the sum of the row capacities; *grew says whether
    that exceeds the old cap). The new buffers are spare's when it holds at least that capacity (no allocation), else
    from the pool (spare's then go back to it); the old buffers become the spare (spare not NULL) or go back to the
-   pool (stream-ordered). A scan of the row capacities, one read-back (one synchronisation), the long rows moved by a
+   pool (stream-ordered). A scan of the row capacities, one read-back (one synchronisation; none with a hint for this
+   slack when extra is NULL, whose sizes are then trusted: they must be those of this structure), the long rows moved by a
    grid of blocks each, the others a warp per 32 consecutive rows. On a failed allocation A is unchanged. rowptr not
    NULL ([m+1]): the new row starts, rowptr[m] the total (with slack 0 and no extra, the row pointers of a plain CSR),
    and zero (not NULL, [m+1]) zeroed (the CSR base's marks and count), both only when the total is at most INT_MAX
    (A->used tells). The compaction kernel also writes the allocator's count (A->dused): no launch of its own. */
-cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, int *zero, cudaStream_t stream);
+cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, const GpukitDCSRDefragHint *hint, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, int *zero, cudaStream_t stream);
 
 /* The CSR base (MATDCSRCUDA's product when the layout was plain CSR, dcsrcudaimpl.h): rowptr[m+1] of that layout stays
    the place of every row's first segment while batches add segments. After a batch's insertion GpukitDCSRBaseMark
@@ -117,7 +128,8 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
    pieces (start, length) of its entries outside the base range, w = -1 when it has more pieces or more than
    GPUKIT_DCSR_TAIL_LONG entries. The product is cuSPARSE's CSR product over the base plus GpukitDCSRBaseFixup: y[r] +=
    the pieces of each record, a group of lanes (1, 2, 4 or 8) per record in table order, grid-stride over *dcount (read on the
-   device: no synchronisation; nmax bounds it); the w = -1 rows by a whole warp each, over the row's segment table. The
+   device: no synchronisation; nmax bounds it; a group's first record is read with it, ntab the records the table
+   holds); the w = -1 rows by a whole warp each, over the row's segment table. The
    starts are 32-bit: the buffer must hold at most INT_MAX slots */
 #define GPUKIT_DCSR_TAIL_LONG 64
 /* whether the layout is plain CSR (every nonempty row one segment, the rows back to back from slot 0, e.g. after the
@@ -125,7 +137,7 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
    a row breaks it (the caller zeroes it first and reads it back); the buffer must hold at most INT_MAX slots */
 cudaError_t GpukitDCSRPlainCheck(const GpukitDCSRDev *A, int *rowptr, int *bad, cudaStream_t stream);
 cudaError_t GpukitDCSRBaseMark(const GpukitDCSRDev *A, GpukitDCSRBatch b, const int *rowptr, int *dirty, int *trow, int4 *tpiece, int *dcount, cudaStream_t stream);
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, long long ntab, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
 
 /* row lengths -> bins of the product: bins 0..GPUKIT_DCSR_NBINS-1 hold the rows of length <= 4, 5..32, 33..256 and
    more (threads per row tuned by bin), the long bin GPUKIT_DCSR_NBINS the rows longer than longrow (>= 1; a block of
@@ -183,8 +195,9 @@ cudaError_t GpukitDCSRScaleCUDA(GpukitDCSRDev *A, double a, cudaStream_t stream)
 /* i[r] = r + rstart, j[r] = r + cstart for r < nrows (a device batch of the diagonal) */
 cudaError_t GpukitDCSRFillDiagonalBatchCUDA(long long nrows, long long rstart, long long cstart, double a, int *i, int *j, double *v, cudaStream_t stream);
 /* the largest nseg, the number of rows with more than one segment and the slots the segments reserve (sum of segcap);
-   dcount not NULL: the device int *dcount is read back with them into *hcount (one synchronisation for both) */
-cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, const int *dcount, int *hcount, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream);
+   dcount not NULL: the device int *dcount is read back with them into *hcount (one synchronisation for both); hint not
+   NULL: what GpukitDCSRDefragment() with this slack and no extra room needs to know */
+cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, const int *dcount, int *hcount, double slack, GpukitDCSRDefragHint *hint, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
