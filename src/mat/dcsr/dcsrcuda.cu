@@ -403,7 +403,7 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   hintok     = (PetscBool)(cu->dhintok && cu->dhintver == cu->structver);
   cu->baseok = PETSC_FALSE;
   PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA defragmentation on the device, %s\n", hintok && !extra && cu->dhint.slack == (double)a->defragslack ? "its sizes known from the segment statistics (no read-back)" : "one read-back of its sizes"));
-  if (plain) PetscCall(DCSRCUDABaseArrays_Private(A, stream));
+  if (plain && (!cu->baserow || cu->basem != cu->d.m)) PetscCall(DCSRCUDABaseArrays_Private(A, stream)); /* the row pointers' storage */
   PetscCall(PetscLogGpuTimeBegin());
   err = GpukitDCSRDefragment(&cu->d, (double)a->defragslack, extra, hintok ? &cu->dhint : NULL, cu->d.cap, (double)a->capfactor, cu->keepspare ? &cu->spare : NULL, &grew, plain ? cu->baserow : NULL, plain ? cu->basedirty : NULL, stream);
   PetscCall(PetscLogGpuTimeEnd());
@@ -414,6 +414,7 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "MATDCSRCUDA: no device memory for the defragmented buffers (the old ones of %lld slots stay until the new ones are written; %g MB free of %g MB); the matrix is unchanged", oldcap, (double)fre / 1048576.0, (double)tot / 1048576.0);
   }
   PetscCallCUDA(err);
+  if (plain) PetscCall(DCSRCUDABaseArrays_Private(A, stream)); /* cuSPARSE's descriptor of the old layout dropped, after the compaction's launches */
   cu->ndevdefrag++;
   a->ndefrag++;
   if (grew) {
@@ -1161,7 +1162,7 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
     if (cu->basennz > 0) PetscCall(GpukitCSRSpMVApply(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, ya, za, stream));
     else if (!ya) PetscCallCUDA(cudaMemsetAsync(za, 0, (size_t)cu->d.m * sizeof(double), stream));
     else if (ya != za) PetscCallCUDA(cudaMemcpyAsync(za, ya, (size_t)cu->d.m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-    if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, (long long)cu->basem, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, stream));
+    if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, stream));
     PetscCall(PetscLogGpuTimeEnd());
     cu->lastkernel = DCSR_MULT_CSRBASE;
     cu->lasttpr    = 0;

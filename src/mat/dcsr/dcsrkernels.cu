@@ -805,13 +805,13 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRCompactTileKernel(int m
    pool, stream-ordered, after the compaction. Work arrays: one pool block of ~ 20 bytes a row. */
 cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, const GpukitDCSRDefragHint *hint, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, int *zero, cudaStream_t stream)
 {
-  GpukitPoolTemp    work(stream), tmp(stream);
+  GpukitPoolTemp    work(stream);
   long long        *room, *off, total = 0, newcap, hb[3] = {0, 0, 0};
   int              *longrows, *ncol = NULL;
   double           *nval = NULL;
   DCSRDefragCounts *cnt;
   cudaError_t       err;
-  size_t            bytes = 0, o_off, o_long, o_end;
+  size_t            bytes = 0, o_off, o_long, o_tmp, o_end;
   const size_t      m1    = (size_t)A->m + 1;
   bool              fromspare = false;
 
@@ -819,10 +819,12 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
   if (A->m <= 0) return cudaSuccess;
   if ((long long)A->m + 1 >= (long long)INT_MAX) return cudaErrorInvalidValue;
   /* one block: room[m+1], then off[m+1] directly followed by the counts (so that off[m] and the counts are read back
-     by one copy), then the long rows [m] */
+     by one copy), then the long rows [m], then the scan's work space */
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, (long long *)nullptr, (long long *)nullptr, A->m + 1, stream));
   o_off  = DCSRAlign(m1 * sizeof(long long));
   o_long = DCSRAlign(o_off + m1 * sizeof(long long) + sizeof(DCSRDefragCounts));
-  o_end  = o_long + DCSRAlign((size_t)A->m * sizeof(int));
+  o_tmp  = o_long + DCSRAlign((size_t)A->m * sizeof(int));
+  o_end  = o_tmp + DCSRAlign(bytes);
   DCSR_CHECK(work.Get(o_end));
   room     = work.As<long long>();
   off      = (long long *)(work.As<char>() + o_off);
@@ -831,9 +833,7 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
   DCSR_CHECK(cudaMemsetAsync(cnt, 0, sizeof(DCSRDefragCounts), stream));
   DCSRRowCapKernel<<<DCSRGrid((long long)A->m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->rowlen, slack, extra, room, longrows, cnt);
   DCSR_CHECK(cudaGetLastError());
-  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, room, off, A->m + 1, stream));
-  DCSR_CHECK(tmp.Get(bytes));
-  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, room, off, A->m + 1, stream));
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(work.As<char>() + o_tmp, bytes, room, off, A->m + 1, stream));
   if (hint && !extra && hint->slack == slack) { /* the host knows the sizes: nothing read back */
     hb[0] = hint->total;
     hb[1] = hint->nlong;
@@ -1023,7 +1023,7 @@ __device__ static inline double DCSRPieceSum(long long st, int len, int lane, co
    marked w = -1 are then taken one at a time by the whole warp, which walks the row's segments (all but the base part of
    the segment at rowptr[r]) */
 template <int L>
-__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, long long ntab, const int *__restrict__ trow, const int4 *__restrict__ tpiece, const int *__restrict__ dcount, const double *__restrict__ x, double *y)
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ trow, const int4 *__restrict__ tpiece, const int *__restrict__ dcount, const double *__restrict__ x, double *y)
 {
   const long long tid    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long ngroup = (long long)gridDim.x * blockDim.x / L;
@@ -1032,31 +1032,22 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, 
   const long long n      = *dcount;
   /* the groups of a warp leave the loop together only if every group stops at the same step: loop over whole warps */
   const long long wfirst = (tid / 32) * (32 / L); /* first group of this warp */
-  /* the first step's record is read with the count, not after it (the table holds ntab records; used only if below
-     the count): one dependent load less on the way to y */
-  int4 p1 = make_int4(0, 0, 0, 0);
-  int  r1 = -1;
-  if (tid / L < ntab) {
-    p1 = __ldg(tpiece + tid / L);
-    r1 = __ldg(trow + tid / L);
-  }
   for (long long g0 = wfirst; g0 < n; g0 += ngroup) {
     const long long g    = g0 + (tid / L) - wfirst;
-    double          sum  = 0.0, y0 = 0.0;
+    double          sum  = 0.0;
     int             r    = -1;
     bool            walk = false;
     if (g < n) {
-      const int4 p = g0 == wfirst ? p1 : __ldg(tpiece + g);
-      r            = g0 == wfirst ? r1 : __ldg(trow + g);
+      const int4 p = __ldg(tpiece + g);
+      r            = __ldg(trow + g);
       if (p.w < 0) walk = true;
       else {
-        y0  = y[r]; /* read with the entries, not after their sum: the group is the row's only writer here */
         sum = DCSRPieceSum<L>(p.x, p.y, lane, colidx, values, x);
         if (p.w > 0) sum += DCSRPieceSum<L>(p.z, p.w, lane, colidx, values, x);
       }
     }
     for (int o = L / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, L);
-    if (r >= 0 && !walk && lane == 0) y[r] = y0 + sum;
+    if (r >= 0 && !walk && lane == 0) y[r] += sum;
     /* the warp's long or many-piece rows, by all 32 lanes */
     unsigned wm = __ballot_sync(0xffffffffu, walk && lane == 0);
     while (wm) {
@@ -1080,7 +1071,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, 
   }
 }
 
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, long long ntab, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream)
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream)
 {
   long long groups = nmax < 1 ? 1 : nmax, blocks;
 
@@ -1089,7 +1080,7 @@ cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, long 
   switch (lanes) {
 #define DCSR_FIXUP_CASE(L) \
   case L: \
-    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, ntab, trow, tpiece, dcount, x, y); \
+    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, trow, tpiece, dcount, x, y); \
     break;
     DCSR_FIXUP_CASE(1)
     DCSR_FIXUP_CASE(2)

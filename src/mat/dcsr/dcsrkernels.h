@@ -128,8 +128,7 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
    pieces (start, length) of its entries outside the base range, w = -1 when it has more pieces or more than
    GPUKIT_DCSR_TAIL_LONG entries. The product is cuSPARSE's CSR product over the base plus GpukitDCSRBaseFixup: y[r] +=
    the pieces of each record, a group of lanes (1, 2, 4 or 8) per record in table order, grid-stride over *dcount (read on the
-   device: no synchronisation; nmax bounds it; a group's first record is read with it, ntab the records the table
-   holds); the w = -1 rows by a whole warp each, over the row's segment table. The
+   device: no synchronisation; nmax bounds it); the w = -1 rows by a whole warp each, over the row's segment table. The
    starts are 32-bit: the buffer must hold at most INT_MAX slots */
 #define GPUKIT_DCSR_TAIL_LONG 64
 /* whether the layout is plain CSR (every nonempty row one segment, the rows back to back from slot 0, e.g. after the
@@ -137,7 +136,7 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
    a row breaks it (the caller zeroes it first and reads it back); the buffer must hold at most INT_MAX slots */
 cudaError_t GpukitDCSRPlainCheck(const GpukitDCSRDev *A, int *rowptr, int *bad, cudaStream_t stream);
 cudaError_t GpukitDCSRBaseMark(const GpukitDCSRDev *A, GpukitDCSRBatch b, const int *rowptr, int *dirty, int *trow, int4 *tpiece, int *dcount, cudaStream_t stream);
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, long long ntab, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
 
 /* row lengths -> bins of the product: bins 0..GPUKIT_DCSR_NBINS-1 hold the rows of length <= 4, 5..32, 33..256 and
    more (threads per row tuned by bin), the long bin GPUKIT_DCSR_NBINS the rows longer than longrow (>= 1; a block of
