@@ -23,6 +23,8 @@
 #include <new>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 #include "gpukitpool.h"
 #include "dcsrkernels.h"
 
@@ -623,7 +625,7 @@ typedef struct {
 } DCSRDefragCounts;
 
 /* the capacity a defragmentation gives a row of len entries: len + max(ceil(slack*len), extra), at most INT_MAX - 1 */
-__device__ static inline long long DCSRRowCapacity(long long len, double slack, int extra)
+__host__ __device__ static inline long long DCSRRowCapacity(long long len, double slack, int extra)
 {
   long long rm = (long long)ceil(slack * (double)len);
   if (extra > rm) rm = extra;
@@ -648,6 +650,15 @@ __global__ static void DCSRRowCapKernel(int m, const int *__restrict__ rowlen, d
     atomicMax((unsigned long long *)&cnt->maxlong, (unsigned long long)len);
   }
 }
+
+/* the capacity of row r (r < m; 0 for r = m) with no extra room: the defragmentation's scan reads the row lengths through
+   it when no long-row list is needed (no array of capacities, no kernel to fill it) */
+struct DCSRCapacityOp {
+  const int *rowlen;
+  int        m;
+  double     slack;
+  __host__ __device__ long long operator()(int r) const { return r < m ? DCSRRowCapacity(rowlen[r], slack, 0) : 0; }
+};
 
 /* the place in its row (0..rowlen-1) of entry k of segment s, column c: k + the entries of the other segments with a
    smaller column (the row's columns are distinct, its segments sorted) */
@@ -818,9 +829,13 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
   *grew = 0;
   if (A->m <= 0) return cudaSuccess;
   if ((long long)A->m + 1 >= (long long)INT_MAX) return cudaErrorInvalidValue;
+  /* the sizes known with no long row and no extra room: the scan reads the capacities through DCSRCapacityOp */
+  const bool known = hint && !extra && hint->slack == slack, direct = known && hint->nlong == 0;
+  const auto caps  = thrust::make_transform_iterator(thrust::counting_iterator<int>(0), DCSRCapacityOp{A->rowlen, A->m, slack});
   /* one block: room[m+1], then off[m+1] directly followed by the counts (so that off[m] and the counts are read back
      by one copy), then the long rows [m], then the scan's work space */
-  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, (long long *)nullptr, (long long *)nullptr, A->m + 1, stream));
+  if (direct) DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, caps, (long long *)nullptr, A->m + 1, stream));
+  else DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, (long long *)nullptr, (long long *)nullptr, A->m + 1, stream));
   o_off  = DCSRAlign(m1 * sizeof(long long));
   o_long = DCSRAlign(o_off + m1 * sizeof(long long) + sizeof(DCSRDefragCounts));
   o_tmp  = o_long + DCSRAlign((size_t)A->m * sizeof(int));
@@ -830,11 +845,14 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
   off      = (long long *)(work.As<char>() + o_off);
   cnt      = (DCSRDefragCounts *)(off + m1);
   longrows = (int *)(work.As<char>() + o_long);
-  DCSR_CHECK(cudaMemsetAsync(cnt, 0, sizeof(DCSRDefragCounts), stream));
-  DCSRRowCapKernel<<<DCSRGrid((long long)A->m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->rowlen, slack, extra, room, longrows, cnt);
-  DCSR_CHECK(cudaGetLastError());
-  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(work.As<char>() + o_tmp, bytes, room, off, A->m + 1, stream));
-  if (hint && !extra && hint->slack == slack) { /* the host knows the sizes: nothing read back */
+  if (direct) DCSR_CHECK(cub::DeviceScan::ExclusiveSum(work.As<char>() + o_tmp, bytes, caps, off, A->m + 1, stream));
+  else {
+    DCSR_CHECK(cudaMemsetAsync(cnt, 0, sizeof(DCSRDefragCounts), stream));
+    DCSRRowCapKernel<<<DCSRGrid((long long)A->m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(A->m, A->rowlen, slack, extra, room, longrows, cnt);
+    DCSR_CHECK(cudaGetLastError());
+    DCSR_CHECK(cub::DeviceScan::ExclusiveSum(work.As<char>() + o_tmp, bytes, room, off, A->m + 1, stream));
+  }
+  if (known) { /* the host knows the sizes: nothing read back */
     hb[0] = hint->total;
     hb[1] = hint->nlong;
     hb[2] = hint->maxlong;
