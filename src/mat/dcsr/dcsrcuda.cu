@@ -414,17 +414,19 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "MATDCSRCUDA: no device memory for the defragmented buffers (the old ones of %lld slots stay until the new ones are written; %g MB free of %g MB); the matrix is unchanged", oldcap, (double)fre / 1048576.0, (double)tot / 1048576.0);
   }
   PetscCallCUDA(err);
-  if (plain) PetscCall(DCSRCUDABaseArrays_Private(A, stream)); /* cuSPARSE's descriptor of the old layout dropped, after the compaction's launches */
+  /* the new layout is in place: its bookkeeping first, so that an error below leaves nothing that describes the old one */
+  cu->structver++;
+  if (hintok) cu->dhintver = cu->structver; /* the same row lengths */
+  DCSRCUDASetSingle_Private(cu, 1); /* every row is one segment (or none): the rows kernel applies */
+  PetscCall(GpukitTwinDeviceWritten(A));
   cu->ndevdefrag++;
   a->ndefrag++;
+  if (plain) PetscCall(DCSRCUDABaseArrays_Private(A, stream)); /* cuSPARSE's descriptor of the old layout dropped, after the compaction's launches */
   if (grew) {
     cu->ndevgrow++;
     a->ngrow++;
     PetscCall(PetscInfo(A, "gpukit: MATDCSRCUDA buffer grown on the device from %lld to %lld slots\n", oldcap, cu->d.cap));
   }
-  cu->structver++;
-  if (hintok) cu->dhintver = cu->structver; /* the same row lengths */
-  DCSRCUDASetSingle_Private(cu, 1); /* every row is one segment (or none): the rows kernel applies */
   if (plain && cu->d.used <= (long long)INT_MAX) PetscCall(DCSRCUDABaseSet_Private(A, cu->d.used, PETSC_TRUE, stream)); /* the compaction zeroed the marks */
   /* the rows kept their lengths, hence their bins and long-row chunks: only the product's row table changes (no
      re-binning, no synchronisation at the next product) */
@@ -432,7 +434,6 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
     PetscCallCUDA(GpukitDCSRRowTable(&cu->d, cu->perm, cu->rowst, cu->rowln, stream));
     cu->binver = cu->structver;
   }
-  PetscCall(GpukitTwinDeviceWritten(A));
   /* without the spare the old buffers went back to the pool: keep as much as the next defragmentation's new buffers
      need, give the rest of the pool's reserve back (-mat_dcsr_cuda_trim; this synchronises and unmaps memory) */
   if (!cu->keepspare && (double)oldcap * (double)(sizeof(int) + sizeof(double)) > GPUKIT_DCSR_TRIM_BYTES) PetscCall(DCSRCUDATrimPool_Private(A, cu->d.colidx, (size_t)cu->d.cap * (sizeof(int) + sizeof(double)), stream));
@@ -546,6 +547,7 @@ static PetscErrorCode DCSRCUDABatch_Private(Mat A, PetscCount n, const PetscInt 
     }
     PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_BatchApply, A, 0, 0, 0));
     PetscCall(PetscLogGpuTimeBegin());
+    if (insertnew && info.nnew) cu->dhintok = PETSC_FALSE; /* the row lengths change now, before the version below */
     PetscCallCUDA(GpukitDCSRBatchApply(&cu->d, b, insertnew, stream));
     if (insertnew && info.nnew && DCSRCUDABaseValid_Private(cu)) { /* the CSR base stays: its rows that got new entries marked, their records written */
       PetscCallCUDA(GpukitDCSRBaseMark(&cu->d, b, cu->baserow, cu->basedirty, cu->basetrow, cu->basetpiece, cu->basecount, stream));
@@ -591,6 +593,7 @@ static PetscErrorCode DCSRCUDAFinishInsertion_Private(Mat A)
   { /* the statistics, and with them (one read-back) the exact count of the CSR base's marked rows */
     const PetscBool base    = DCSRCUDABaseValid_Private(cu);
     int             nmarked = 0;
+    cu->dhintok = PETSC_FALSE; /* set again only when the statistics came back */
     PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, base ? cu->basecount : NULL, &nmarked, (double)a->defragslack, &cu->dhint, &maxnseg, &nmulti, &live, stream));
     PetscCall(PetscLogGpuToCpu(6 * sizeof(long long) + (base ? sizeof(int) : 0)));
     cu->dhintok  = PETSC_TRUE;
@@ -827,6 +830,7 @@ static PetscErrorCode MatDCSRGetInfo_SeqDCSRCUDA(Mat A, PetscInt *K, PetscInt *m
     cudaStream_t stream;
     if (maxseg) {
       PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+      cu->dhintok = PETSC_FALSE; /* set again only when the statistics came back */
       PetscCallCUDA(GpukitDCSRSegmentStats(&cu->d, NULL, NULL, (double)a->defragslack, &cu->dhint, &mx, &nmulti, &live, stream));
       cu->dhintok  = PETSC_TRUE;
       cu->dhintver = cu->structver;

@@ -811,9 +811,10 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRCompactTileKernel(int m
   }
 }
 
-/* One synchronisation (the total size and the long rows, one copy). The new buffers are the spare ones when they are
-   large enough (no allocation), else from the pool; the old ones become the spare (spare not NULL) or go back to the
-   pool, stream-ordered, after the compaction. Work arrays: one pool block of ~ 20 bytes a row. */
+/* One synchronisation (the total size and the long rows, one copy), none with a hint for this slack and no extra room.
+   The new buffers are the spare ones when they are large enough (no allocation), else from the pool; the old ones
+   become the spare (spare not NULL) or go back to the pool, stream-ordered, after the compaction. Work arrays: one pool
+   block of about 20 bytes a row (8 with a hint and no long row) and the scan's work space. */
 cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extra, const GpukitDCSRDefragHint *hint, long long mincap, double capfactor, GpukitDCSRSpare *spare, int *grew, int *rowptr, int *zero, cudaStream_t stream)
 {
   GpukitPoolTemp    work(stream);
@@ -836,15 +837,15 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
      by one copy), then the long rows [m], then the scan's work space */
   if (direct) DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, caps, (long long *)nullptr, A->m + 1, stream));
   else DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, (long long *)nullptr, (long long *)nullptr, A->m + 1, stream));
-  o_off  = DCSRAlign(m1 * sizeof(long long));
+  o_off  = direct ? 0 : DCSRAlign(m1 * sizeof(long long)); /* direct: no room[], no long-row list */
   o_long = DCSRAlign(o_off + m1 * sizeof(long long) + sizeof(DCSRDefragCounts));
-  o_tmp  = o_long + DCSRAlign((size_t)A->m * sizeof(int));
+  o_tmp  = o_long + (direct ? 0 : DCSRAlign((size_t)A->m * sizeof(int)));
   o_end  = o_tmp + DCSRAlign(bytes);
   DCSR_CHECK(work.Get(o_end));
-  room     = work.As<long long>();
+  room     = direct ? NULL : work.As<long long>();
   off      = (long long *)(work.As<char>() + o_off);
   cnt      = (DCSRDefragCounts *)(off + m1);
-  longrows = (int *)(work.As<char>() + o_long);
+  longrows = direct ? NULL : (int *)(work.As<char>() + o_long);
   if (direct) DCSR_CHECK(cub::DeviceScan::ExclusiveSum(work.As<char>() + o_tmp, bytes, caps, off, A->m + 1, stream));
   else {
     DCSR_CHECK(cudaMemsetAsync(cnt, 0, sizeof(DCSRDefragCounts), stream));
@@ -1903,13 +1904,15 @@ cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, const int *dcount, in
   *maxnseg = 0;
   *nmulti  = 0;
   *live    = 0;
-  if (hint) {
-    hint->slack   = slack;
-    hint->total   = 0;
-    hint->nlong   = 0;
-    hint->maxlong = 0;
+  if (A->m <= 0) {
+    if (hint) { /* nothing to size */
+      hint->slack   = slack;
+      hint->total   = 0;
+      hint->nlong   = 0;
+      hint->maxlong = 0;
+    }
+    return cudaSuccess;
   }
-  if (A->m <= 0) return cudaSuccess;
   DCSR_CHECK(d.Get(sizeof(h)));
   DCSR_CHECK(cudaMemsetAsync(d.p, 0, sizeof(h), stream));
   DCSRStatsKernel<<<DCSRGrid(A->m, DCSR_BLOCK) < 1024 ? DCSRGrid(A->m, DCSR_BLOCK) : 1024, DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->nseg, A->segcap, A->rowlen, slack, d.As<DCSRStatsDev>());
@@ -1917,7 +1920,8 @@ cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, const int *dcount, in
   if (dcount) DCSR_CHECK(cudaMemcpyAsync(&d.As<DCSRStatsDev>()->count, dcount, sizeof(int), cudaMemcpyDeviceToDevice, stream));
   DCSR_CHECK(cudaMemcpyAsync(&h, d.p, sizeof(h), cudaMemcpyDeviceToHost, stream));
   DCSR_CHECK(cudaStreamSynchronize(stream));
-  if (hint) {
+  if (hint) { /* written only now: a failed call leaves the caller's hint as it was */
+    hint->slack   = slack;
     hint->total   = (long long)h.total;
     hint->nlong   = (long long)h.nlong;
     hint->maxlong = (long long)h.maxlong;
