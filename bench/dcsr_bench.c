@@ -227,30 +227,14 @@ static PetscErrorCode Upload(const Batch *b, DevBatch *d)
 {
   PetscFunctionBegin;
   d->n = b->n;
-  d->i = NULL;
-  d->j = NULL;
-  d->v = NULL;
-#if defined(GK_BENCH_CUDA)
-  PetscCallCUDA(cudaMalloc((void **)&d->i, sizeof(PetscInt) * PetscMax(1, b->n)));
-  PetscCallCUDA(cudaMalloc((void **)&d->j, sizeof(PetscInt) * PetscMax(1, b->n)));
-  PetscCallCUDA(cudaMalloc((void **)&d->v, sizeof(PetscScalar) * PetscMax(1, b->n)));
-  PetscCallCUDA(cudaMemcpy(d->i, b->i, sizeof(PetscInt) * b->n, cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaMemcpy(d->j, b->j, sizeof(PetscInt) * b->n, cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaMemcpy(d->v, b->v, sizeof(PetscScalar) * b->n, cudaMemcpyHostToDevice));
-#endif
+  PetscCall(GKDeviceCOOCopy(b->n, b->i, b->j, b->v, &d->i, &d->j, &d->v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode FreeDev(DevBatch *d)
 {
   PetscFunctionBegin;
-#if defined(GK_BENCH_CUDA)
-  if (d->i) PetscCallCUDA(cudaFree(d->i));
-  if (d->j) PetscCallCUDA(cudaFree(d->j));
-  if (d->v) PetscCallCUDA(cudaFree(d->v));
-#endif
-  d->i = d->j = NULL;
-  d->v = NULL;
+  PetscCall(GKDeviceCOOFree(&d->i, &d->j, &d->v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

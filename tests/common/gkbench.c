@@ -21,6 +21,45 @@ PetscErrorCode GKDeviceSynchronize(PetscBool gpu)
 }
 
 /*
+  GKDeviceCOOCopy - n entries (i, j, v) on the host copied to new device arrays *di, *dj, *dv (at least one element
+  each), e.g. for MatDCSRSetValuesCOODevice(); the copies are complete when it returns. GKDeviceCOOFree frees them
+  (NULL ones are skipped) and sets them to NULL. Errors in a build without CUDA.
+*/
+PetscErrorCode GKDeviceCOOCopy(PetscCount n, const PetscInt i[], const PetscInt j[], const PetscScalar v[], PetscInt **di, PetscInt **dj, PetscScalar **dv)
+{
+  PetscFunctionBegin;
+  *di = *dj = NULL;
+  *dv       = NULL;
+#if defined(GK_BENCH_CUDA)
+  PetscCallCUDA(cudaMalloc((void **)di, sizeof(PetscInt) * PetscMax(1, n)));
+  PetscCallCUDA(cudaMalloc((void **)dj, sizeof(PetscInt) * PetscMax(1, n)));
+  PetscCallCUDA(cudaMalloc((void **)dv, sizeof(PetscScalar) * PetscMax(1, n)));
+  PetscCallCUDA(cudaMemcpy(*di, i, sizeof(PetscInt) * n, cudaMemcpyHostToDevice));
+  PetscCallCUDA(cudaMemcpy(*dj, j, sizeof(PetscInt) * n, cudaMemcpyHostToDevice));
+  PetscCallCUDA(cudaMemcpy(*dv, v, sizeof(PetscScalar) * n, cudaMemcpyHostToDevice));
+  PetscCallCUDA(cudaDeviceSynchronize());
+#else
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "No CUDA in this build");
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode GKDeviceCOOFree(PetscInt **di, PetscInt **dj, PetscScalar **dv)
+{
+  PetscFunctionBegin;
+#if defined(GK_BENCH_CUDA)
+  if (*di) PetscCallCUDA(cudaFree(*di));
+  if (*dj) PetscCallCUDA(cudaFree(*dj));
+  if (*dv) PetscCallCUDA(cudaFree(*dv));
+#else
+  PetscCheck(!*di && !*dj && !*dv, PETSC_COMM_SELF, PETSC_ERR_SUP, "No CUDA in this build");
+#endif
+  *di = *dj = NULL;
+  *dv       = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
   GKDeviceName - the GPU this rank uses, from CUDA; else $GPUKIT_DEVICE, else "gpu"
 */
 PetscErrorCode GKDeviceName(char *name, size_t len)

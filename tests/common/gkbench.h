@@ -17,6 +17,8 @@
 
 PETSC_EXTERN PetscErrorCode GKDeviceSynchronize(PetscBool);
 PETSC_EXTERN PetscErrorCode GKDeviceName(char *, size_t);
+PETSC_EXTERN PetscErrorCode GKDeviceCOOCopy(PetscCount, const PetscInt[], const PetscInt[], const PetscScalar[], PetscInt **, PetscInt **, PetscScalar **);
+PETSC_EXTERN PetscErrorCode GKDeviceCOOFree(PetscInt **, PetscInt **, PetscScalar **);
 PETSC_EXTERN PetscErrorCode GKJSONString(FILE *, const char *, const char *, PetscBool);
 PETSC_EXTERN PetscErrorCode GKJSONRunInfo(FILE *, const char *, const char *, const char *);
 PETSC_EXTERN PetscErrorCode GKFillStencil(DM, Mat);

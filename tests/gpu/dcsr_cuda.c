@@ -21,6 +21,7 @@ static const char help[] = "MATDCSRCUDA against the host MATDCSR and against AIJ
    every product runs on a structure that only the device has.
 */
 #include "gktest.h"
+#include "gkbench.h"
 #include <petscksp.h>
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice_cuda.h>
@@ -244,7 +245,6 @@ static PetscErrorCode SetEntries(Mat A, PetscInt n, const PetscInt i[], const Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* one round: host MatSetValues() into all three, or a device batch into Ad and the same by MatSetValues() into the others */
 /* the n entries (i, j, v) of this rank copied to device arrays and given to MatDCSRSetValuesCOODevice() */
 static PetscErrorCode DeviceBatch(Mat A, PetscInt n, const PetscInt i[], const PetscInt j[], const PetscScalar v[], InsertMode mode)
 {
@@ -252,17 +252,9 @@ static PetscErrorCode DeviceBatch(Mat A, PetscInt n, const PetscInt i[], const P
   PetscScalar *dv;
 
   PetscFunctionBegin;
-  PetscCallCUDA(cudaMalloc((void **)&di, PetscMax(n, 1) * sizeof(PetscInt)));
-  PetscCallCUDA(cudaMalloc((void **)&dj, PetscMax(n, 1) * sizeof(PetscInt)));
-  PetscCallCUDA(cudaMalloc((void **)&dv, PetscMax(n, 1) * sizeof(PetscScalar)));
-  PetscCallCUDA(cudaMemcpy(di, i, n * sizeof(PetscInt), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaMemcpy(dj, j, n * sizeof(PetscInt), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaMemcpy(dv, v, n * sizeof(PetscScalar), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaDeviceSynchronize());
+  PetscCall(GKDeviceCOOCopy(n, i, j, v, &di, &dj, &dv));
   PetscCall(MatDCSRSetValuesCOODevice(A, n, di, dj, dv, mode));
-  PetscCallCUDA(cudaFree(di));
-  PetscCallCUDA(cudaFree(dj));
-  PetscCallCUDA(cudaFree(dv));
+  PetscCall(GKDeviceCOOFree(&di, &dj, &dv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -290,6 +282,7 @@ static PetscErrorCode HotRowRound(Ctx *c, PetscInt len, PetscInt shift)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* one round: host MatSetValues() into all three, or a device batch into Ad and the same by MatSetValues() into the others */
 static PetscErrorCode Round(Ctx *c, PetscBool device, InsertMode mode, const char *what)
 {
   PetscInt        *i, *j, n = c->batch;

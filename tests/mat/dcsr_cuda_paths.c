@@ -18,6 +18,7 @@ static const char help[] = "MATDCSRCUDA's product paths and device duplicate aga
    (host<->device copies of the structure) unchanged by the duplicate's first product and batch.
 */
 #include "gktest.h"
+#include "gkbench.h"
 #if PetscDefined(HAVE_CUDA)
   #include <petscdevice_cuda.h>
 #endif
@@ -135,16 +136,9 @@ static PetscErrorCode AddEntries(Mat Ad, PetscInt na, Mat Aa[], PetscInt ne, con
   PetscScalar *dv;
 
   PetscFunctionBegin;
-  PetscCallCUDA(cudaMalloc((void **)&di, PetscMax(ne, 1) * sizeof(PetscInt)));
-  PetscCallCUDA(cudaMalloc((void **)&dj, PetscMax(ne, 1) * sizeof(PetscInt)));
-  PetscCallCUDA(cudaMalloc((void **)&dv, PetscMax(ne, 1) * sizeof(PetscScalar)));
-  PetscCallCUDA(cudaMemcpy(di, i, ne * sizeof(PetscInt), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaMemcpy(dj, j, ne * sizeof(PetscInt), cudaMemcpyHostToDevice));
-  PetscCallCUDA(cudaMemcpy(dv, v, ne * sizeof(PetscScalar), cudaMemcpyHostToDevice));
+  PetscCall(GKDeviceCOOCopy(ne, i, j, v, &di, &dj, &dv));
   PetscCall(MatDCSRSetValuesCOODevice(Ad, ne, di, dj, dv, ADD_VALUES));
-  PetscCallCUDA(cudaFree(di));
-  PetscCallCUDA(cudaFree(dj));
-  PetscCallCUDA(cudaFree(dv));
+  PetscCall(GKDeviceCOOFree(&di, &dj, &dv));
   for (PetscInt k = 0; k < na; k++) {
     for (PetscInt e = 0; e < ne; e++) PetscCall(MatSetValues(Aa[k], 1, &i[e], 1, &j[e], &v[e], ADD_VALUES));
     PetscCall(MatAssemblyBegin(Aa[k], MAT_FINAL_ASSEMBLY));
