@@ -161,15 +161,19 @@ static PetscErrorCode GSAICUDAUnion(int n, const int *sptr, const int *scol, con
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* J on the device (GSAIPatternRows() in gsai.c); its size goes to cu->dinfo->nnzj. Without powers nothing is read
+/* J on the device (GSAIPatternRows() in gsaipattern.c); its size goes to cu->dinfo->nnzj. The rows of N are the cu->n
+   rows of B from bptr + u0; B has nall rows from bptr (on one rank nall = n and u0 = 0; on several, the rows held, in
+   compact numbers shifted by -u0, so that the columns of row u are numbered from -u0 and its diagonal is u - u0: the
+   power pattern reaches them through T, the thresholded B, over all nall rows). Without powers nothing is read
    back: jcol gets room for the bound nnz(B) + n. */
-static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *bptr, const int *bcol, const double *bval, int nnzb, cudaStream_t stream)
+static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *bptr, const int *bcol, const double *bval, int nnzb, int nall, int u0, cudaStream_t stream)
 {
   const int            n = cu->n;
   GpukitGSAISelectArgs a;
 
   PetscFunctionBegin;
-  a.tau = (double)gs->tau;
+  a.tau  = (double)gs->tau;
+  a.coff = 0;
   if (gs->pattern != PCGSAI_PATTERN_POWER || gs->power == 1) {
     int *cnt;
 
@@ -181,28 +185,30 @@ static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *
     PetscCallCUDA(GpukitPoolMallocN(&cnt, (size_t)n, stream));
     PetscCallCUDA(GpukitPoolMallocN(&cu->jptr, (size_t)n + 1, stream));
     PetscCallCUDA(GpukitPoolMallocN(&cu->jcol, (size_t)cu->nnzjcap, stream));
-    PetscCallCUDA(GpukitGSAISelectCUDA(n, bptr, bcol, bval, NULL, &a, cnt, NULL, NULL, NULL, stream));
+    PetscCallCUDA(GpukitGSAISelectCUDA(n, bptr + u0, bcol, bval, NULL, &a, cnt, NULL, NULL, NULL, stream));
     PetscCallCUDA(GpukitCSRScanCUDA(n, cnt, cu->jptr, &cu->dinfo->nnzj, NULL, stream));
     PetscCallCUDA(GpukitPoolFreeN(&cnt, stream));
-    PetscCallCUDA(GpukitGSAISelectCUDA(n, bptr, bcol, bval, NULL, &a, NULL, cu->jptr, cu->jcol, NULL, stream));
+    PetscCallCUDA(GpukitGSAISelectCUDA(n, bptr + u0, bcol, bval, NULL, &a, NULL, cu->jptr, cu->jcol, NULL, stream));
   } else {
     int    *tptr, *tcol, *lptr, *lcol, tnnz, lnnz;
     double *tw, *lw;
 
-    /* level 1: T, the thresholded rows with their diagonal, weights |a| */
+    /* level 1: T, the thresholded rows with their diagonal, weights |a|, over all rows; the rows of N are its rows
+       u0 .. u0+n-1, and a column j of them is its row j + u0 */
     a.threshold = 1;
     a.lower     = 0;
     a.cap       = 0;
-    PetscCall(GSAICUDASelect(n, bptr, bcol, bval, NULL, &a, &tptr, &tcol, &tw, &tnnz, NULL, stream));
-    lptr = tptr;
+    a.coff      = -u0;
+    PetscCall(GSAICUDASelect(nall, bptr, bcol, bval, NULL, &a, &tptr, &tcol, &tw, &tnnz, NULL, stream));
+    lptr = tptr + u0;
     lcol = tcol;
     lw   = tw;
     lnnz = tnnz;
     for (PetscInt l = 2; l <= gs->power; l++) {
       int    *nptr, *ncol, nnnz;
       double *nw;
-      PetscCall(GSAICUDAUnion(n, lptr, lcol, lw, lnnz, tptr, tcol, tw, &nptr, &ncol, &nw, &nnnz, stream));
-      if (lptr != tptr) {
+      PetscCall(GSAICUDAUnion(n, lptr, lcol, lw, lnnz, tptr + u0, tcol, tw, &nptr, &ncol, &nw, &nnnz, stream));
+      if (lptr != tptr + u0) {
         PetscCallCUDA(GpukitPoolFreeN(&lptr, stream));
         PetscCallCUDA(GpukitPoolFreeN(&lcol, stream));
         PetscCallCUDA(GpukitPoolFreeN(&lw, stream));
@@ -212,10 +218,11 @@ static PetscErrorCode GSAICUDAPattern(PC_GSAI *gs, PC_GSAI_CUDA *cu, const int *
       lw   = nw;
       lnnz = nnnz;
     }
-    /* the lower part (spd) and the cap, on the weights of the power */
+    /* the lower part (spd) and the cap, on the weights of the power (rows 0 .. n-1, diagonal k) */
     a.threshold = 0;
     a.lower     = gs->type == PCGSAI_SPD;
     a.cap       = (int)gs->maxnnz;
+    a.coff      = 0;
     PetscCall(GSAICUDASelect(n, lptr, lcol, NULL, lw, &a, &cu->jptr, &cu->jcol, NULL, &cu->nnzjcap, &cu->dinfo->nnzj, stream));
     PetscCallCUDA(GpukitPoolFreeN(&lptr, stream));
     PetscCallCUDA(GpukitPoolFreeN(&lcol, stream));
@@ -494,7 +501,7 @@ static PetscErrorCode GSAICUDASetUpSeq(PC pc, Mat A, PetscBool reuse)
   newpattern = (!reuse || !cu->jptr) ? PETSC_TRUE : PETSC_FALSE;
   if (newpattern) {
     PetscCall(GSAICUDAFreePattern(cu));
-    PetscCall(GSAICUDAPattern(gs, cu, bptr, bcol, bval, nnza, stream));
+    PetscCall(GSAICUDAPattern(gs, cu, bptr, bcol, bval, nnza, cu->n, 0, stream));
   }
   PetscCall(PetscLogEventEnd(PC_GSAI_PatternCUDA, pc, 0, 0, 0));
 
@@ -660,66 +667,106 @@ static PetscErrorCode GSAICUDAGetBMPI(PC pc, Mat A, PetscBool right, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the pattern of the local rows of N, by the host's own steps (gsaipattern.c; the same J as PCSetUp_GSAI_Host(), so
-   the same M): level l of a power pattern needs the rows that level l-1 reaches, fetched from the other ranks; then
-   gs->fetchis, the rows of B in the pattern. The own rows are read from B's CSR arrays (GSAIRowsCreate(),
-   GSAIRowsFetch()): only the other ranks' rows go through MatCreateSubMatrices() */
-static PetscErrorCode GSAICUDAPatternMPI(PC pc, Mat B, PetscInt first, PetscInt nloc)
+/* the sorted union of two sorted sets of numbers, as a new array */
+static PetscErrorCode GSAICUDAUnionSets(PetscInt na, const PetscInt *sa, PetscInt nb, const PetscInt *sb, PetscInt *n, PetscInt **s)
 {
-  PC_GSAI       *gs     = (PC_GSAI *)pc->data;
-  const PetscInt levels = gs->pattern == PCGSAI_PATTERN_POWER ? gs->power : 1;
-  GSAIRows       R;
-  PetscInt      *gid, ncut = 0, nfcut = 0, nJ, *need;
-  PetscLogDouble t0, t1;
+  PetscInt i = 0, j = 0, k = 0, *o;
 
   PetscFunctionBegin;
-  PetscCall(PetscMemzero(&R, sizeof(R)));
-  PetscCall(PetscLogEventBegin(PC_GSAI_Pattern, pc, 0, 0, 0));
-  PetscCall(PetscTime(&t0));
-  PetscCall(PetscMalloc1(nloc, &gid));
-  for (PetscInt i = 0; i < nloc; i++) gid[i] = first + i;
-  PetscCall(GSAIRowsCreate(B, first, nloc, gid, &R)); /* the own rows: enough for the first level */
-  for (PetscInt l = 1; l < levels; l++) {
-    PetscInt nneed;
-    IS       is;
-    Mat     *sub;
-
-    PetscCall(GSAIPatternRows(gs, &R, first, nloc, l, PETSC_FALSE, NULL, NULL, NULL, NULL, NULL, &nneed, &need, NULL, NULL));
-    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nneed, need, PETSC_OWN_POINTER, &is));
-    PetscCall(GSAIRowsDestroy(&R));
-    PetscCall(GSAIRowsFetch(B, is, MAT_INITIAL_MATRIX, &sub, &R));
-    PetscCall(MatDestroySubMatrices(1, &sub));
-    PetscCall(ISDestroy(&is));
+  PetscCall(PetscMalloc1(na + nb, &o));
+  while (i < na || j < nb) {
+    const PetscInt v = (j >= nb || (i < na && sa[i] <= sb[j])) ? sa[i] : sb[j];
+    if (i < na && sa[i] == v) i++;
+    if (j < nb && sb[j] == v) j++;
+    o[k++] = v;
   }
-  PetscCall(PetscFree(gs->Jptr));
-  PetscCall(PetscFree(gs->Jcol));
-  /* no forced entries: a general A with zero diagonal entries is set up on the host (gsai.c) */
-  PetscCall(GSAIPatternRows(gs, &R, first, nloc, levels, PETSC_TRUE, NULL, NULL, NULL, &gs->Jptr, &gs->Jcol, NULL, NULL, &ncut, &nfcut));
-  PetscCall(GSAIRowsDestroy(&R));
-  PetscCall(GSAIPatternColumns(first, nloc, gs->Jptr, gs->Jcol, &nJ, &need));
-  PetscCall(ISDestroy(&gs->fetchis));
-  if (gs->fetched) PetscCall(MatDestroySubMatrices(1, &gs->fetched));
-  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nJ, need, PETSC_OWN_POINTER, &gs->fetchis));
-  PetscCall(PetscTime(&t1));
-  gs->time[GSAI_STAGE_PATTERN] += t1 - t0;
-  PetscCall(PetscLogEventEnd(PC_GSAI_Pattern, pc, 0, 0, 0));
+  *n = k;
+  *s = o;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the structure of the held rows R and of J as the kernels read them (see PC_GSAI_CUDA), uploaded; the plan of the
-   local problems. The plan's bound of |I| before a merge is min(sum of the row lengths, n), exact on one rank where
-   every column is below n but not here, where I may hold more than n columns: a rank with so few rows that this bound
-   can pick the small class with too small a leading dimension solves on the host instead (cu->hostsolve). */
-static PetscErrorCode GSAICUDAStructureMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRows *R, PetscInt first, PetscInt nloc, cudaStream_t stream)
+/* the rows of B this rank holds: its own and, for a power pattern of power p, every row within p steps of them in the
+   graph of B (unthresholded: a superset of the rows the thresholded pattern and its local problems read, so the
+   pattern is found on the device from these rows alone, GSAICUDAPatternMPI()). Their global numbers go to
+   gs->fetchis. One step from the own rows: the own rows and the columns of B's off-diagonal block (garray), with no
+   pass over the own rows; each further step adds the columns of the other ranks' rows the last step reached, fetched
+   alone (MatCreateSubMatrices() of those rows: a few planes of a stencil matrix). */
+static PetscErrorCode GSAICUDARowsMPI(PC pc, Mat B, PetscInt first, PetscInt nloc)
 {
-  PC_GSAI          *gs = (PC_GSAI *)pc->data;
-  const PetscInt    nnzb = R->ptr[R->n], nnzj = gs->Jptr[nloc];
-  PetscInt          u0 = 0;
-  int              *hptr, *hcol, *hjptr, *hjcol;
-  GpukitGSAIProblem P;
+  PC_GSAI        *gs     = (PC_GSAI *)pc->data;
+  const PetscInt  levels = gs->pattern == PCGSAI_PATTERN_POWER ? gs->power : 1;
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+  PetscInt        nneed, *need, nfront, *front, ngar, cstart, cend;
 
   PetscFunctionBegin;
-  PetscCheck(nnzb <= INT_MAX && nnzj <= INT_MAX && R->nu < INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The device set-up of PCGSAI uses 32-bit indices: this rank's rows of A (%" PetscInt_FMT " nonzeros) or of M (%" PetscInt_FMT ") are too many; use -pc_gsai_use_device false", nnzb, nnzj);
+  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, &garray)); /* B is MATMPIAIJ or based on it (GSAICUDAGetBMPI()) */
+  PetscCall(MatGetLocalSize(Ao, NULL, &ngar));
+  /* one step: the own rows, the columns of the diagonal block (the same numbers, unless the column layout differs)
+     and garray (sorted) */
+  PetscCall(MatGetOwnershipRangeColumn(B, &cstart, &cend));
+  PetscCall(PetscMalloc1(nloc + cend - cstart, &front));
+  for (PetscInt i = 0; i < nloc; i++) front[i] = first + i;
+  for (PetscInt i = cstart; i < cend; i++) front[nloc + i - cstart] = i;
+  nfront = nloc + cend - cstart;
+  if (cstart != first || cend != first + nloc) PetscCall(PetscSortRemoveDupsInt(&nfront, front));
+  else nfront = nloc;
+  PetscCall(GSAICUDAUnionSets(nfront, front, ngar, garray, &nneed, &need));
+  PetscCall(PetscFree(front));
+  PetscCall(PetscMalloc1(nneed, &front)); /* the other ranks' rows one step away */
+  nfront = 0;
+  for (PetscInt t = 0; t < nneed; t++)
+    if (need[t] < first || need[t] >= first + nloc) front[nfront++] = need[t];
+  for (PetscInt l = 1; l < levels; l++) {
+    IS              is, all;
+    Mat            *sub;
+    const PetscInt *ia, *ja;
+    PetscInt        m, nc, *cols, nn, *nw, nf = 0;
+    PetscBool       done;
+
+    /* the columns of the frontier's rows (every rank takes part: MatCreateSubMatrices() is collective) */
+    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nfront, front, PETSC_OWN_POINTER, &is));
+    PetscCall(ISCreateStride(PETSC_COMM_SELF, B->cmap->N, 0, 1, &all));
+    PetscCall(MatCreateSubMatrices(B, 1, &is, &all, MAT_INITIAL_MATRIX, &sub));
+    PetscCall(ISDestroy(&all));
+    PetscCall(ISDestroy(&is));
+    PetscCall(MatGetRowIJ(sub[0], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCGSAI: cannot read the structure of the fetched rows of %s", ((PetscObject)B)->type_name);
+    nc = ia[m];
+    PetscCall(PetscMalloc1(nc, &cols));
+    PetscCall(PetscArraycpy(cols, ja, nc));
+    PetscCall(MatRestoreRowIJ(sub[0], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+    PetscCall(MatDestroySubMatrices(1, &sub));
+    PetscCall(PetscSortRemoveDupsInt(&nc, cols));
+    /* the next frontier: the other ranks' rows not reached before */
+    PetscCall(PetscMalloc1(nc, &front));
+    for (PetscInt t = 0, q = 0; t < nc; t++) {
+      while (q < nneed && need[q] < cols[t]) q++;
+      if ((q == nneed || need[q] != cols[t]) && (cols[t] < first || cols[t] >= first + nloc)) front[nf++] = cols[t];
+    }
+    nfront = nf;
+    PetscCall(GSAICUDAUnionSets(nneed, need, nc, cols, &nn, &nw));
+    PetscCall(PetscFree(cols));
+    PetscCall(PetscFree(need));
+    nneed = nn;
+    need  = nw;
+  }
+  PetscCall(PetscFree(front));
+  PetscCall(ISDestroy(&gs->fetchis));
+  if (gs->fetched) PetscCall(MatDestroySubMatrices(1, &gs->fetched));
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nneed, need, PETSC_OWN_POINTER, &gs->fetchis));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the structure of the held rows R as the kernels read them (see PC_GSAI_CUDA), uploaded; room for their values */
+static PetscErrorCode GSAICUDAHeldRowsMPI(PC_GSAI_CUDA *cu, const GSAIRows *R, PetscInt first, PetscInt nloc, cudaStream_t stream)
+{
+  const PetscInt nnzb = R->ptr[R->n];
+  PetscInt       u0   = 0;
+  int           *hptr, *hcol;
+
+  PetscFunctionBegin;
+  PetscCheck(nnzb <= INT_MAX && R->nu < INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The device set-up of PCGSAI uses 32-bit indices: the rows of A this rank reads hold %" PetscInt_FMT " nonzeros, too many; use -pc_gsai_use_device false", nnzb);
   if (nloc) {
     u0 = GSAIRowsCompact(R, first);
     PetscCheck(u0 >= 0 && u0 + nloc <= R->nu && R->ucol[u0 + nloc - 1] == first + nloc - 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: the rows fetched for the device set-up do not hold the local rows %" PetscInt_FMT " .. %" PetscInt_FMT, first, first + nloc - 1);
@@ -727,8 +774,7 @@ static PetscErrorCode GSAICUDAStructureMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRo
   cu->nu   = (int)R->nu;
   cu->u0   = (int)u0;
   cu->nnzb = (int)nnzb;
-  cu->nnzj = cu->nnzjcap = (int)nnzj;
-  PetscCall(PetscMalloc4(R->nu + 1, &hptr, nnzb, &hcol, nloc + 1, &hjptr, nnzj, &hjcol));
+  PetscCall(PetscMalloc2(R->nu + 1, &hptr, nnzb, &hcol));
   /* R's rows increase with their global (so compact) numbers: their entries in R's order are the CSR's */
   hptr[0] = 0;
   for (PetscInt u = 0; u < R->nu; u++) {
@@ -737,33 +783,61 @@ static PetscErrorCode GSAICUDAStructureMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRo
     PetscCheck(r < 0 || hptr[u] == R->ptr[r], PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: the fetched rows are not in increasing order");
   }
   for (PetscInt e = 0; e < nnzb; e++) hcol[e] = (int)(R->lcol[e] - u0);
-  cu->hostsolve = PETSC_FALSE;
-  for (PetscInt i = 0; i <= nloc; i++) hjptr[i] = (int)gs->Jptr[i];
-  for (PetscInt i = 0; i < nloc; i++) {
-    const PetscInt n2 = gs->Jptr[i + 1] - gs->Jptr[i];
-    PetscInt       s  = 0;
-    for (PetscInt e = gs->Jptr[i]; e < gs->Jptr[i + 1]; e++) {
-      /* the local rows are compact numbers u0 .. u0+nloc-1 (checked above): no search for them */
-      const PetscInt g = gs->Jcol[e], u = (g >= first && g < first + nloc) ? u0 + g - first : GSAIRowsCompact(R, g), r = u >= 0 ? R->rowof[u] : -1;
-      PetscCheck(r >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: row %" PetscInt_FMT " of the pattern of row %" PetscInt_FMT " was not fetched", gs->Jcol[e], first + i);
-      hjcol[e] = (int)(u - u0);
-      s += R->ptr[r + 1] - R->ptr[r];
-    }
-    if (gs->type == PCGSAI_GENERAL && s > nloc && n2 <= GPUKIT_GSAI_WARP_MAX && nloc <= GPUKIT_GSAI_SMALL_WS / (n2 + 1)) cu->hostsolve = PETSC_TRUE;
-  }
   PetscCallCUDA(GpukitPoolMallocN(&cu->bptr, (size_t)R->nu + 1, stream));
   PetscCallCUDA(GpukitPoolMallocN(&cu->bcol, (size_t)nnzb, stream));
   PetscCallCUDA(GpukitPoolMallocN(&cu->bval, (size_t)nnzb, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&cu->jptr, (size_t)nloc + 1, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&cu->jcol, (size_t)nnzj, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&cu->vals, (size_t)nnzj, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&cu->status, (size_t)nloc, stream));
   PetscCallCUDA(cudaMemcpyAsync(cu->bptr, hptr, (R->nu + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
   if (nnzb) PetscCallCUDA(cudaMemcpyAsync(cu->bcol, hcol, (size_t)nnzb * sizeof(int), cudaMemcpyHostToDevice, stream));
-  PetscCallCUDA(cudaMemcpyAsync(cu->jptr, hjptr, (nloc + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
-  if (nnzj) PetscCallCUDA(cudaMemcpyAsync(cu->jcol, hjcol, (size_t)nnzj * sizeof(int), cudaMemcpyHostToDevice, stream));
   PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host arrays go now */
-  PetscCall(PetscFree4(hptr, hcol, hjptr, hjcol));
+  PetscCall(PetscFree2(hptr, hcol));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* J, the pattern of the local rows of N, found on the device from the held rows and their values (GSAICUDAPattern(),
+   the kernels of the one-rank set-up over the compact numbers, whose order is the global one: the same J as the
+   host's GSAIPatternRows()), read back once to the host (gs->Jptr, gs->Jcol: global columns, which M's structure is
+   made from); then the plan of the local problems. The plan's bound of |I| before a merge is min(sum of the row
+   lengths, n), exact on one rank where every column is below n but not here, where I may hold more than n columns:
+   a rank with so few rows that this bound can pick the small class with too small a leading dimension solves on the
+   host instead (cu->hostsolve). */
+static PetscErrorCode GSAICUDAPatternMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRows *R, PetscInt first, PetscInt nloc, cudaStream_t stream)
+{
+  PC_GSAI          *gs = (PC_GSAI *)pc->data;
+  int              *hjptr, *hjcol, nnzj;
+  GpukitGSAIProblem P;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFree(gs->Jptr));
+  PetscCall(PetscFree(gs->Jcol));
+  PetscCall(GSAICUDAPattern(gs, cu, cu->bptr, cu->bcol, cu->bval, cu->nnzb, cu->nu, cu->u0, stream));
+  PetscCall(PetscMalloc1(nloc + 1, &hjptr));
+  PetscCallCUDA(cudaMemcpyAsync(hjptr, cu->jptr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  nnzj = hjptr[nloc];
+  PetscCall(PetscMalloc1(nnzj, &hjcol));
+  if (nnzj) PetscCallCUDA(cudaMemcpy(hjcol, cu->jcol, (size_t)nnzj * sizeof(int), cudaMemcpyDeviceToHost));
+  cu->nnzj = nnzj;
+  PetscCall(PetscMalloc1(nloc + 1, &gs->Jptr));
+  PetscCall(PetscMalloc1(PetscMax(nnzj, 1), &gs->Jcol));
+  for (PetscInt i = 0; i <= nloc; i++) gs->Jptr[i] = hjptr[i];
+  for (PetscInt e = 0; e < nnzj; e++) gs->Jcol[e] = R->ucol[hjcol[e] + cu->u0];
+  PetscCall(PetscFree(hjptr));
+  PetscCall(PetscFree(hjcol));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->vals, (size_t)nnzj, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->status, (size_t)nloc, stream));
+  cu->hostsolve = PETSC_FALSE;
+  if (gs->type == PCGSAI_GENERAL && nloc <= GPUKIT_GSAI_SMALL_WS / 2) { /* else no row can meet the test below */
+    for (PetscInt i = 0; i < nloc; i++) {
+      const PetscInt n2 = gs->Jptr[i + 1] - gs->Jptr[i];
+      PetscInt       s  = 0;
+      for (PetscInt e = gs->Jptr[i]; e < gs->Jptr[i + 1]; e++) {
+        const PetscInt u = GSAIRowsCompact(R, gs->Jcol[e]), r = u >= 0 ? R->rowof[u] : -1;
+        PetscCheck(r >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: row %" PetscInt_FMT " of the pattern of row %" PetscInt_FMT " was not fetched", gs->Jcol[e], first + i);
+        s += R->ptr[r + 1] - R->ptr[r];
+      }
+      if (s > nloc && n2 <= GPUKIT_GSAI_WARP_MAX && nloc <= GPUKIT_GSAI_SMALL_WS / (n2 + 1)) cu->hostsolve = PETSC_TRUE;
+    }
+  }
   PetscCall(PetscMemzero(&cu->plan, sizeof(cu->plan)));
   if (cu->hostsolve) {
     PetscCall(PetscInfo(pc, "This rank has %" PetscInt_FMT " rows only, fewer than the columns of some local problems: it solves them on the host\n", nloc));
@@ -779,7 +853,7 @@ static PetscErrorCode GSAICUDAStructureMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRo
   PetscCallCUDA(GpukitPoolMallocN(&cu->woff, (size_t)nloc + 1, stream));
   P.n    = (int)nloc;
   P.spd  = gs->type == PCGSAI_SPD;
-  P.bptr = cu->bptr + u0;
+  P.bptr = cu->bptr + cu->u0;
   P.bcol = cu->bcol;
   P.bval = cu->bval; /* values not read by the plan */
   P.jptr = cu->jptr;
@@ -885,12 +959,13 @@ static PetscErrorCode GSAICUDASetValuesSplitMPI(PC_GSAI *gs, PC_GSAI_CUDA *cu, c
 
 /*
    Several ranks: every rank builds its rows of N (so of M) on its device.
-     rows     - B = A (left, spd) or A^T (right) as PCSetUp_GSAI_Host() reads it; the rows of B the pattern needs: the
-                own ones read from B's CSR arrays, the other ranks' ones fetched (MatCreateSubMatrices() of those only,
-                kept: with SAME_NONZERO_PATTERN only their values are fetched; all values are uploaded again)
-     pattern  - by the host's steps (gsaipattern.c), so J, the fetched rows and M's structure are the host set-up's;
-                then the held rows as one CSR over local numbers (see PC_GSAI_CUDA) and J in those numbers, uploaded
-                once per pattern, and the device plan of the local rows
+     rows     - B = A (left, spd) or A^T (right) as PCSetUp_GSAI_Host() reads it; the rows of B within p steps of the
+                own ones (p the power of the pattern, GSAICUDARowsMPI()): the own ones read from B's CSR arrays, the
+                other ranks' ones fetched (MatCreateSubMatrices() of those only, kept: with SAME_NONZERO_PATTERN only
+                their values are fetched; all values are uploaded again)
+     pattern  - the held rows as one CSR over local numbers (see PC_GSAI_CUDA), uploaded once per pattern; J found
+                from them by the one-rank kernels (threshold, powers, lower part, cap: the host's J and so its M),
+                read back once for M's structure; the device plan of the local rows
      solve    - the device kernels of one rank on the local rows (small, large, huge classes, batches, tuner)
      assemble - M (or G) as MATMPIAIJCUSPARSE, the structure once per pattern: left, spd (M = N, local rows) from J's
                 CSR split into M's diagonal and off-diagonal blocks, the values gathered on the device into the blocks'
@@ -958,7 +1033,12 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
     PetscCallCUDA(GpukitPoolFreeN(&cu->bcol, stream));
     PetscCallCUDA(GpukitPoolFreeN(&cu->bval, stream));
     PetscCall(MatDestroy(&gs->M));
-    PetscCall(GSAICUDAPatternMPI(pc, B, first, nloc));
+    PetscCall(PetscLogEventBegin(PC_GSAI_Rows, pc, 0, 0, 0));
+    PetscCall(PetscTime(&t0));
+    PetscCall(GSAICUDARowsMPI(pc, B, first, nloc));
+    PetscCall(PetscTime(&t1));
+    gs->time[GSAI_STAGE_ROWS] += t1 - t0;
+    PetscCall(PetscLogEventEnd(PC_GSAI_Rows, pc, 0, 0, 0));
   }
   PetscCall(PetscLogEventBegin(PC_GSAI_Rows, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
@@ -968,16 +1048,17 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
   PetscCall(PetscLogEventEnd(PC_GSAI_Rows, pc, 0, 0, 0));
   PetscCheck(R.ptr[R.n] == (PetscInt)cu->nnzb || newpattern, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "PCGSAI: SAME_NONZERO_PATTERN, but the rows of A this rank reads have %" PetscInt_FMT " nonzeros, %d before", R.ptr[R.n], cu->nnzb);
 
-  /* the structure and the plan (new pattern), the values (every set-up) */
-  PetscCall(PetscLogEventBegin(PC_GSAI_DimsCUDA, pc, 0, 0, 0));
+  /* the held rows' structure (new pattern), their values (every set-up), the pattern and the plan (new pattern) */
+  PetscCall(PetscLogEventBegin(PC_GSAI_PatternCUDA, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
   PetscCallCUDA(GpukitGSAIInfoInit(cu->dinfo, stream));
-  if (newpattern) PetscCall(GSAICUDAStructureMPI(pc, cu, &R, first, nloc, stream));
+  if (newpattern) PetscCall(GSAICUDAHeldRowsMPI(cu, &R, first, nloc, stream));
   if (cu->nnzb) PetscCallCUDA(cudaMemcpyAsync(cu->bval, R.val, (size_t)cu->nnzb * sizeof(double), cudaMemcpyHostToDevice, stream));
+  if (newpattern) PetscCall(GSAICUDAPatternMPI(pc, cu, &R, first, nloc, stream));
   PetscCallCUDA(cudaStreamSynchronize(stream)); /* R.val may be pageable and is freed below */
   PetscCall(PetscTime(&t1));
   gs->time[GSAI_STAGE_PATTERN] += t1 - t0;
-  PetscCall(PetscLogEventEnd(PC_GSAI_DimsCUDA, pc, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(PC_GSAI_PatternCUDA, pc, 0, 0, 0));
   if (newpattern) {
     int dev = -1;
     PetscCallCUDA(cudaGetDevice(&dev));

@@ -111,7 +111,7 @@ __global__ void SelectKernel(int n, const int *__restrict__ ptr, const int *__re
 {
   const int k = (int)((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
   if (k >= n) return; /* the whole warp */
-  const int     e0 = ptr[k], len = ptr[k + 1] - e0;
+  const int     e0 = ptr[k], len = ptr[k + 1] - e0, kd = k + a.coff; /* the diagonal's column */
   const int    *c       = col + e0;
   const double *v       = val + e0;
   double        thr     = 0.0;
@@ -125,13 +125,13 @@ __global__ void SelectKernel(int n, const int *__restrict__ ptr, const int *__re
   }
   auto cand = [&](int e) -> bool {
     const int j = c[e];
-    if (j == k || (a.lower && j > k)) return false;
+    if (j == kd || (a.lower && j > kd)) return false;
     return !a.threshold || fabs(v[e]) > thr;
   };
   auto weight = [&](int e) -> double { return w ? w[e0 + e] : fabs(v[e]); };
   for (int b = 0; b < len; b += 32) {
     const int  e  = b + lane;
-    const bool ic = e < len && cand(e), id = e < len && c[e] == k;
+    const bool ic = e < len && cand(e), id = e < len && c[e] == kd;
     ncand += __popc(__ballot_sync(FULL, ic));
     hasdiag = hasdiag || __ballot_sync(FULL, id) != 0;
   }
@@ -159,17 +159,17 @@ __global__ void SelectKernel(int n, const int *__restrict__ ptr, const int *__re
     }
     const unsigned bk = __ballot_sync(FULL, keep);
     if (keep) {
-      const int q = pos + __popc(bk & ((1u << lane) - 1u)) + (c[e] > k ? 1 : 0); /* room for the diagonal */
+      const int q = pos + __popc(bk & ((1u << lane) - 1u)) + (c[e] > kd ? 1 : 0); /* room for the diagonal */
       ocol[o + q] = c[e];
       if (ow) ow[o + q] = weight(e);
     }
-    if (e < len && c[e] == k) dw = weight(e);
-    nlt += __popc(__ballot_sync(FULL, keep && c[e] < k));
+    if (e < len && c[e] == kd) dw = weight(e);
+    nlt += __popc(__ballot_sync(FULL, keep && c[e] < kd));
     pos += __popc(bk);
   }
   dw = WarpSum(dw); /* one lane holds it, the others 0 */
   if (lane == 0) {
-    ocol[o + nlt] = k;
+    ocol[o + nlt] = kd;
     if (ow) ow[o + nlt] = hasdiag ? dw : 0.0;
   }
 }

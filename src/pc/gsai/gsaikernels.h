@@ -68,10 +68,12 @@ typedef struct {
   int    lower; /* only columns below the row (spd) */
   int    cap;   /* 0, or the largest row length, diagonal included: the diagonal and the cap-1 candidates of largest
                        weight (compared in single precision, ties to the smaller column) */
+  int    coff;  /* the diagonal of row k is column k + coff: 0 for a square matrix; the rows of B held by one of
+                       several ranks (their columns numbered from -u0, the first local row's number) use -u0 */
 } GpukitGSAISelectArgs;
 
-/* Row k of the result: the diagonal (always, weight w or |a| of the stored diagonal, else 0) and the selected
-   candidates of row k of (ptr, col, val), in increasing column order. Weights are w, or |val| when w is NULL.
+/* Row k of the result: the diagonal (always, column k + a->coff, weight w or |a| of the stored diagonal, else 0) and
+   the selected candidates of row k of (ptr, col, val), in increasing column order (columns may be negative). Weights are w, or |val| when w is NULL.
    With optr NULL: cnt[k] = the row length. Otherwise: ocol (and ow when not NULL) filled at optr[k]. */
 cudaError_t GpukitGSAISelectCUDA(int n, const int *ptr, const int *col, const double *val, const double *w, const GpukitGSAISelectArgs *a, int *cnt, const int *optr, int *ocol, double *ow, cudaStream_t stream);
 
