@@ -222,7 +222,10 @@ case $skip in *" gsai "*) ;; *)
       its=$(sed -n 's/^ *iterations *\([0-9]*\) (\([A-Z_]*\)).*/\1/p' "$tmp/$tag.out" | head -n 1)
       reason=$(sed -n 's/^ *iterations *[0-9]* (\([A-Z_]*\)).*/\1/p' "$tmp/$tag.out" | head -n 1)
       [ -z "$refits" ] && refits=$its
-      echo "   M built on the ${path:-?}; GSAISetUp ${tset:-?} s, PCSetUp ${tpc:-?} s, KSPSolve ${tksp:-?} s, CG its ${its:-?} ($reason; 1st run $refits)"
+      # the stages on rank 0 (-ksp_view: 'set-up time (s, rank 0): total T; rows R, pattern P, solve S, assemble A')
+      stages=$(sed -n 's/.*set-up time (s, rank 0): total [^;]*; rows \([^,]*\), pattern \([^,]*\), solve \([^,]*\), assemble \([^ ]*\).*/\1 \2 \3 \4/p' "$tmp/$tag.out" | tail -n 1)
+      read -r srows spat ssol sasm <<<"${stages:-null null null null}"
+      echo "   M built on the ${path:-?}; GSAISetUp ${tset:-?} s (rank 0: rows $srows, pattern $spat, solve $ssol, assemble $sasm), PCSetUp ${tpc:-?} s, KSPSolve ${tksp:-?} s, CG its ${its:-?} ($reason; 1st run $refits)"
       # M does not depend on the partition (the GSAI tests compare 1-3 ranks bit for bit), but CG's reductions sum in
       # another order on P ranks: after ~250 iterations at rtol 1e-8 that may move the count by one (seen: 253 vs 252)
       if [ -n "$its" ] && [ -n "$refits" ] && [ $(( its > refits ? its - refits : refits - its )) -gt $(( refits / 100 > 1 ? refits / 100 : 1 )) ]; then
@@ -233,7 +236,7 @@ case $skip in *" gsai "*) ;; *)
       fi
       # its -log_view travels back (the set-up's events per rank: GSAIRows, GSAIPattern, GSAISolve, ...)
       [ -n "${OUT:-}" ] && cp "$tmp/$tag.log" "$OUT/multigpu-$tag-logview.txt" 2>/dev/null
-      echo "{\"bench\": \"multigpu_gsai\", \"bench_set\": \"gsai\", \"mat_type\": \"aijcusparse\", \"method\": \"gsai_spd_$gn\", \"n\": $gn, \"rows\": $((gn * gn * gn)), \"setup_path\": \"${path:-unknown}\", \"gsai_setup_s\": ${tset:-null}, \"pc_setup_s\": ${tpc:-null}, \"ksp_solve_s\": ${tksp:-null}, \"its\": ${its:-null}, \"reason\": \"$reason\", \"command\": \"${cmd[*]}\", $(gk_runinfo_json), \"gpus\": $p, \"gpu_aware\": 0}" >>"$out"
+      echo "{\"bench\": \"multigpu_gsai\", \"bench_set\": \"gsai\", \"mat_type\": \"aijcusparse\", \"method\": \"gsai_spd_$gn\", \"n\": $gn, \"rows\": $((gn * gn * gn)), \"setup_path\": \"${path:-unknown}\", \"gsai_setup_s\": ${tset:-null}, \"stage_rows_s\": $srows, \"stage_pattern_s\": $spat, \"stage_solve_s\": $ssol, \"stage_assemble_s\": $sasm, \"pc_setup_s\": ${tpc:-null}, \"ksp_solve_s\": ${tksp:-null}, \"its\": ${its:-null}, \"reason\": \"$reason\", \"command\": \"${cmd[*]}\", $(gk_runinfo_json), \"gpus\": $p, \"gpu_aware\": 0}" >>"$out"
     done
   fi ;;
 esac
