@@ -75,6 +75,8 @@ typedef struct {
      columns (GSAIRows), shifted by -u0 so that the local rows of N are 0 .. n-1: bptr has nu + 1 entries and the
      kernels get bptr + u0; columns left of the local rows are negative, the merges only compare them */
   int       nu, u0;
+  PetscInt *ucol;      /* the global numbers of the nu compact numbers, when the held rows were made on the device */
+  PetscBool devrows;   /* the held rows were made on the device from B's device blocks (GSAICUDAHeldRowsDeviceMPI()) */
   PetscBool hostsolve; /* this rank solved its problems on the host (GSAICUDASetUpMPI()) */
   int       nshare;    /* ranks of the PC's communicator that use this rank's device (0: not counted yet, one rank) */
   cudaEvent_t  ev[GSAI_NEV];
@@ -99,6 +101,7 @@ static PetscErrorCode GSAICUDAFreePattern(PC_GSAI_CUDA *cu)
   PetscCallCUDA(GpukitPoolFreeN(&cu->woff, 0));
   PetscCallCUDA(GpukitPoolFreeN(&cu->vals, 0));
   PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, 0));
+  PetscCall(PetscFree(cu->ucol));
   cu->nnzj = cu->nnzjcap = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -793,14 +796,174 @@ static PetscErrorCode GSAICUDAHeldRowsMPI(PC_GSAI_CUDA *cu, const GSAIRows *R, P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Collective: can every rank make its held rows on the device, from B's device blocks (B = A, a MATMPIAIJCUSPARSE or
+   a type based on MATMPIAIJ whose blocks give a device CSR)? Not with an empty rank or diagonal block, nor for a general
+   type on a rank so small that it may solve on the host (GSAICUDAPatternMPI()), which reads the held rows there. */
+static PetscErrorCode GSAICUDADeviceRowsUsable(PC pc, Mat A, Mat B, PetscInt nloc, PetscBool *ok)
+{
+  PC_GSAI      *gs = (PC_GSAI *)pc->data;
+  PetscBool     mpi = PETSC_FALSE;
+  GpukitMatCaps cd, co;
+  Mat           Ad, Ao;
+
+  PetscFunctionBegin;
+  *ok = PETSC_FALSE;
+  if (sizeof(PetscInt) == sizeof(int) && B == A && nloc > 0 && (gs->type == PCGSAI_SPD || nloc > GPUKIT_GSAI_SMALL_WS / 2)) PetscCall(PetscObjectBaseTypeCompare((PetscObject)B, MATMPIAIJ, &mpi));
+  if (mpi) {
+    MatInfo info;
+    PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, NULL));
+    PetscCall(GpukitMatGetCaps(Ad, &cd));
+    PetscCall(GpukitMatGetCaps(Ao, &co));
+    PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
+    *ok = (cd.devicecsr && co.devicecsr && info.nz_used > 0) ? PETSC_TRUE : PETSC_FALSE;
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ok, 1, GPUKIT_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)pc)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   The held rows (the rows of gs->fetchis) made on the device: the own rows straight from the device CSR of B's
+   diagonal and off-diagonal blocks, with no copy to the host; only the other ranks' rows come through the host
+   (MatCreateSubMatrices() of those rows, kept in gs->fetched: with SAME_NONZERO_PATTERN only their values are fetched
+   again). The compact numbers (cu->ucol): the held rows and every column of theirs, sorted. Sets cu->nu, u0, nnzb;
+   makes bptr, bcol (new pattern) and bval.
+*/
+static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, PetscInt first, PetscInt nloc, PetscBool newpattern, cudaStream_t stream)
+{
+  PC_GSAI           *gs = (PC_GSAI *)pc->data;
+  const PetscInt    *need, *garray, *ia = NULL, *ja = NULL;
+  const PetscScalar *sa = NULL;
+  PetscInt           nneed, noff = 0, *off, ngar, ns = 0, nsc, *scols, nu, u0, m;
+  IS                 offis, all;
+  Mat                Ad, Ao, S;
+  PetscBool          done = PETSC_FALSE;
+  GpukitDeviceCSR    cd, co;
+  int               *hgmap, *hsrow, *hsptr, *hscol, *gmap = NULL, *srow = NULL, *sptr = NULL, *scol = NULL, *len, nnzb;
+  double            *sval = NULL;
+  MatInfo            info;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, &garray));
+  PetscCall(MatGetLocalSize(Ao, NULL, &ngar));
+  /* the other ranks' rows, fetched */
+  PetscCall(ISGetLocalSize(gs->fetchis, &nneed));
+  PetscCall(ISGetIndices(gs->fetchis, &need));
+  PetscCall(PetscMalloc1(nneed, &off));
+  for (PetscInt t = 0; t < nneed; t++)
+    if (need[t] < first || need[t] >= first + nloc) off[noff++] = need[t];
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, noff, off, PETSC_COPY_VALUES, &offis));
+  PetscCall(ISCreateStride(PETSC_COMM_SELF, B->cmap->N, 0, 1, &all));
+  PetscCall(MatCreateSubMatrices(B, 1, &offis, &all, newpattern ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX, &gs->fetched));
+  PetscCall(ISDestroy(&all));
+  PetscCall(ISDestroy(&offis));
+  S = gs->fetched[0];
+  PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCheck(done && m == noff, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: cannot read the %" PetscInt_FMT " rows fetched from the other ranks", noff);
+  PetscCall(MatSeqAIJGetArrayRead(S, &sa));
+  ns = ia[noff];
+  /* the compact numbers: the held rows and the fetched rows' columns (the own rows' columns are own rows or in garray,
+     both held: gs->fetchis is at least one step around the own rows) */
+  if (newpattern || !cu->ucol) {
+    PetscCall(PetscFree(cu->ucol));
+    PetscCall(PetscMalloc1(ns, &scols));
+    PetscCall(PetscArraycpy(scols, ja, ns));
+    nsc = ns;
+    PetscCall(PetscSortRemoveDupsInt(&nsc, scols));
+    PetscCall(GSAICUDAUnionSets(nneed, need, nsc, scols, &nu, &cu->ucol));
+    PetscCall(PetscFree(scols));
+  } else nu = cu->nu;
+  PetscCall(ISRestoreIndices(gs->fetchis, &need));
+  PetscCheck(nu < INT_MAX && ns < INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The device set-up of PCGSAI uses 32-bit indices: this rank holds %" PetscInt_FMT " rows and columns, too many; use -pc_gsai_use_device false", nu);
+  u0 = 0;
+  if (nloc) {
+    PetscCall(PetscFindInt(first, nu, cu->ucol, &u0));
+    PetscCheck(u0 >= 0 && u0 + nloc <= nu && cu->ucol[u0 + nloc - 1] == first + nloc - 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: the rows held for the device set-up do not hold the local rows %" PetscInt_FMT " .. %" PetscInt_FMT, first, first + nloc - 1);
+  }
+  /* garray, the fetched rows and their columns in shifted compact numbers (all increasing: walks, no search) */
+  PetscCall(PetscMalloc4(ngar + 1, &hgmap, noff + 1, &hsrow, noff + 1, &hsptr, ns + 1, &hscol));
+  for (PetscInt j = 0, u = 0; j < ngar; j++) {
+    while (u < nu && cu->ucol[u] < garray[j]) u++;
+    PetscCheck(u < nu && cu->ucol[u] == garray[j], PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: column %" PetscInt_FMT " of B's off-diagonal block is not held", garray[j]);
+    hgmap[j] = (int)(u - u0);
+  }
+  for (PetscInt k = 0, u = 0; k < noff; k++) {
+    while (u < nu && cu->ucol[u] < off[k]) u++;
+    PetscCheck(u < nu && cu->ucol[u] == off[k], PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: fetched row %" PetscInt_FMT " has no compact number", off[k]);
+    hsrow[k] = (int)u;
+    hsptr[k] = (int)ia[k];
+    for (PetscInt e = ia[k]; e < ia[k + 1]; e++) {
+      PetscInt c;
+      PetscCall(PetscFindInt(ja[e], nu, cu->ucol, &c));
+      PetscCheck(c >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: column %" PetscInt_FMT " of fetched row %" PetscInt_FMT " has no compact number", ja[e], off[k]);
+      hscol[e] = (int)(c - u0);
+    }
+  }
+  hsptr[noff] = (int)ns;
+  PetscCall(PetscFree(off));
+  /* to the device; the own rows from B's device blocks */
+  if (ngar) PetscCallCUDA(GpukitPoolMallocN(&gmap, (size_t)ngar, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&srow, (size_t)noff + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&sptr, (size_t)noff + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&scol, (size_t)ns + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&sval, (size_t)ns + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&len, (size_t)nu + 1, stream));
+  if (ngar) PetscCallCUDA(cudaMemcpyAsync(gmap, hgmap, (size_t)ngar * sizeof(int), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaMemcpyAsync(srow, hsrow, (size_t)(noff + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaMemcpyAsync(sptr, hsptr, (size_t)(noff + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
+  if (ns) PetscCallCUDA(cudaMemcpyAsync(scol, hscol, (size_t)ns * sizeof(int), cudaMemcpyHostToDevice, stream));
+  if (ns) PetscCallCUDA(cudaMemcpyAsync(sval, sa, (size_t)ns * sizeof(double), cudaMemcpyHostToDevice, stream));
+  PetscCall(GpukitMatGetDeviceCSR(Ad, &cd));
+  PetscCall(PetscMemzero(&co, sizeof(co)));
+  PetscCall(MatGetInfo(Ao, MAT_LOCAL, &info));
+  if (info.nz_used > 0) PetscCall(GpukitMatGetDeviceCSR(Ao, &co));
+  PetscCallCUDA(GpukitGSAIHeldRowsCUDA((int)nu, (int)u0, (int)nloc, cd.rowptr, cd.colidx, cd.val, co.rowptr, co.colidx, co.val, gmap, (int)noff, srow, sptr, scol, sval, len, NULL, NULL, NULL, stream));
+  if (newpattern) {
+    PetscCallCUDA(GpukitPoolFreeN(&cu->bptr, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->bptr, (size_t)nu + 1, stream));
+  }
+  PetscCallCUDA(GpukitCSRScanCUDA((int)nu, len, cu->bptr, NULL, &nnzb, stream)); /* synchronises */
+  PetscCheck(newpattern || nnzb == cu->nnzb, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "PCGSAI: SAME_NONZERO_PATTERN, but the rows of A this rank reads have %d nonzeros, %d before", nnzb, cu->nnzb);
+  if (newpattern) {
+    PetscCallCUDA(GpukitPoolFreeN(&cu->bcol, stream));
+    PetscCallCUDA(GpukitPoolFreeN(&cu->bval, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->bcol, (size_t)nnzb + 1, stream));
+    PetscCallCUDA(GpukitPoolMallocN(&cu->bval, (size_t)nnzb + 1, stream));
+  }
+  PetscCallCUDA(GpukitGSAIHeldRowsCUDA((int)nu, (int)u0, (int)nloc, cd.rowptr, cd.colidx, cd.val, co.rowptr, co.colidx, co.val, gmap, (int)noff, srow, sptr, scol, sval, NULL, cu->bptr, cu->bcol, cu->bval, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host arrays and the fetched values go now */
+  if (co.rowptr) PetscCall(GpukitMatRestoreDeviceCSR(Ao, &co));
+  PetscCall(GpukitMatRestoreDeviceCSR(Ad, &cd));
+  PetscCall(MatSeqAIJRestoreArrayRead(S, &sa));
+  PetscCall(MatRestoreRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCall(PetscFree4(hgmap, hsrow, hsptr, hscol));
+  PetscCallCUDA(GpukitPoolFreeN(&gmap, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&srow, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&sptr, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&scol, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&sval, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&len, stream));
+  cu->nu   = (int)nu;
+  cu->u0   = (int)u0;
+  cu->nnzb = nnzb;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* M's structure from J on the device (GSAICUDACreateSplitDeviceMPI()): the held rows were made there (so PetscInt is
+   int and J's columns are compact numbers with the own ones first) and M = N (left, spd); gs->Jcol is then not made */
+static inline PetscBool GSAICUDASplitOnDevice(const PC_GSAI *gs, const PC_GSAI_CUDA *cu)
+{
+  return (cu->devrows && !(gs->type == PCGSAI_GENERAL && gs->sideused == PC_RIGHT)) ? PETSC_TRUE : PETSC_FALSE;
+}
+
 /* J, the pattern of the local rows of N, found on the device from the held rows and their values (GSAICUDAPattern(),
    the kernels of the one-rank set-up over the compact numbers, whose order is the global one: the same J as the
-   host's GSAIPatternRows()), read back once to the host (gs->Jptr, gs->Jcol: global columns, which M's structure is
-   made from); then the plan of the local problems. The plan's bound of |I| before a merge is min(sum of the row
+   host's GSAIPatternRows()), read back once to the host (gs->Jptr, and gs->Jcol: global columns through ucol, which
+   M's structure is made from, unless it is made on the device: GSAICUDASplitOnDevice()); then the plan of the local
+   problems. The plan's bound of |I| before a merge is min(sum of the row
    lengths, n), exact on one rank where every column is below n but not here, where I may hold more than n columns:
    a rank with so few rows that this bound can pick the small class with too small a leading dimension solves on the
    host instead (cu->hostsolve). */
-static PetscErrorCode GSAICUDAPatternMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRows *R, PetscInt first, PetscInt nloc, cudaStream_t stream)
+static PetscErrorCode GSAICUDAPatternMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRows *R, const PetscInt *ucol, PetscInt first, PetscInt nloc, cudaStream_t stream)
 {
   PC_GSAI          *gs = (PC_GSAI *)pc->data;
   int              *hjptr, *hjcol, nnzj;
@@ -813,20 +976,23 @@ static PetscErrorCode GSAICUDAPatternMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRows
   PetscCall(PetscMalloc1(nloc + 1, &hjptr));
   PetscCallCUDA(cudaMemcpyAsync(hjptr, cu->jptr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
   PetscCallCUDA(cudaStreamSynchronize(stream));
-  nnzj = hjptr[nloc];
-  PetscCall(PetscMalloc1(nnzj, &hjcol));
-  if (nnzj) PetscCallCUDA(cudaMemcpy(hjcol, cu->jcol, (size_t)nnzj * sizeof(int), cudaMemcpyDeviceToHost));
+  nnzj     = hjptr[nloc];
   cu->nnzj = nnzj;
   PetscCall(PetscMalloc1(nloc + 1, &gs->Jptr));
-  PetscCall(PetscMalloc1(PetscMax(nnzj, 1), &gs->Jcol));
   for (PetscInt i = 0; i <= nloc; i++) gs->Jptr[i] = hjptr[i];
-  for (PetscInt e = 0; e < nnzj; e++) gs->Jcol[e] = R->ucol[hjcol[e] + cu->u0];
   PetscCall(PetscFree(hjptr));
-  PetscCall(PetscFree(hjcol));
+  if (!GSAICUDASplitOnDevice(gs, cu)) { /* J's global columns for M's structure (else split on the device) */
+    PetscCall(PetscMalloc1(nnzj, &hjcol));
+    if (nnzj) PetscCallCUDA(cudaMemcpy(hjcol, cu->jcol, (size_t)nnzj * sizeof(int), cudaMemcpyDeviceToHost));
+    PetscCall(PetscMalloc1(PetscMax(nnzj, 1), &gs->Jcol));
+    for (PetscInt e = 0; e < nnzj; e++) gs->Jcol[e] = ucol[hjcol[e] + cu->u0];
+    PetscCall(PetscFree(hjcol));
+  }
   PetscCallCUDA(GpukitPoolMallocN(&cu->vals, (size_t)nnzj, stream));
   PetscCallCUDA(GpukitPoolMallocN(&cu->status, (size_t)nloc, stream));
   cu->hostsolve = PETSC_FALSE;
-  if (gs->type == PCGSAI_GENERAL && nloc <= GPUKIT_GSAI_SMALL_WS / 2) { /* else no row can meet the test below */
+  if (R && gs->type == PCGSAI_GENERAL && nloc <= GPUKIT_GSAI_SMALL_WS / 2) { /* else no row can meet the test below (R: the
+                                                                              held rows on the host, GSAICUDADeviceRowsUsable()) */
     for (PetscInt i = 0; i < nloc; i++) {
       const PetscInt n2 = gs->Jptr[i + 1] - gs->Jptr[i];
       PetscInt       s  = 0;
@@ -927,6 +1093,67 @@ static PetscErrorCode GSAICUDACreateSplitMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* GSAICUDACreateSplitMPI() with the split made on the device (GSAICUDASplitOnDevice()): the blocks' row pointers and
+   columns computed from J in compact numbers by GpukitGSAISplitCUDA() and copied to the host arrays PETSc keeps
+   (the off-diagonal block's columns to global numbers through cu->ucol), the values zero there; cu->mperm made on the
+   device. No pass of the host over J. */
+static PetscErrorCode GSAICUDACreateSplitDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, PetscInt nloc, cudaStream_t stream)
+{
+  PC_GSAI       *gs = (PC_GSAI *)pc->data;
+  const int      nnzj = cu->nnzj;
+  int           *dcnt, *ocnt, *dptr, *optr, *dcol, *ocol, nd, no;
+  PetscInt       cstart, cend, *di, *dj, *oi, *oj;
+  PetscScalar   *dv, *ov;
+  void          *block;
+  PetscContainer c;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));
+  PetscCheck(cend - cstart == nloc && cu->ucol[cu->u0] == cstart, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: M's diagonal block does not hold the own rows' columns");
+  PetscCallCUDA(GpukitPoolMallocN(&dcnt, (size_t)nloc + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&ocnt, (size_t)nloc + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&dptr, (size_t)nloc + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&optr, (size_t)nloc + 1, stream));
+  PetscCallCUDA(GpukitGSAISplitCUDA((int)nloc, cu->jptr, cu->jcol, dcnt, ocnt, NULL, NULL, 0, NULL, NULL, NULL, stream));
+  PetscCallCUDA(GpukitCSRScanCUDA((int)nloc, dcnt, dptr, NULL, &nd, stream));
+  PetscCallCUDA(GpukitCSRScanCUDA((int)nloc, ocnt, optr, NULL, &no, stream));
+  PetscCheck(nd + no == nnzj, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: M's blocks hold %d + %d entries, the pattern %d", nd, no, nnzj);
+  PetscCallCUDA(GpukitPoolMallocN(&dcol, (size_t)nd + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&ocol, (size_t)no + 1, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->mperm, (size_t)nnzj + 1, stream));
+  PetscCallCUDA(GpukitGSAISplitCUDA((int)nloc, cu->jptr, cu->jcol, NULL, NULL, dptr, optr, nd, dcol, ocol, cu->mperm, stream));
+  PetscCall(PetscMalloc((size_t)nnzj * sizeof(PetscScalar) + (2 * ((size_t)nloc + 1) + (size_t)nnzj) * sizeof(PetscInt), &block));
+  dv = (PetscScalar *)block;
+  ov = dv + nd;
+  di = (PetscInt *)(dv + nnzj);
+  oi = di + nloc + 1;
+  dj = oi + nloc + 1;
+  oj = dj + nd;
+  /* PetscInt is int here (GSAICUDADeviceRowsUsable()) */
+  PetscCallCUDA(cudaMemcpyAsync(di, dptr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaMemcpyAsync(oi, optr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  if (nd) PetscCallCUDA(cudaMemcpyAsync(dj, dcol, (size_t)nd * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  if (no) PetscCallCUDA(cudaMemcpyAsync(oj, ocol, (size_t)no * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  PetscCall(PetscArrayzero(dv, nnzj));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  for (PetscInt t = 0; t < no; t++) oj[t] = cu->ucol[oj[t] + cu->u0]; /* global: MatAssemblyEnd() numbers them */
+  PetscCallCUDA(GpukitPoolFreeN(&dcnt, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&ocnt, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&dptr, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&optr, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&dcol, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&ocol, stream));
+  PetscCall(MatCreateMPIAIJWithSplitArrays(PetscObjectComm((PetscObject)pc), nloc, cend - cstart, A->rmap->N, A->cmap->N, di, dj, dv, oi, oj, ov, &gs->M));
+  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+  PetscCall(PetscContainerSetPointer(c, block));
+  PetscCall(GpukitContainerSetFreeDestroy(c));
+  PetscCall(PetscObjectCompose((PetscObject)gs->M, "GSAISplitCSR", (PetscObject)c));
+  PetscCall(PetscContainerDestroy(&c));
+  PetscCall(MatConvert(gs->M, MATMPIAIJCUSPARSE, MAT_INPLACE_MATRIX, &gs->M));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the values of M from the solve's (cu->vals, J's order) into the device value arrays of M's two blocks, gathered by
    cu->mperm (GSAICUDACreateSplitMPI()); the first call uploads the blocks' structure */
 static PetscErrorCode GSAICUDASetValuesSplitMPI(PC_GSAI *gs, PC_GSAI_CUDA *cu, cudaStream_t stream)
@@ -960,9 +1187,10 @@ static PetscErrorCode GSAICUDASetValuesSplitMPI(PC_GSAI *gs, PC_GSAI_CUDA *cu, c
 /*
    Several ranks: every rank builds its rows of N (so of M) on its device.
      rows     - B = A (left, spd) or A^T (right) as PCSetUp_GSAI_Host() reads it; the rows of B within p steps of the
-                own ones (p the power of the pattern, GSAICUDARowsMPI()): the own ones read from B's CSR arrays, the
-                other ranks' ones fetched (MatCreateSubMatrices() of those only, kept: with SAME_NONZERO_PATTERN only
-                their values are fetched; all values are uploaded again)
+                own ones (p the power of the pattern, GSAICUDARowsMPI()): the other ranks' ones fetched
+                (MatCreateSubMatrices() of those only, kept: with SAME_NONZERO_PATTERN only their values are fetched);
+                the own ones straight from B's device blocks when B = A has them (GSAICUDAHeldRowsDeviceMPI()), else
+                read from B's CSR arrays on the host and uploaded
      pattern  - the held rows as one CSR over local numbers (see PC_GSAI_CUDA), uploaded once per pattern; J found
                 from them by the one-rank kernels (threshold, powers, lower part, cap: the host's J and so its M),
                 read back once for M's structure; the device plan of the local rows
@@ -1042,19 +1270,25 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
   }
   PetscCall(PetscLogEventBegin(PC_GSAI_Rows, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
-  PetscCall(GSAIRowsFetch(B, gs->fetchis, newpattern ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX, &gs->fetched, &R));
+  if (newpattern) PetscCall(GSAICUDADeviceRowsUsable(pc, A, B, nloc, &cu->devrows));
+  if (cu->devrows) PetscCall(GSAICUDAHeldRowsDeviceMPI(pc, cu, B, first, nloc, newpattern, stream));
+  else {
+    PetscCall(GSAIRowsFetch(B, gs->fetchis, newpattern ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX, &gs->fetched, &R));
+    PetscCheck(R.ptr[R.n] == (PetscInt)cu->nnzb || newpattern, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "PCGSAI: SAME_NONZERO_PATTERN, but the rows of A this rank reads have %" PetscInt_FMT " nonzeros, %d before", R.ptr[R.n], cu->nnzb);
+  }
   PetscCall(PetscTime(&t1));
   gs->time[GSAI_STAGE_ROWS] += t1 - t0;
   PetscCall(PetscLogEventEnd(PC_GSAI_Rows, pc, 0, 0, 0));
-  PetscCheck(R.ptr[R.n] == (PetscInt)cu->nnzb || newpattern, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "PCGSAI: SAME_NONZERO_PATTERN, but the rows of A this rank reads have %" PetscInt_FMT " nonzeros, %d before", R.ptr[R.n], cu->nnzb);
 
   /* the held rows' structure (new pattern), their values (every set-up), the pattern and the plan (new pattern) */
   PetscCall(PetscLogEventBegin(PC_GSAI_PatternCUDA, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
   PetscCallCUDA(GpukitGSAIInfoInit(cu->dinfo, stream));
-  if (newpattern) PetscCall(GSAICUDAHeldRowsMPI(cu, &R, first, nloc, stream));
-  if (cu->nnzb) PetscCallCUDA(cudaMemcpyAsync(cu->bval, R.val, (size_t)cu->nnzb * sizeof(double), cudaMemcpyHostToDevice, stream));
-  if (newpattern) PetscCall(GSAICUDAPatternMPI(pc, cu, &R, first, nloc, stream));
+  if (!cu->devrows) {
+    if (newpattern) PetscCall(GSAICUDAHeldRowsMPI(cu, &R, first, nloc, stream));
+    if (cu->nnzb) PetscCallCUDA(cudaMemcpyAsync(cu->bval, R.val, (size_t)cu->nnzb * sizeof(double), cudaMemcpyHostToDevice, stream));
+  }
+  if (newpattern) PetscCall(GSAICUDAPatternMPI(pc, cu, cu->devrows ? NULL : &R, cu->devrows ? cu->ucol : R.ucol, first, nloc, stream));
   PetscCallCUDA(cudaStreamSynchronize(stream)); /* R.val may be pageable and is freed below */
   PetscCall(PetscTime(&t1));
   gs->time[GSAI_STAGE_PATTERN] += t1 - t0;
@@ -1062,7 +1296,10 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
   if (newpattern) {
     int dev = -1;
     PetscCallCUDA(cudaGetDevice(&dev));
-    PetscCall(PetscInfo(pc, "Device set-up on several ranks: rows %" PetscInt_FMT " .. %" PetscInt_FMT " of M on CUDA device %d (used by %d rank(s) of the PC), from %" PetscInt_FMT " rows of B (%" PetscInt_FMT " of them from other ranks), %d nonzeros in the pattern\n", first, first + nloc - 1, dev, cu->nshare, R.n, R.n - nloc, cu->nnzj));
+    PetscInt nheld;
+    PetscCall(ISGetLocalSize(gs->fetchis, &nheld));
+    PetscCall(PetscInfo(pc, "Device set-up on several ranks: rows %" PetscInt_FMT " .. %" PetscInt_FMT " of M on CUDA device %d (used by %d rank(s) of the PC), from %" PetscInt_FMT " rows of B (%" PetscInt_FMT " of them from other ranks; the own ones read %s), %d nonzeros in the pattern\n", first, first + nloc - 1, dev, cu->nshare, nheld, nheld - nloc,
+                        cu->devrows ? "on the device from B's device blocks" : "on the host", cu->nnzj));
   }
 
   /* solve */
@@ -1100,7 +1337,8 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
       fail.row   = first + fin.failrow;
       fail.kind  = st - GPUKIT_GSAI_FAIL;
       fail.value = 0.0;
-      if (fail.kind == GSAI_FAIL_NOTSPD) { /* a_kk, from the held rows */
+      if (fail.kind == GSAI_FAIL_NOTSPD && cu->devrows) PetscCall(GSAICUDADiagonalEntry(cu->bptr + cu->u0, cu->bcol, cu->bval, fin.failrow, &fail.value)); /* a_kk, from the held rows */
+      else if (fail.kind == GSAI_FAIL_NOTSPD) {
         const PetscInt r = GSAIRowsFind(&R, fail.row);
         for (PetscInt e = r >= 0 ? R.ptr[r] : 0; r >= 0 && e < R.ptr[r + 1]; e++)
           if (R.col[e] == fail.row) fail.value = PetscRealPart(R.val[e]);
@@ -1122,8 +1360,9 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
   PetscCall(PetscLogEventBegin(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
   if (!gs->M && !right) {
-    PetscCall(PetscInfo(pc, "M's structure: J, the pattern of the local rows of N, as the CSR of M's diagonal and off-diagonal blocks\n"));
-    PetscCall(GSAICUDACreateSplitMPI(pc, cu, A, nloc, stream));
+    PetscCall(PetscInfo(pc, "M's structure: J, the pattern of the local rows of N, as the CSR of M's diagonal and off-diagonal blocks (split on the %s)\n", GSAICUDASplitOnDevice(gs, cu) ? "device" : "host"));
+    if (GSAICUDASplitOnDevice(gs, cu)) PetscCall(GSAICUDACreateSplitDeviceMPI(pc, cu, A, nloc, stream));
+    else PetscCall(GSAICUDACreateSplitMPI(pc, cu, A, nloc, stream));
   } else if (!gs->M) {
     PetscInt *ci, *cj;
     PetscCall(PetscInfo(pc, "M's structure: %s, through COO\n", "the transpose of J (entries sent to the ranks of their rows)"));

@@ -805,6 +805,78 @@ bool IsHugeNT(int nt)
   return nt == 256 || nt == 512;
 }
 
+/* ------------------------------------------------------------------------------------------------------
+   Several ranks: the held rows (GpukitGSAIHeldRowsCUDA()), one thread per row (rows of a few tens of entries)
+   ------------------------------------------------------------------------------------------------------ */
+__global__ void HeldOwnKernel(int u0, int n, const int *__restrict__ di, const int *__restrict__ dj, const double *__restrict__ da, const int *__restrict__ oi, const int *__restrict__ oj, const double *__restrict__ oa, const int *__restrict__ gmap, int *__restrict__ len, const int *__restrict__ bptr, int *__restrict__ bcol, double *__restrict__ bval)
+{
+  const int i = (int)(blockIdx.x * (long long)blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  const int d0 = di[i], d1 = di[i + 1], o1 = oi ? oi[i + 1] : 0;
+  int       a  = oi ? oi[i] : 0;
+  if (!bptr) {
+    len[u0 + i] = d1 - d0 + o1 - a;
+    return;
+  }
+  int o = bptr[u0 + i];
+  for (; a < o1 && gmap[oj[a]] < 0; a++, o++) { /* the other ranks' columns left of the own ones */
+    bcol[o] = gmap[oj[a]];
+    bval[o] = oa[a];
+  }
+  for (int e = d0; e < d1; e++, o++) {
+    bcol[o] = dj[e];
+    bval[o] = da[e];
+  }
+  for (; a < o1; a++, o++) {
+    bcol[o] = gmap[oj[a]];
+    bval[o] = oa[a];
+  }
+}
+
+__global__ void HeldFetchedKernel(int ns, const int *__restrict__ srow, const int *__restrict__ sptr, const int *__restrict__ scol, const double *__restrict__ sval, int *__restrict__ len, const int *__restrict__ bptr, int *__restrict__ bcol, double *__restrict__ bval)
+{
+  const int k = (int)(blockIdx.x * (long long)blockDim.x + threadIdx.x);
+  if (k >= ns) return;
+  const int s0 = sptr[k], s1 = sptr[k + 1];
+  if (!bptr) {
+    len[srow[k]] = s1 - s0;
+    return;
+  }
+  const int o = bptr[srow[k]] - s0;
+  for (int e = s0; e < s1; e++) {
+    bcol[o + e] = scol[e];
+    bval[o + e] = sval[e];
+  }
+}
+
+/* ------------------------------------------------------------------------------------------------------
+   Several ranks: J split into M's diagonal and off-diagonal blocks (GpukitGSAISplitCUDA()), one thread per row
+   ------------------------------------------------------------------------------------------------------ */
+__global__ void SplitKernel(int n, const int *__restrict__ jptr, const int *__restrict__ jcol, int *__restrict__ dcnt, int *__restrict__ ocnt, const int *__restrict__ dptr, const int *__restrict__ optr, int nd, int *__restrict__ dcol, int *__restrict__ ocol, int *__restrict__ perm)
+{
+  const int k = (int)(blockIdx.x * (long long)blockDim.x + threadIdx.x);
+  if (k >= n) return;
+  const int j0 = jptr[k], j1 = jptr[k + 1];
+  if (!dptr) {
+    int d = 0;
+    for (int e = j0; e < j1; e++) d += (jcol[e] >= 0 && jcol[e] < n) ? 1 : 0;
+    dcnt[k] = d;
+    ocnt[k] = j1 - j0 - d;
+    return;
+  }
+  int d = dptr[k], o = optr[k];
+  for (int e = j0; e < j1; e++) {
+    const int c = jcol[e];
+    if (c >= 0 && c < n) {
+      dcol[d]   = c;
+      perm[d++] = e;
+    } else {
+      ocol[o]        = c;
+      perm[nd + o++] = e;
+    }
+  }
+}
+
 } // namespace
 
 /* ------------------------------------------------------------------------------------------------------
@@ -822,6 +894,24 @@ extern "C" cudaError_t GpukitGSAIInfoGet(const GpukitGSAIInfo *dinfo, GpukitGSAI
   if (!dinfo || !hinfo) return cudaErrorInvalidValue;
   GSAI_TRY(cudaMemcpyAsync(hinfo, dinfo, sizeof(*hinfo), cudaMemcpyDeviceToHost, stream));
   return cudaStreamSynchronize(stream);
+}
+
+extern "C" cudaError_t GpukitGSAIHeldRowsCUDA(int nu, int u0, int n, const int *di, const int *dj, const double *da, const int *oi, const int *oj, const double *oa, const int *gmap, int ns, const int *srow, const int *sptr, const int *scol, const double *sval, int *len, const int *bptr, int *bcol, double *bval, cudaStream_t stream)
+{
+  if (nu < 0 || n < 0 || ns < 0 || u0 < 0 || u0 + n > nu || (n && !di) || (oi && !gmap) || (ns && !(srow && sptr)) || (!bptr && !len) || (bptr && !(bcol && bval))) return cudaErrorInvalidValue;
+  if (!bptr && nu) GSAI_TRY(cudaMemsetAsync(len, 0, (size_t)nu * sizeof(int), stream));
+  if (n) HeldOwnKernel<<<Blocks(n, 256), 256, 0, stream>>>(u0, n, di, dj, da, oi, oj, oa, gmap, len, bptr, bcol, bval);
+  GSAI_TRY(cudaGetLastError());
+  if (ns) HeldFetchedKernel<<<Blocks(ns, 256), 256, 0, stream>>>(ns, srow, sptr, scol, sval, len, bptr, bcol, bval);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitGSAISplitCUDA(int n, const int *jptr, const int *jcol, int *dcnt, int *ocnt, const int *dptr, const int *optr, int nd, int *dcol, int *ocol, int *perm, cudaStream_t stream)
+{
+  if (n < 0 || nd < 0 || (!dptr && !(dcnt && ocnt)) || (dptr && !(optr && dcol && ocol && perm))) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  SplitKernel<<<Blocks(n, 256), 256, 0, stream>>>(n, jptr, jcol, dcnt, ocnt, dptr, optr, nd, dcol, ocol, perm);
+  return cudaGetLastError();
 }
 
 extern "C" cudaError_t GpukitGSAISelectCUDA(int n, const int *ptr, const int *col, const double *val, const double *w, const GpukitGSAISelectArgs *a, int *cnt, const int *optr, int *ocol, double *ow, cudaStream_t stream)

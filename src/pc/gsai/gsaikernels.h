@@ -3,6 +3,8 @@
    owns the arrays and the order of the steps; the host reference of every step is in gsaipattern.c and gsaisolve.c:
      GpukitGSAISelectCUDA()      - threshold, lower part, cap of each row (GSAIAddThresholdedRow(), GSAIPatternRows())
      GpukitGSAIUnionCUDA()       - one level of the power pattern (GSAIPatternRows())
+     GpukitGSAIHeldRowsCUDA()    - several ranks: the rows of B a rank holds, from its device blocks and fetched rows
+     GpukitGSAISplitCUDA()       - several ranks: J split into M's diagonal and off-diagonal blocks
      GpukitGSAIPlanCUDA()        - |I| of every row, its size class and workspace
      GpukitGSAISolveSmallCUDA()  - the local problems of the small class, one warp each, in shared memory
      GpukitGSAISolveLargeCUDA()  - the others, one block each, in a global workspace (in batches)
@@ -85,6 +87,21 @@ cudaError_t GpukitGSAIUnionCUDA(int n, const int *sptr, const int *scol, const d
 /* dinfo->jdiffers = 1 unless (jptr, jcol) is the pattern (bptr, bcol) (n rows, nnzb entries; jcol holds at least
    min(jptr[n], nnzb) entries) */
 cudaError_t GpukitGSAISamePatternCUDA(int n, int nnzb, const int *bptr, const int *bcol, const int *jptr, const int *jcol, GpukitGSAIInfo *dinfo, cudaStream_t stream);
+
+/* The rows of B that one of several ranks holds, as one CSR over the compact numbers of their columns shifted by -u0
+   (the rank's n own rows are rows u0 .. u0+n-1, their diagonal block's columns 0 .. n-1; nu rows in all, those not
+   held empty): the own rows from the device CSR of B's diagonal block (di, dj, da) and off-diagonal block (oi, oj,
+   oa, all NULL when it is empty; column c is gmap[c], gmap increasing), merged in column order; the other ranks' ns
+   rows copied from (sptr, scol, sval) into the rows srow. With bptr NULL: len[u] = the length of row u (nu entries).
+   Otherwise bcol and bval filled at bptr. */
+cudaError_t GpukitGSAIHeldRowsCUDA(int nu, int u0, int n, const int *di, const int *dj, const double *da, const int *oi, const int *oj, const double *oa, const int *gmap, int ns, const int *srow, const int *sptr, const int *scol, const double *sval, int *len, const int *bptr, int *bcol, double *bval, cudaStream_t stream);
+
+/* Several ranks, M with the local rows of N (left, spd): J (n rows, columns in the shifted compact numbers above, the
+   own ones 0 .. n-1) split into M's diagonal block (the own columns) and off-diagonal block (the others), in J's order
+   within each. With dptr NULL: dcnt[k], ocnt[k] = the entries of row k in each. Otherwise dcol (the own columns) and
+   ocol (J's columns) filled at dptr[k] and optr[k], and perm: perm[dptr[k] + t] = the position in J of the t-th
+   diagonal-block entry of row k, perm[nd + optr[k] + t] that of its t-th off-diagonal one (nd = dptr[n]). */
+cudaError_t GpukitGSAISplitCUDA(int n, const int *jptr, const int *jcol, int *dcnt, int *ocnt, const int *dptr, const int *optr, int nd, int *dcol, int *ocol, int *perm, cudaStream_t stream);
 
 /* the local problems of the rows of N */
 typedef struct {
