@@ -720,8 +720,11 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRCompactLongKernel(const
 }
 
 /* entries of a tile a lane moves per step: their loads are all issued before their stores (a lane's loads otherwise
-   waited for its stores of the step before; ncu had the kernel at about 1.2 TB/s on an H200) */
-#define DCSR_TILE_UNROLL 4
+   waited for its stores of the step before; ncu had the kernel at about 1.2 TB/s on an H200). A build may set it
+   (EXTRA_CFLAGS=-DDCSR_TILE_UNROLL=1) to compare. */
+#ifndef DCSR_TILE_UNROLL
+  #define DCSR_TILE_UNROLL 4
+#endif
 
 /* the other rows, a warp per tile of 32 consecutive rows: the lanes scan the tile's row lengths and move its entries
    together (entry e of the tile by lane e % 32: consecutive rows that are contiguous in the buffer are read and written
