@@ -71,9 +71,9 @@ typedef struct {
   /* M from vals */
   GSAIMap     map;
   int        *mperm;
-  /* several ranks: the rows of B held here (the fetched ones) as a square CSR over the compact numbers of their
-     columns (GSAIRows), shifted by -u0 so that the local rows of N are 0 .. n-1: bptr has nu + 1 entries and the
-     kernels get bptr + u0; columns left of the local rows are negative, the merges only compare them */
+  /* several ranks: the rows of B held here (own and fetched; made on the host or on the device) as a square CSR over
+     the compact numbers of their columns, shifted by -u0 so that the local rows of N are 0 .. n-1: bptr has nu + 1
+     entries and the kernels get bptr + u0; columns left of the local rows are negative, the merges only compare them */
   int       nu, u0;
   PetscInt *ucol;      /* the global numbers of the nu compact numbers, when the held rows were made on the device */
   PetscBool devrows;   /* the held rows were made on the device from B's device blocks (GSAICUDAHeldRowsDeviceMPI()) */
@@ -833,7 +833,7 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
   PC_GSAI           *gs = (PC_GSAI *)pc->data;
   const PetscInt    *need, *garray, *ia = NULL, *ja = NULL;
   const PetscScalar *sa = NULL;
-  PetscInt           nneed, noff = 0, *off, ngar, ns = 0, nsc, *scols, nu, u0, m;
+  PetscInt           nneed, noff = 0, *off, ngar, nse = 0, nsc, *scols, nu, u0, m;
   IS                 offis, all;
   Mat                Ad, Ao, S;
   PetscBool          done = PETSC_FALSE;
@@ -860,27 +860,32 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
   PetscCall(MatGetRowIJ(S, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCheck(done && m == noff, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: cannot read the %" PetscInt_FMT " rows fetched from the other ranks", noff);
   PetscCall(MatSeqAIJGetArrayRead(S, &sa));
-  ns = ia[noff];
+  nse = ia[noff];
   /* the compact numbers: the held rows and the fetched rows' columns (the own rows' columns are own rows or in garray,
      both held: gs->fetchis is at least one step around the own rows) */
   if (newpattern || !cu->ucol) {
     PetscCall(PetscFree(cu->ucol));
-    PetscCall(PetscMalloc1(ns, &scols));
-    PetscCall(PetscArraycpy(scols, ja, ns));
-    nsc = ns;
+    PetscCall(PetscMalloc1(nse, &scols));
+    PetscCall(PetscArraycpy(scols, ja, nse));
+    nsc = nse;
     PetscCall(PetscSortRemoveDupsInt(&nsc, scols));
     PetscCall(GSAICUDAUnionSets(nneed, need, nsc, scols, &nu, &cu->ucol));
     PetscCall(PetscFree(scols));
   } else nu = cu->nu;
   PetscCall(ISRestoreIndices(gs->fetchis, &need));
-  PetscCheck(nu < INT_MAX && ns < INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The device set-up of PCGSAI uses 32-bit indices: this rank holds %" PetscInt_FMT " rows and columns, too many; use -pc_gsai_use_device false", nu);
+  {
+    MatInfo id, io;
+    PetscCall(MatGetInfo(Ad, MAT_LOCAL, &id));
+    PetscCall(MatGetInfo(Ao, MAT_LOCAL, &io));
+    PetscCheck(nu < INT_MAX && id.nz_used + io.nz_used + (PetscLogDouble)nse < (PetscLogDouble)INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The device set-up of PCGSAI uses 32-bit indices: this rank holds %" PetscInt_FMT " rows and columns with %.0f nonzeros, too many; use -pc_gsai_use_device false", nu, (double)(id.nz_used + io.nz_used + (PetscLogDouble)nse));
+  }
   u0 = 0;
   if (nloc) {
     PetscCall(PetscFindInt(first, nu, cu->ucol, &u0));
     PetscCheck(u0 >= 0 && u0 + nloc <= nu && cu->ucol[u0 + nloc - 1] == first + nloc - 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: the rows held for the device set-up do not hold the local rows %" PetscInt_FMT " .. %" PetscInt_FMT, first, first + nloc - 1);
   }
   /* garray, the fetched rows and their columns in shifted compact numbers (all increasing: walks, no search) */
-  PetscCall(PetscMalloc4(ngar + 1, &hgmap, noff + 1, &hsrow, noff + 1, &hsptr, ns + 1, &hscol));
+  PetscCall(PetscMalloc4(ngar + 1, &hgmap, noff + 1, &hsrow, noff + 1, &hsptr, nse + 1, &hscol));
   for (PetscInt j = 0, u = 0; j < ngar; j++) {
     while (u < nu && cu->ucol[u] < garray[j]) u++;
     PetscCheck(u < nu && cu->ucol[u] == garray[j], PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: column %" PetscInt_FMT " of B's off-diagonal block is not held", garray[j]);
@@ -898,20 +903,20 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
       hscol[e] = (int)(c - u0);
     }
   }
-  hsptr[noff] = (int)ns;
+  hsptr[noff] = (int)nse;
   PetscCall(PetscFree(off));
   /* to the device; the own rows from B's device blocks */
   if (ngar) PetscCallCUDA(GpukitPoolMallocN(&gmap, (size_t)ngar, stream));
   PetscCallCUDA(GpukitPoolMallocN(&srow, (size_t)noff + 1, stream));
   PetscCallCUDA(GpukitPoolMallocN(&sptr, (size_t)noff + 1, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&scol, (size_t)ns + 1, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&sval, (size_t)ns + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&scol, (size_t)nse + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&sval, (size_t)nse + 1, stream));
   PetscCallCUDA(GpukitPoolMallocN(&len, (size_t)nu + 1, stream));
   if (ngar) PetscCallCUDA(cudaMemcpyAsync(gmap, hgmap, (size_t)ngar * sizeof(int), cudaMemcpyHostToDevice, stream));
   PetscCallCUDA(cudaMemcpyAsync(srow, hsrow, (size_t)(noff + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
   PetscCallCUDA(cudaMemcpyAsync(sptr, hsptr, (size_t)(noff + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
-  if (ns) PetscCallCUDA(cudaMemcpyAsync(scol, hscol, (size_t)ns * sizeof(int), cudaMemcpyHostToDevice, stream));
-  if (ns) PetscCallCUDA(cudaMemcpyAsync(sval, sa, (size_t)ns * sizeof(double), cudaMemcpyHostToDevice, stream));
+  if (nse) PetscCallCUDA(cudaMemcpyAsync(scol, hscol, (size_t)nse * sizeof(int), cudaMemcpyHostToDevice, stream));
+  if (nse) PetscCallCUDA(cudaMemcpyAsync(sval, sa, (size_t)nse * sizeof(double), cudaMemcpyHostToDevice, stream));
   PetscCall(GpukitMatGetDeviceCSR(Ad, &cd));
   PetscCall(PetscMemzero(&co, sizeof(co)));
   PetscCall(MatGetInfo(Ao, MAT_LOCAL, &info));
@@ -922,14 +927,13 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
     PetscCallCUDA(GpukitPoolMallocN(&cu->bptr, (size_t)nu + 1, stream));
   }
   PetscCallCUDA(GpukitCSRScanCUDA((int)nu, len, cu->bptr, NULL, &nnzb, stream)); /* synchronises */
-  PetscCheck(newpattern || nnzb == cu->nnzb, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "PCGSAI: SAME_NONZERO_PATTERN, but the rows of A this rank reads have %d nonzeros, %d before", nnzb, cu->nnzb);
   if (newpattern) {
     PetscCallCUDA(GpukitPoolFreeN(&cu->bcol, stream));
     PetscCallCUDA(GpukitPoolFreeN(&cu->bval, stream));
     PetscCallCUDA(GpukitPoolMallocN(&cu->bcol, (size_t)nnzb + 1, stream));
     PetscCallCUDA(GpukitPoolMallocN(&cu->bval, (size_t)nnzb + 1, stream));
   }
-  PetscCallCUDA(GpukitGSAIHeldRowsCUDA((int)nu, (int)u0, (int)nloc, cd.rowptr, cd.colidx, cd.val, co.rowptr, co.colidx, co.val, gmap, (int)noff, srow, sptr, scol, sval, NULL, cu->bptr, cu->bcol, cu->bval, stream));
+  if (newpattern || nnzb == cu->nnzb) PetscCallCUDA(GpukitGSAIHeldRowsCUDA((int)nu, (int)u0, (int)nloc, cd.rowptr, cd.colidx, cd.val, co.rowptr, co.colidx, co.val, gmap, (int)noff, srow, sptr, scol, sval, NULL, cu->bptr, cu->bcol, cu->bval, stream));
   PetscCallCUDA(cudaStreamSynchronize(stream)); /* the host arrays and the fetched values go now */
   if (co.rowptr) PetscCall(GpukitMatRestoreDeviceCSR(Ao, &co));
   PetscCall(GpukitMatRestoreDeviceCSR(Ad, &cd));
@@ -942,6 +946,7 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
   PetscCallCUDA(GpukitPoolFreeN(&scol, stream));
   PetscCallCUDA(GpukitPoolFreeN(&sval, stream));
   PetscCallCUDA(GpukitPoolFreeN(&len, stream));
+  PetscCheck(newpattern || nnzb == cu->nnzb, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "PCGSAI: SAME_NONZERO_PATTERN, but the rows of A this rank reads have %d nonzeros, %d before", nnzb, cu->nnzb);
   cu->nu   = (int)nu;
   cu->u0   = (int)u0;
   cu->nnzb = nnzb;
@@ -949,7 +954,8 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
 }
 
 /* M's structure from J on the device (GSAICUDACreateSplitDeviceMPI()): the held rows were made there (so PetscInt is
-   int and J's columns are compact numbers with the own ones first) and M = N (left, spd); gs->Jcol is then not made */
+   int and J's columns are shifted compact numbers, the own ones 0 .. n-1) and M = N (left, spd); gs->Jcol is then
+   not made */
 static inline PetscBool GSAICUDASplitOnDevice(const PC_GSAI *gs, const PC_GSAI_CUDA *cu)
 {
   return (cu->devrows && !(gs->type == PCGSAI_GENERAL && gs->sideused == PC_RIGHT)) ? PETSC_TRUE : PETSC_FALSE;
@@ -1191,9 +1197,10 @@ static PetscErrorCode GSAICUDASetValuesSplitMPI(PC_GSAI *gs, PC_GSAI_CUDA *cu, c
                 (MatCreateSubMatrices() of those only, kept: with SAME_NONZERO_PATTERN only their values are fetched);
                 the own ones straight from B's device blocks when B = A has them (GSAICUDAHeldRowsDeviceMPI()), else
                 read from B's CSR arrays on the host and uploaded
-     pattern  - the held rows as one CSR over local numbers (see PC_GSAI_CUDA), uploaded once per pattern; J found
-                from them by the one-rank kernels (threshold, powers, lower part, cap: the host's J and so its M),
-                read back once for M's structure; the device plan of the local rows
+     pattern  - the held rows as one CSR over local numbers (see PC_GSAI_CUDA): made on the device in every set-up,
+                or uploaded (the structure once per pattern, the values in every set-up); J found from them by the
+                one-rank kernels (threshold, powers, lower part, cap: the host's J and so its M); J's row pointers
+                read back, its columns too unless M's split is made on the device; the device plan of the local rows
      solve    - the device kernels of one rank on the local rows (small, large, huge classes, batches, tuner)
      assemble - M (or G) as MATMPIAIJCUSPARSE, the structure once per pattern: left, spd (M = N, local rows) from J's
                 CSR split into M's diagonal and off-diagonal blocks, the values gathered on the device into the blocks'
@@ -1356,7 +1363,9 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
     PetscCall(GSAIRaiseFailure(pc, &fail));
   }
 
-  /* assemble: M's structure once per pattern (left, spd: from J's CSR; right: through COO), its values from the device */
+  /* assemble: M's structure once per pattern (left, spd: from J's CSR, split on the device by
+     GSAICUDACreateSplitDeviceMPI() or on the host by GSAICUDACreateSplitMPI(); right: through COO), its values from the
+     device */
   PetscCall(PetscLogEventBegin(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
   if (!gs->M && !right) {

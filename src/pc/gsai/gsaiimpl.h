@@ -100,9 +100,11 @@ typedef struct {
   PCGSAIType ptype; /* type and side the pattern was made for */
   PCSide     pside;
   PetscInt   nloc;        /* local rows of N */
-  PetscInt  *Jptr, *Jcol; /* pattern of the local rows of N, global sorted columns */
-  IS         fetchis;     /* MPI: the rows of B the local problems need */
-  Mat       *fetched;     /* MPI: those rows (MatCreateSubMatrices), reused */
+  PetscInt  *Jptr, *Jcol; /* pattern of the local rows of N, global sorted columns (Jcol NULL after a multi-rank device
+                             set-up that split M on the device: J is kept there) */
+  IS         fetchis;     /* MPI: the rows of B the set-up holds (host: those the local problems need; device: all within
+                             the pattern's power of steps of the own rows) */
+  Mat       *fetched;     /* MPI: those rows (MatCreateSubMatrices), reused; only the other ranks' rows where B is AIJ */
   Mat        N;           /* right: N, with M = N^T */
 
   /* the adaptive pattern (gsaiadaptive.c): options, and what the last set-up that made the pattern achieved */

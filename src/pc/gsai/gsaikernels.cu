@@ -898,7 +898,7 @@ extern "C" cudaError_t GpukitGSAIInfoGet(const GpukitGSAIInfo *dinfo, GpukitGSAI
 
 extern "C" cudaError_t GpukitGSAIHeldRowsCUDA(int nu, int u0, int n, const int *di, const int *dj, const double *da, const int *oi, const int *oj, const double *oa, const int *gmap, int ns, const int *srow, const int *sptr, const int *scol, const double *sval, int *len, const int *bptr, int *bcol, double *bval, cudaStream_t stream)
 {
-  if (nu < 0 || n < 0 || ns < 0 || u0 < 0 || u0 + n > nu || (n && !di) || (oi && !gmap) || (ns && !(srow && sptr)) || (!bptr && !len) || (bptr && !(bcol && bval))) return cudaErrorInvalidValue;
+  if (nu < 0 || n < 0 || ns < 0 || u0 < 0 || u0 + n > nu || (n && !(di && dj && da)) || (oi && !(oj && oa && gmap)) || (ns && !(srow && sptr && scol && sval)) || (!bptr && !len) || (bptr && !(bcol && bval))) return cudaErrorInvalidValue;
   if (!bptr && nu) GSAI_TRY(cudaMemsetAsync(len, 0, (size_t)nu * sizeof(int), stream));
   if (n) HeldOwnKernel<<<Blocks(n, 256), 256, 0, stream>>>(u0, n, di, dj, da, oi, oj, oa, gmap, len, bptr, bcol, bval);
   GSAI_TRY(cudaGetLastError());
@@ -908,7 +908,7 @@ extern "C" cudaError_t GpukitGSAIHeldRowsCUDA(int nu, int u0, int n, const int *
 
 extern "C" cudaError_t GpukitGSAISplitCUDA(int n, const int *jptr, const int *jcol, int *dcnt, int *ocnt, const int *dptr, const int *optr, int nd, int *dcol, int *ocol, int *perm, cudaStream_t stream)
 {
-  if (n < 0 || nd < 0 || (!dptr && !(dcnt && ocnt)) || (dptr && !(optr && dcol && ocol && perm))) return cudaErrorInvalidValue;
+  if (n < 0 || nd < 0 || (n && !(jptr && jcol)) || (!dptr && !(dcnt && ocnt)) || (dptr && !(optr && dcol && ocol && perm))) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   SplitKernel<<<Blocks(n, 256), 256, 0, stream>>>(n, jptr, jcol, dcnt, ocnt, dptr, optr, nd, dcol, ocol, perm);
   return cudaGetLastError();

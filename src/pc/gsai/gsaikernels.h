@@ -91,7 +91,8 @@ cudaError_t GpukitGSAISamePatternCUDA(int n, int nnzb, const int *bptr, const in
 /* The rows of B that one of several ranks holds, as one CSR over the compact numbers of their columns shifted by -u0
    (the rank's n own rows are rows u0 .. u0+n-1, their diagonal block's columns 0 .. n-1; nu rows in all, those not
    held empty): the own rows from the device CSR of B's diagonal block (di, dj, da) and off-diagonal block (oi, oj,
-   oa, all NULL when it is empty; column c is gmap[c], gmap increasing), merged in column order; the other ranks' ns
+   oa, all NULL when it is empty; column c is gmap[c], gmap increasing), merged in column order (the blocks' rows must
+   be sorted by column, as a GpukitDeviceCSR's are: nothing checks it here); the other ranks' ns
    rows copied from (sptr, scol, sval) into the rows srow. With bptr NULL: len[u] = the length of row u (nu entries).
    Otherwise bcol and bval filled at bptr. */
 cudaError_t GpukitGSAIHeldRowsCUDA(int nu, int u0, int n, const int *di, const int *dj, const double *da, const int *oi, const int *oj, const double *oa, const int *gmap, int ns, const int *srow, const int *sptr, const int *scol, const double *sval, int *len, const int *bptr, int *bcol, double *bval, cudaStream_t stream);
