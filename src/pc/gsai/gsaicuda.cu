@@ -1040,6 +1040,45 @@ static PetscErrorCode GSAICUDAPatternMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRows
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* M's two blocks as CSR arrays in one host allocation, which MatCreateMPIAIJWithSplitArrays() uses without a copy:
+   the values (nd of the diagonal block, then the off-diagonal block's), the row pointers, the columns */
+typedef struct {
+  void        *block;
+  PetscScalar *dv, *ov;
+  PetscInt    *di, *oi, *dj, *oj;
+} GSAISplitCSR;
+
+static PetscErrorCode GSAISplitCSRAlloc(PetscInt nloc, PetscInt nnz, PetscInt nd, GSAISplitCSR *S)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc((size_t)nnz * sizeof(PetscScalar) + (2 * ((size_t)nloc + 1) + (size_t)nnz) * sizeof(PetscInt), &S->block));
+  S->dv = (PetscScalar *)S->block;
+  S->ov = S->dv + nd;
+  S->di = (PetscInt *)(S->dv + nnz);
+  S->oi = S->di + nloc + 1;
+  S->dj = S->oi + nloc + 1;
+  S->oj = S->dj + nd;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* gs->M: MATMPIAIJ on S's arrays (the off-diagonal block's columns global: MatAssemblyEnd() numbers them, in the same
+   order), a container composed on it owning them, converted in place to MATMPIAIJCUSPARSE */
+static PetscErrorCode GSAISplitCSRMat(PC pc, Mat A, PetscInt nloc, GSAISplitCSR *S)
+{
+  PC_GSAI       *gs = (PC_GSAI *)pc->data;
+  PetscContainer c;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateMPIAIJWithSplitArrays(PetscObjectComm((PetscObject)pc), nloc, A->cmap->n, A->rmap->N, A->cmap->N, S->di, S->dj, S->dv, S->oi, S->oj, S->ov, &gs->M));
+  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+  PetscCall(PetscContainerSetPointer(c, S->block));
+  PetscCall(GpukitContainerSetFreeDestroy(c));
+  PetscCall(PetscObjectCompose((PetscObject)gs->M, "GSAISplitCSR", (PetscObject)c));
+  PetscCall(PetscContainerDestroy(&c));
+  PetscCall(MatConvert(gs->M, MATMPIAIJCUSPARSE, MAT_INPLACE_MATRIX, &gs->M));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* left, spd: M = N has only local rows, with J's structure. Its diagonal and off-diagonal blocks as CSR straight from J
    (sorted within a row: the entries left of the diagonal block, then its own, then those right of it, each in order),
    MATMPIAIJ on those arrays (MatCreateMPIAIJWithSplitArrays(): no COO analysis, which sorted every entry of J on the
@@ -1053,19 +1092,18 @@ static PetscErrorCode GSAICUDACreateSplitMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, Pet
   PetscInt       cstart, cend, nd = 0, *di, *dj, *oi, *oj, d = 0, o = 0;
   PetscScalar   *dv, *ov;
   int           *hperm;
-  void          *block;
-  PetscContainer c;
+  GSAISplitCSR   S;
 
   PetscFunctionBegin;
   PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));
   for (PetscInt e = 0; e < nnzj; e++) nd += (gs->Jcol[e] >= cstart && gs->Jcol[e] < cend) ? 1 : 0;
-  PetscCall(PetscMalloc((size_t)nnzj * sizeof(PetscScalar) + (2 * ((size_t)nloc + 1) + (size_t)nnzj) * sizeof(PetscInt), &block));
-  dv = (PetscScalar *)block;
-  ov = dv + nd;
-  di = (PetscInt *)(dv + nnzj);
-  oi = di + nloc + 1;
-  dj = oi + nloc + 1;
-  oj = dj + nd;
+  PetscCall(GSAISplitCSRAlloc(nloc, nnzj, nd, &S));
+  dv = S.dv;
+  ov = S.ov;
+  di = S.di;
+  oi = S.oi;
+  dj = S.dj;
+  oj = S.oj;
   PetscCall(PetscMalloc1(nnzj, &hperm));
   di[0] = oi[0] = 0;
   for (PetscInt i = 0; i < nloc; i++) {
@@ -1084,13 +1122,7 @@ static PetscErrorCode GSAICUDACreateSplitMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, Pet
     di[i + 1] = d;
     oi[i + 1] = o;
   }
-  PetscCall(MatCreateMPIAIJWithSplitArrays(PetscObjectComm((PetscObject)pc), nloc, cend - cstart, A->rmap->N, A->cmap->N, di, dj, dv, oi, oj, ov, &gs->M));
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, block));
-  PetscCall(GpukitContainerSetFreeDestroy(c));
-  PetscCall(PetscObjectCompose((PetscObject)gs->M, "GSAISplitCSR", (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c));
-  PetscCall(MatConvert(gs->M, MATMPIAIJCUSPARSE, MAT_INPLACE_MATRIX, &gs->M));
+  PetscCall(GSAISplitCSRMat(pc, A, nloc, &S));
   PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, stream));
   PetscCallCUDA(GpukitPoolMallocN(&cu->mperm, (size_t)nnzj + 1, stream));
   if (nnzj) PetscCallCUDA(cudaMemcpyAsync(cu->mperm, hperm, (size_t)nnzj * sizeof(int), cudaMemcpyHostToDevice, stream));
@@ -1110,8 +1142,7 @@ static PetscErrorCode GSAICUDACreateSplitDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat 
   int           *dcnt, *ocnt, *dptr, *optr, *dcol, *ocol, nd, no;
   PetscInt       cstart, cend, *di, *dj, *oi, *oj;
   PetscScalar   *dv, *ov;
-  void          *block;
-  PetscContainer c;
+  GSAISplitCSR   S;
 
   PetscFunctionBegin;
   PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));
@@ -1129,13 +1160,13 @@ static PetscErrorCode GSAICUDACreateSplitDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat 
   PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, stream));
   PetscCallCUDA(GpukitPoolMallocN(&cu->mperm, (size_t)nnzj + 1, stream));
   PetscCallCUDA(GpukitGSAISplitCUDA((int)nloc, cu->jptr, cu->jcol, NULL, NULL, dptr, optr, nd, dcol, ocol, cu->mperm, stream));
-  PetscCall(PetscMalloc((size_t)nnzj * sizeof(PetscScalar) + (2 * ((size_t)nloc + 1) + (size_t)nnzj) * sizeof(PetscInt), &block));
-  dv = (PetscScalar *)block;
-  ov = dv + nd;
-  di = (PetscInt *)(dv + nnzj);
-  oi = di + nloc + 1;
-  dj = oi + nloc + 1;
-  oj = dj + nd;
+  PetscCall(GSAISplitCSRAlloc(nloc, nnzj, nd, &S));
+  dv = S.dv;
+  ov = S.ov;
+  di = S.di;
+  oi = S.oi;
+  dj = S.dj;
+  oj = S.oj;
   /* PetscInt is int here (GSAICUDADeviceRowsUsable()) */
   PetscCallCUDA(cudaMemcpyAsync(di, dptr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
   PetscCallCUDA(cudaMemcpyAsync(oi, optr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
@@ -1150,13 +1181,7 @@ static PetscErrorCode GSAICUDACreateSplitDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat 
   PetscCallCUDA(GpukitPoolFreeN(&optr, stream));
   PetscCallCUDA(GpukitPoolFreeN(&dcol, stream));
   PetscCallCUDA(GpukitPoolFreeN(&ocol, stream));
-  PetscCall(MatCreateMPIAIJWithSplitArrays(PetscObjectComm((PetscObject)pc), nloc, cend - cstart, A->rmap->N, A->cmap->N, di, dj, dv, oi, oj, ov, &gs->M));
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, block));
-  PetscCall(GpukitContainerSetFreeDestroy(c));
-  PetscCall(PetscObjectCompose((PetscObject)gs->M, "GSAISplitCSR", (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c));
-  PetscCall(MatConvert(gs->M, MATMPIAIJCUSPARSE, MAT_INPLACE_MATRIX, &gs->M));
+  PetscCall(GSAISplitCSRMat(pc, A, nloc, &S));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
