@@ -1089,8 +1089,7 @@ static PetscErrorCode GSAICUDACreateSplitMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, Pet
 {
   PC_GSAI       *gs   = (PC_GSAI *)pc->data;
   const PetscInt nnzj = gs->Jptr[nloc];
-  PetscInt       cstart, cend, nd = 0, *di, *dj, *oi, *oj, d = 0, o = 0;
-  PetscScalar   *dv, *ov;
+  PetscInt       cstart, cend, nd = 0, d = 0, o = 0;
   int           *hperm;
   GSAISplitCSR   S;
 
@@ -1098,29 +1097,23 @@ static PetscErrorCode GSAICUDACreateSplitMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, Pet
   PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));
   for (PetscInt e = 0; e < nnzj; e++) nd += (gs->Jcol[e] >= cstart && gs->Jcol[e] < cend) ? 1 : 0;
   PetscCall(GSAISplitCSRAlloc(nloc, nnzj, nd, &S));
-  dv = S.dv;
-  ov = S.ov;
-  di = S.di;
-  oi = S.oi;
-  dj = S.dj;
-  oj = S.oj;
   PetscCall(PetscMalloc1(nnzj, &hperm));
-  di[0] = oi[0] = 0;
+  S.di[0] = S.oi[0] = 0;
   for (PetscInt i = 0; i < nloc; i++) {
     for (PetscInt e = gs->Jptr[i]; e < gs->Jptr[i + 1]; e++) {
       const PetscInt g = gs->Jcol[e];
       if (g >= cstart && g < cend) {
-        dj[d]      = g - cstart;
-        dv[d]      = 0.0;
+        S.dj[d]    = g - cstart;
+        S.dv[d]    = 0.0;
         hperm[d++] = (int)e;
       } else {
-        oj[o]           = g; /* global: MatAssemblyEnd() numbers the off-diagonal columns, in the same order */
-        ov[o]           = 0.0;
+        S.oj[o]         = g; /* global: MatAssemblyEnd() numbers the off-diagonal columns, in the same order */
+        S.ov[o]         = 0.0;
         hperm[nd + o++] = (int)e;
       }
     }
-    di[i + 1] = d;
-    oi[i + 1] = o;
+    S.di[i + 1] = d;
+    S.oi[i + 1] = o;
   }
   PetscCall(GSAISplitCSRMat(pc, A, nloc, &S));
   PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, stream));
@@ -1140,8 +1133,7 @@ static PetscErrorCode GSAICUDACreateSplitDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat 
   PC_GSAI       *gs = (PC_GSAI *)pc->data;
   const int      nnzj = cu->nnzj;
   int           *dcnt, *ocnt, *dptr, *optr, *dcol, *ocol, nd, no;
-  PetscInt       cstart, cend, *di, *dj, *oi, *oj;
-  PetscScalar   *dv, *ov;
+  PetscInt       cstart, cend;
   GSAISplitCSR   S;
 
   PetscFunctionBegin;
@@ -1161,20 +1153,14 @@ static PetscErrorCode GSAICUDACreateSplitDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat 
   PetscCallCUDA(GpukitPoolMallocN(&cu->mperm, (size_t)nnzj + 1, stream));
   PetscCallCUDA(GpukitGSAISplitCUDA((int)nloc, cu->jptr, cu->jcol, NULL, NULL, dptr, optr, nd, dcol, ocol, cu->mperm, stream));
   PetscCall(GSAISplitCSRAlloc(nloc, nnzj, nd, &S));
-  dv = S.dv;
-  ov = S.ov;
-  di = S.di;
-  oi = S.oi;
-  dj = S.dj;
-  oj = S.oj;
   /* PetscInt is int here (GSAICUDADeviceRowsUsable()) */
-  PetscCallCUDA(cudaMemcpyAsync(di, dptr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
-  PetscCallCUDA(cudaMemcpyAsync(oi, optr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
-  if (nd) PetscCallCUDA(cudaMemcpyAsync(dj, dcol, (size_t)nd * sizeof(int), cudaMemcpyDeviceToHost, stream));
-  if (no) PetscCallCUDA(cudaMemcpyAsync(oj, ocol, (size_t)no * sizeof(int), cudaMemcpyDeviceToHost, stream));
-  PetscCall(PetscArrayzero(dv, nnzj));
+  PetscCallCUDA(cudaMemcpyAsync(S.di, dptr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaMemcpyAsync(S.oi, optr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  if (nd) PetscCallCUDA(cudaMemcpyAsync(S.dj, dcol, (size_t)nd * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  if (no) PetscCallCUDA(cudaMemcpyAsync(S.oj, ocol, (size_t)no * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  PetscCall(PetscArrayzero(S.dv, nnzj));
   PetscCallCUDA(cudaStreamSynchronize(stream));
-  for (PetscInt t = 0; t < no; t++) oj[t] = cu->ucol[oj[t] + cu->u0]; /* global: MatAssemblyEnd() numbers them */
+  for (PetscInt t = 0; t < no; t++) S.oj[t] = cu->ucol[S.oj[t] + cu->u0]; /* global: MatAssemblyEnd() numbers them */
   PetscCallCUDA(GpukitPoolFreeN(&dcnt, stream));
   PetscCallCUDA(GpukitPoolFreeN(&ocnt, stream));
   PetscCallCUDA(GpukitPoolFreeN(&dptr, stream));
