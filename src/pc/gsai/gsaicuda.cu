@@ -670,24 +670,6 @@ static PetscErrorCode GSAICUDAGetBMPI(PC pc, Mat A, PetscBool right, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the sorted union of two sorted sets of numbers, as a new array */
-static PetscErrorCode GSAICUDAUnionSets(PetscInt na, const PetscInt *sa, PetscInt nb, const PetscInt *sb, PetscInt *n, PetscInt **s)
-{
-  PetscInt i = 0, j = 0, k = 0, *o;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc1(na + nb, &o));
-  while (i < na || j < nb) {
-    const PetscInt v = (j >= nb || (i < na && sa[i] <= sb[j])) ? sa[i] : sb[j];
-    if (i < na && sa[i] == v) i++;
-    if (j < nb && sb[j] == v) j++;
-    o[k++] = v;
-  }
-  *n = k;
-  *s = o;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* the rows of B this rank holds: its own and, for a power pattern of power p, every row within p steps of them in the
    graph of B (unthresholded: a superset of the rows the thresholded pattern and its local problems read, so the
    pattern is found on the device from these rows alone, GSAICUDAPatternMPI()). Their global numbers go to
@@ -700,26 +682,21 @@ static PetscErrorCode GSAICUDARowsMPI(PC pc, Mat B, PetscInt first, PetscInt nlo
   const PetscInt  levels = gs->pattern == PCGSAI_PATTERN_POWER ? gs->power : 1;
   Mat             Ad, Ao;
   const PetscInt *garray;
-  PetscInt        nneed, *need, nfront, *front, ngar, cstart, cend;
+  PetscInt        nneed, *need, nfront, *front, ngar;
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, &garray)); /* B is MATMPIAIJ or based on it (GSAICUDAGetBMPI()) */
   PetscCall(MatGetLocalSize(Ao, NULL, &ngar));
-  /* one step: the own rows, the columns of the diagonal block (the same numbers, unless the column layout differs)
-     and garray (sorted) */
-  PetscCall(MatGetOwnershipRangeColumn(B, &cstart, &cend));
-  PetscCall(PetscMalloc1(nloc + cend - cstart, &front));
+  /* one step: the own rows (also the diagonal block's columns: PCSetUp_GSAI() checks that the row and column layouts
+     are the same) and garray (sorted); the other ranks' rows one step away are garray */
+  PetscCall(PetscMalloc1(nloc, &front));
   for (PetscInt i = 0; i < nloc; i++) front[i] = first + i;
-  for (PetscInt i = cstart; i < cend; i++) front[nloc + i - cstart] = i;
-  nfront = nloc + cend - cstart;
-  if (cstart != first || cend != first + nloc) PetscCall(PetscSortRemoveDupsInt(&nfront, front));
-  else nfront = nloc;
-  PetscCall(GSAICUDAUnionSets(nfront, front, ngar, garray, &nneed, &need));
+  need = NULL;
+  PetscCall(PetscMergeIntArray(nloc, front, ngar, garray, &nneed, &need));
   PetscCall(PetscFree(front));
-  PetscCall(PetscMalloc1(nneed, &front)); /* the other ranks' rows one step away */
-  nfront = 0;
-  for (PetscInt t = 0; t < nneed; t++)
-    if (need[t] < first || need[t] >= first + nloc) front[nfront++] = need[t];
+  PetscCall(PetscMalloc1(ngar, &front));
+  PetscCall(PetscArraycpy(front, garray, ngar));
+  nfront = ngar;
   for (PetscInt l = 1; l < levels; l++) {
     IS              is, all;
     Mat            *sub;
@@ -748,7 +725,8 @@ static PetscErrorCode GSAICUDARowsMPI(PC pc, Mat B, PetscInt first, PetscInt nlo
       if ((q == nneed || need[q] != cols[t]) && (cols[t] < first || cols[t] >= first + nloc)) front[nf++] = cols[t];
     }
     nfront = nf;
-    PetscCall(GSAICUDAUnionSets(nneed, need, nc, cols, &nn, &nw));
+    nw = NULL;
+    PetscCall(PetscMergeIntArray(nneed, need, nc, cols, &nn, &nw));
     PetscCall(PetscFree(cols));
     PetscCall(PetscFree(need));
     nneed = nn;
@@ -869,7 +847,8 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
     PetscCall(PetscArraycpy(scols, ja, nse));
     nsc = nse;
     PetscCall(PetscSortRemoveDupsInt(&nsc, scols));
-    PetscCall(GSAICUDAUnionSets(nneed, need, nsc, scols, &nu, &cu->ucol));
+    cu->ucol = NULL;
+    PetscCall(PetscMergeIntArray(nneed, need, nsc, scols, &nu, &cu->ucol));
     PetscCall(PetscFree(scols));
   } else nu = cu->nu;
   PetscCall(ISRestoreIndices(gs->fetchis, &need));
