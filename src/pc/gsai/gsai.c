@@ -249,41 +249,6 @@ static PetscErrorCode GSAIResolveOptions(PC pc, Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the lengths of the local rows of an AIJ matrix (MATSEQAIJ, MATMPIAIJ and the types based on them) from the row
-   pointers of its blocks, with no MatGetRow() (which merges and copies every row of a MATMPIAIJ); *done false for
-   other types or blocks that give no row pointers */
-static PetscErrorCode GSAIRowLengths(Mat C, PetscInt *len, PetscBool *done)
-{
-  Mat             blk[2] = {NULL, NULL};
-  PetscBool       seq, mpi, ok[2] = {PETSC_FALSE, PETSC_FALSE};
-  const PetscInt *ia[2] = {NULL, NULL}, *ja;
-  PetscInt        n[2] = {0, 0}, m;
-
-  PetscFunctionBegin;
-  *done = PETSC_FALSE;
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)C, MATSEQAIJ, &seq));
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)C, MATMPIAIJ, &mpi));
-  if (seq) blk[0] = C;
-  else if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(C, &blk[0], &blk[1], NULL));
-  else PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatGetLocalSize(C, &m, NULL));
-  for (int b = 0; b < 2; b++)
-    if (blk[b]) {
-      PetscCall(MatGetRowIJ(blk[b], 0, PETSC_FALSE, PETSC_FALSE, &n[b], &ia[b], &ja, &ok[b]));
-      if (ok[b] && n[b] != m) { /* not the local rows: give back, use MatGetRow() */
-        PetscCall(MatRestoreRowIJ(blk[b], 0, PETSC_FALSE, PETSC_FALSE, &n[b], &ia[b], &ja, &ok[b]));
-        ok[b] = PETSC_FALSE;
-      }
-    }
-  if (ok[0] && (!blk[1] || ok[1])) {
-    for (PetscInt i = 0; i < m; i++) len[i] = ia[0][i + 1] - ia[0][i] + (blk[1] ? ia[1][i + 1] - ia[1][i] : 0);
-    *done = PETSC_TRUE;
-  }
-  for (int b = 0; b < 2; b++)
-    if (ok[b]) PetscCall(MatRestoreRowIJ(blk[b], 0, PETSC_FALSE, PETSC_FALSE, &n[b], &ia[b], &ja, &ok[b]));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Collective: the dense rows of B (A, or A^T for the right type): more than max(64, 10 x the average) nonzeros,
    handled apart by the pattern (GSAIIsDense(), gsaiimpl.h) */
 static PetscErrorCode GSAIFindDense(PC pc, Mat A)

@@ -178,6 +178,7 @@ PETSC_INTERN PetscErrorCode GSAIRowsDestroy(GSAIRows *);
 /* the rows of B with the global numbers in an IS (sorted), from every rank: kept in *sub for reuse */
 /* (own rows read from B's CSR arrays, only the other ranks' rows through MatCreateSubMatrices(), which *sub keeps) */
 PETSC_INTERN PetscErrorCode GSAIRowsFetch(Mat, IS, MatReuse, Mat **, GSAIRows *);
+PETSC_INTERN PetscErrorCode GSAIRowLengths(Mat, PetscInt *, PetscBool *);
 /* the sorted distinct columns of the pattern (Jptr, Jcol) of local rows first .. first+nloc-1: the rows of B it reads */
 PETSC_INTERN PetscErrorCode GSAIPatternColumns(PetscInt, PetscInt, const PetscInt *, const PetscInt *, PetscInt *, PetscInt **);
 

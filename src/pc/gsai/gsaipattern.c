@@ -28,13 +28,15 @@ PetscErrorCode GSAIRowsDestroy(GSAIRows *R)
 */
 typedef struct {
   PetscBool          ok;     /* the arrays below are valid; else read with MatGetRow() */
+  PetscBool          vals;   /* da and oa were taken too */
   Mat                Ad, Ao; /* Ao NULL: sequential */
   const PetscInt    *di, *dj, *oi, *oj, *garray;
   const PetscScalar *da, *oa;
   PetscInt           rstart, rend, cstart;
 } GSAILocalCSR;
 
-static PetscErrorCode GSAILocalCSRGet(Mat S, GSAILocalCSR *L)
+/* with values false only the structure (no value arrays, nothing brought back from a device) */
+static PetscErrorCode GSAILocalCSRGet(Mat S, PetscBool values, GSAILocalCSR *L)
 {
   PetscBool seq, mpi, dok = PETSC_FALSE, ook = PETSC_FALSE;
   PetscInt  n;
@@ -61,10 +63,12 @@ static PetscErrorCode GSAILocalCSRGet(Mat S, GSAILocalCSR *L)
     if (ook && L->Ao) PetscCall(MatRestoreRowIJ(L->Ao, 0, PETSC_FALSE, PETSC_FALSE, &n, &L->oi, &L->oj, &ook));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+  L->ok = PETSC_TRUE;
+  if (!values) PetscFunctionReturn(PETSC_SUCCESS);
   PetscTryMethod(L->Ad, "GpukitMatSyncHost_C", (Mat), (L->Ad)); /* MATAMBCUDA after a lazy device refresh */
   PetscCall(MatSeqAIJGetArrayRead(L->Ad, &L->da)); /* brings device values back to the host when they are newer */
   if (L->Ao) PetscCall(MatSeqAIJGetArrayRead(L->Ao, &L->oa));
-  L->ok = PETSC_TRUE;
+  L->vals = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -75,13 +79,14 @@ static PetscErrorCode GSAILocalCSRRestore(GSAILocalCSR *L)
 
   PetscFunctionBegin;
   if (!L->ok) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSeqAIJRestoreArrayRead(L->Ad, &L->da));
+  if (L->vals) PetscCall(MatSeqAIJRestoreArrayRead(L->Ad, &L->da));
   PetscCall(MatRestoreRowIJ(L->Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &L->di, &L->dj, &done));
   if (L->Ao) {
-    PetscCall(MatSeqAIJRestoreArrayRead(L->Ao, &L->oa));
+    if (L->vals) PetscCall(MatSeqAIJRestoreArrayRead(L->Ao, &L->oa));
     PetscCall(MatRestoreRowIJ(L->Ao, 0, PETSC_FALSE, PETSC_FALSE, &n, &L->oi, &L->oj, &done));
   }
-  L->ok = PETSC_FALSE;
+  L->ok   = PETSC_FALSE;
+  L->vals = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -109,6 +114,21 @@ static inline void GSAILocalCSRRow(const GSAILocalCSR *L, PetscInt lr, PetscInt 
     col[c] = L->garray[L->oj[o]];
     val[c] = L->oa[o];
   }
+}
+
+/* the lengths of the local rows of an AIJ matrix (MATSEQAIJ, MATMPIAIJ and the types based on them) from its blocks'
+   row pointers, with no MatGetRow() (which merges and copies every row of a MATMPIAIJ) and no values; *done false for
+   other types, whose rows the caller reads itself */
+PetscErrorCode GSAIRowLengths(Mat C, PetscInt *len, PetscBool *done)
+{
+  GSAILocalCSR L;
+
+  PetscFunctionBegin;
+  PetscCall(GSAILocalCSRGet(C, PETSC_FALSE, &L));
+  *done = L.ok;
+  for (PetscInt i = 0; L.ok && i < L.rend - L.rstart; i++) len[i] = GSAILocalCSRLength(&L, i);
+  PetscCall(GSAILocalCSRRestore(&L));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* the compact numbering of R's columns and rows (R->ptr, col, gid, n set); N bounds the global numbers */
@@ -175,7 +195,7 @@ PetscErrorCode GSAIRowsCreate(Mat S, PetscInt roff, PetscInt n, PetscInt *gid, G
   PetscFunctionBegin;
   R->n   = n;
   R->gid = gid;
-  PetscCall(GSAILocalCSRGet(S, &L));
+  PetscCall(GSAILocalCSRGet(S, PETSC_TRUE, &L));
   if (L.ok && roff >= L.rstart && roff + n <= L.rend) { /* the CSR arrays, no MatGetRow() */
     for (PetscInt i = 0; i < n; i++) nnz += GSAILocalCSRLength(&L, roff - L.rstart + i);
     PetscCall(PetscMalloc3(n + 1, &R->ptr, nnz, &R->col, nnz, &R->val));
@@ -230,7 +250,7 @@ PetscErrorCode GSAIRowsFetch(Mat B, IS rows, MatReuse reuse, Mat **sub, GSAIRows
   PetscCall(PetscArraycpy(gid, idx, n));
   PetscCall(ISRestoreIndices(rows, &idx));
   PetscCall(ISCreateStride(PETSC_COMM_SELF, B->cmap->N, 0, 1, &all));
-  PetscCall(GSAILocalCSRGet(B, &L));
+  PetscCall(GSAILocalCSRGet(B, PETSC_TRUE, &L));
   if (!L.ok) { /* every row through MatCreateSubMatrices() (collective: every rank takes the same branch, B's type is the same) */
     PetscCall(MatCreateSubMatrices(B, 1, &rows, &all, reuse, sub));
     PetscCall(ISDestroy(&all));
