@@ -666,6 +666,7 @@ static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
   PetscBool   iascii, setup = pc->setupcalled && (gs->M || gs->devm) ? PETSC_TRUE : PETSC_FALSE;
   char        line[512];
   size_t      len;
+  PetscMPIInt size;
   PCGSAIType  type    = setup ? gs->type : gs->typeopt;
   PCGSAIPatternType pattern = setup ? gs->pattern : gs->patternopt;
   const char *what    = type == PCGSAI_SPD ? "row of G" : (setup && gs->sideused == PC_RIGHT ? "column" : "row");
@@ -707,9 +708,11 @@ static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line));
   if (setup && gs->patternwhy[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "ignored: %s\n", gs->patternwhy));
   if (!setup) PetscFunctionReturn(PETSC_SUCCESS);
-  /* M (or G) is n x n with A's layout; in the device CSR (gs->devm) it is made as MATSEQAIJCUSPARSE only when asked for */
+  /* M (or G) is n x n with A's layout; in the device CSR (gs->devm) it is made as MATSEQAIJCUSPARSE (several ranks:
+     MATMPIAIJCUSPARSE) only when asked for */
   nrows = pc->pmat->rmap->N;
-  if (gs->devm) PetscCall(PetscViewerASCIIPrintf(viewer, "%s: %" PetscInt_FMT " nonzeros (%.2f per row), %s, built on the device, kept in the device CSR and applied from there (the Mat is made when asked for)\n", gs->type == PCGSAI_SPD ? "G" : "M", gs->nnz, nrows ? (double)gs->nnz / (double)nrows : 0.0, MATSEQAIJCUSPARSE));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
+  if (gs->devm) PetscCall(PetscViewerASCIIPrintf(viewer, "%s: %" PetscInt_FMT " nonzeros (%.2f per row), %s, built on the device, kept in the device CSR and applied from there (the Mat is made when asked for)\n", gs->type == PCGSAI_SPD ? "G" : "M", gs->nnz, nrows ? (double)gs->nnz / (double)nrows : 0.0, size > 1 ? MATMPIAIJCUSPARSE : MATSEQAIJCUSPARSE));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "%s: %" PetscInt_FMT " nonzeros (%.2f per row), %s, built on the %s\n", gs->type == PCGSAI_SPD ? "G" : "M", gs->nnz, nrows ? (double)gs->nnz / (double)nrows : 0.0, ((PetscObject)gs->M)->type_name, gs->ondevice ? "device" : "host"));
   if (gs->conversion[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "conversion: %s\n", gs->conversion));
   if (gs->pattern == PCGSAI_PATTERN_ADAPTIVE) {
@@ -731,7 +734,8 @@ static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
     PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, " %s %.3g%s", GSAIStageNames[s], gs->time[s], s + 1 < GSAI_NSTAGES ? "," : ""));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line));
-  if (gs->devm) PetscCall(PetscViewerASCIIPrintf(viewer, "(device: rows, pattern and solve are device times; assemble is the host's: M made usable in the device CSR, spd: G^T built)\n"));
+  if (gs->devm && size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "(device, several ranks: each stage's host time; assemble: M's two blocks made in the device CSR, the ghost scatter, spd: G^T built)\n"));
+  else if (gs->devm) PetscCall(PetscViewerASCIIPrintf(viewer, "(device: rows, pattern and solve are device times; assemble is the host's: M made usable in the device CSR, spd: G^T built)\n"));
   else if (gs->ondevice) PetscCall(PetscViewerASCIIPrintf(viewer, "(device: rows, pattern and solve are device times; assemble is the host's, while the device solves)\n"));
   if (gs->ondevice && gs->tuner) PetscCall(GpukitTunerView(gs->tuner, viewer)); /* the block sizes of the large and huge classes */
   PetscFunctionReturn(PETSC_SUCCESS);

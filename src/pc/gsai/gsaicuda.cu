@@ -932,7 +932,7 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* M's structure from J on the device (GSAICUDACreateSplitDeviceMPI()): the held rows were made there (so PetscInt is
+/* M's structure from J on the device (GSAICUDADevMSplitDeviceMPI()): the held rows were made there (so PetscInt is
    int and J's columns are shifted compact numbers, the own ones 0 .. n-1) and M = N (left, spd); gs->Jcol is then
    not made */
 static inline PetscBool GSAICUDASplitOnDevice(const PC_GSAI *gs, const PC_GSAI_CUDA *cu)
@@ -1019,101 +1019,22 @@ static PetscErrorCode GSAICUDAPatternMPI(PC pc, PC_GSAI_CUDA *cu, const GSAIRows
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* M's two blocks as CSR arrays in one host allocation, which MatCreateMPIAIJWithSplitArrays() uses without a copy:
-   the values (nd of the diagonal block, then the off-diagonal block's), the row pointers, the columns */
-typedef struct {
-  void        *block;
-  PetscScalar *dv, *ov;
-  PetscInt    *di, *oi, *dj, *oj;
-} GSAISplitCSR;
+/* left, spd on several ranks: M = N has only local rows, with J's structure (sorted within a row: the entries left of
+   the diagonal block, then its own, then those right of it, each in order). It is kept in the device CSR (gsaidevm.h)
+   as MATMPIAIJ splits it: a diagonal block over the local columns and an off-diagonal block over the ghost columns it
+   uses (garray, ascending). No PETSc Mat is made (PCGSAIGetMatrix() makes one when asked). cu->mperm (device): the
+   positions in J of the diagonal block's entries, then of the off-diagonal block's, which the values are gathered by.
 
-static PetscErrorCode GSAISplitCSRAlloc(PetscInt nloc, PetscInt nnz, PetscInt nd, GSAISplitCSR *S)
+   GSAICUDADevMSplitDeviceMPI(): the split on the device (GSAICUDASplitOnDevice(): J's columns are compact numbers of
+   the held rows, cu->ucol[c + u0] the global ones) by GpukitGSAISplitCUDA(); only the off-diagonal block's columns
+   come to the host (the entries next to other ranks' rows), renumbered over the ghost columns they use and sent back.
+   GSAICUDADevMSplitHostMPI(): from J on the host (global columns), uploaded. */
+static PetscErrorCode GSAICUDADevMSplitDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, PetscInt nloc, cudaStream_t stream)
 {
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc((size_t)nnz * sizeof(PetscScalar) + (2 * ((size_t)nloc + 1) + (size_t)nnz) * sizeof(PetscInt), &S->block));
-  S->dv = (PetscScalar *)S->block;
-  S->ov = S->dv + nd;
-  S->di = (PetscInt *)(S->dv + nnz);
-  S->oi = S->di + nloc + 1;
-  S->dj = S->oi + nloc + 1;
-  S->oj = S->dj + nd;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* gs->M: MATMPIAIJ on S's arrays (the off-diagonal block's columns global: MatAssemblyEnd() numbers them, in the same
-   order), a container composed on it owning them, converted in place to MATMPIAIJCUSPARSE */
-static PetscErrorCode GSAISplitCSRMat(PC pc, Mat A, PetscInt nloc, GSAISplitCSR *S)
-{
-  PC_GSAI       *gs = (PC_GSAI *)pc->data;
-  PetscContainer c;
-
-  PetscFunctionBegin;
-  PetscCall(MatCreateMPIAIJWithSplitArrays(PetscObjectComm((PetscObject)pc), nloc, A->cmap->n, A->rmap->N, A->cmap->N, S->di, S->dj, S->dv, S->oi, S->oj, S->ov, &gs->M));
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, S->block));
-  PetscCall(GpukitContainerSetFreeDestroy(c));
-  PetscCall(PetscObjectCompose((PetscObject)gs->M, "GSAISplitCSR", (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c));
-  PetscCall(MatConvert(gs->M, MATMPIAIJCUSPARSE, MAT_INPLACE_MATRIX, &gs->M));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* left, spd: M = N has only local rows, with J's structure. Its diagonal and off-diagonal blocks as CSR straight from J
-   (sorted within a row: the entries left of the diagonal block, then its own, then those right of it, each in order),
-   MATMPIAIJ on those arrays (MatCreateMPIAIJWithSplitArrays(): no COO analysis, which sorted every entry of J on the
-   host and cost more than the whole set-up on one rank; no MatSetValues()), converted in place to
-   MATMPIAIJCUSPARSE. A container composed on M owns the arrays. cu->mperm (device): the positions in J of the
-   diagonal block's entries, then of the off-diagonal block's, which GSAICUDASetValuesSplitMPI() gathers from. */
-static PetscErrorCode GSAICUDACreateSplitMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, PetscInt nloc, cudaStream_t stream)
-{
-  PC_GSAI       *gs   = (PC_GSAI *)pc->data;
-  const PetscInt nnzj = gs->Jptr[nloc];
-  PetscInt       cstart, cend, nd = 0, d = 0, o = 0;
-  int           *hperm;
-  GSAISplitCSR   S;
-
-  PetscFunctionBegin;
-  PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));
-  for (PetscInt e = 0; e < nnzj; e++) nd += (gs->Jcol[e] >= cstart && gs->Jcol[e] < cend) ? 1 : 0;
-  PetscCall(GSAISplitCSRAlloc(nloc, nnzj, nd, &S));
-  PetscCall(PetscMalloc1(nnzj, &hperm));
-  S.di[0] = S.oi[0] = 0;
-  for (PetscInt i = 0; i < nloc; i++) {
-    for (PetscInt e = gs->Jptr[i]; e < gs->Jptr[i + 1]; e++) {
-      const PetscInt g = gs->Jcol[e];
-      if (g >= cstart && g < cend) {
-        S.dj[d]    = g - cstart;
-        S.dv[d]    = 0.0;
-        hperm[d++] = (int)e;
-      } else {
-        S.oj[o]         = g; /* global: MatAssemblyEnd() numbers the off-diagonal columns, in the same order */
-        S.ov[o]         = 0.0;
-        hperm[nd + o++] = (int)e;
-      }
-    }
-    S.di[i + 1] = d;
-    S.oi[i + 1] = o;
-  }
-  PetscCall(GSAISplitCSRMat(pc, A, nloc, &S));
-  PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&cu->mperm, (size_t)nnzj + 1, stream));
-  if (nnzj) PetscCallCUDA(cudaMemcpyAsync(cu->mperm, hperm, (size_t)nnzj * sizeof(int), cudaMemcpyHostToDevice, stream));
-  PetscCallCUDA(cudaStreamSynchronize(stream)); /* hperm goes now */
-  PetscCall(PetscFree(hperm));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* GSAICUDACreateSplitMPI() with the split made on the device (GSAICUDASplitOnDevice()): the blocks' row pointers and
-   columns computed from J in compact numbers by GpukitGSAISplitCUDA() and copied to the host arrays PETSc keeps
-   (the off-diagonal block's columns to global numbers through cu->ucol), the values zero there; cu->mperm made on the
-   device. No pass of the host over J. */
-static PetscErrorCode GSAICUDACreateSplitDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, PetscInt nloc, cudaStream_t stream)
-{
-  PC_GSAI       *gs = (PC_GSAI *)pc->data;
-  const int      nnzj = cu->nnzj;
-  int           *dcnt, *ocnt, *dptr, *optr, *dcol, *ocol, nd, no;
-  PetscInt       cstart, cend;
-  GSAISplitCSR   S;
+  PC_GSAI  *gs   = (PC_GSAI *)pc->data;
+  const int nnzj = cu->nnzj;
+  int      *dcnt, *ocnt, *dptr, *optr, *dcol, *ocol, nd, no, *hoc, *gnum;
+  PetscInt  cstart, cend, ng = 0, *garray;
 
   PetscFunctionBegin;
   PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));
@@ -1126,57 +1047,94 @@ static PetscErrorCode GSAICUDACreateSplitDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat 
   PetscCallCUDA(GpukitCSRScanCUDA((int)nloc, dcnt, dptr, NULL, &nd, stream));
   PetscCallCUDA(GpukitCSRScanCUDA((int)nloc, ocnt, optr, NULL, &no, stream));
   PetscCheck(nd + no == nnzj, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: M's blocks hold %d + %d entries, the pattern %d", nd, no, nnzj);
+  PetscCallCUDA(GpukitPoolFreeN(&dcnt, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&ocnt, stream));
   PetscCallCUDA(GpukitPoolMallocN(&dcol, (size_t)nd + 1, stream));
   PetscCallCUDA(GpukitPoolMallocN(&ocol, (size_t)no + 1, stream));
   PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, stream));
   PetscCallCUDA(GpukitPoolMallocN(&cu->mperm, (size_t)nnzj + 1, stream));
   PetscCallCUDA(GpukitGSAISplitCUDA((int)nloc, cu->jptr, cu->jcol, NULL, NULL, dptr, optr, nd, dcol, ocol, cu->mperm, stream));
-  PetscCall(GSAISplitCSRAlloc(nloc, nnzj, nd, &S));
-  /* PetscInt is int here (GSAICUDADeviceRowsUsable()) */
-  PetscCallCUDA(cudaMemcpyAsync(S.di, dptr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
-  PetscCallCUDA(cudaMemcpyAsync(S.oi, optr, (nloc + 1) * sizeof(int), cudaMemcpyDeviceToHost, stream));
-  if (nd) PetscCallCUDA(cudaMemcpyAsync(S.dj, dcol, (size_t)nd * sizeof(int), cudaMemcpyDeviceToHost, stream));
-  if (no) PetscCallCUDA(cudaMemcpyAsync(S.oj, ocol, (size_t)no * sizeof(int), cudaMemcpyDeviceToHost, stream));
-  PetscCall(PetscArrayzero(S.dv, nnzj));
+  /* the ghost columns: the held rows' compact numbers that the off-diagonal block uses, in order (so ascending) */
+  PetscCall(PetscMalloc1(PetscMax(no, 1), &hoc));
+  if (no) PetscCallCUDA(cudaMemcpyAsync(hoc, ocol, (size_t)no * sizeof(int), cudaMemcpyDeviceToHost, stream));
   PetscCallCUDA(cudaStreamSynchronize(stream));
-  for (PetscInt t = 0; t < no; t++) S.oj[t] = cu->ucol[S.oj[t] + cu->u0]; /* global: MatAssemblyEnd() numbers them */
-  PetscCallCUDA(GpukitPoolFreeN(&dcnt, stream));
-  PetscCallCUDA(GpukitPoolFreeN(&ocnt, stream));
-  PetscCallCUDA(GpukitPoolFreeN(&dptr, stream));
-  PetscCallCUDA(GpukitPoolFreeN(&optr, stream));
-  PetscCallCUDA(GpukitPoolFreeN(&dcol, stream));
-  PetscCallCUDA(GpukitPoolFreeN(&ocol, stream));
-  PetscCall(GSAISplitCSRMat(pc, A, nloc, &S));
+  PetscCall(PetscCalloc1(cu->nu + 1, &gnum));
+  for (int t = 0; t < no; t++) {
+    const int h = hoc[t] + cu->u0;
+    PetscCheck(h >= 0 && h < cu->nu && (h < cu->u0 || h >= cu->u0 + nloc), PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: an off-diagonal entry of M in held row %d of %d (own rows %d ..)", h, cu->nu, cu->u0);
+    gnum[h] = 1;
+  }
+  for (int h = 0; h < cu->nu; h++) ng += gnum[h];
+  PetscCall(PetscMalloc1(ng, &garray));
+  ng = 0;
+  for (int h = 0; h < cu->nu; h++)
+    if (gnum[h]) {
+      garray[ng] = cu->ucol[h];
+      gnum[h]    = (int)ng++;
+    }
+  for (int t = 0; t < no; t++) hoc[t] = gnum[hoc[t] + cu->u0];
+  if (no) PetscCallCUDA(cudaMemcpyAsync(ocol, hoc, (size_t)no * sizeof(int), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* hoc goes now */
+  PetscCall(PetscFree(hoc));
+  PetscCall(PetscFree(gnum));
+  PetscCall(GSAIDevMCreateMPITake(pc, A, nd, &dptr, &dcol, no, &optr, &ocol, ng, &garray, &gs->devm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the values of M from the solve's (cu->vals, J's order) into the device value arrays of M's two blocks, gathered by
-   cu->mperm (GSAICUDACreateSplitMPI()); the first call uploads the blocks' structure */
-static PetscErrorCode GSAICUDASetValuesSplitMPI(PC_GSAI *gs, PC_GSAI_CUDA *cu, cudaStream_t stream)
+static PetscErrorCode GSAICUDADevMSplitHostMPI(PC pc, PC_GSAI_CUDA *cu, Mat A, PetscInt nloc, cudaStream_t stream)
 {
-  Mat         Ad, Ao;
-  MatInfo     info;
-  PetscInt    nd, no;
-  PetscScalar *dv, *ov;
+  PC_GSAI       *gs   = (PC_GSAI *)pc->data;
+  const PetscInt nnzj = gs->Jptr[nloc];
+  PetscInt       cstart, cend, nd = 0, no, ng, d = 0, o = 0, *garray;
+  int           *h, *hdptr, *hoptr, *hdcol, *hocol, *hperm, *dptr, *optr, *dcol, *ocol;
 
   PetscFunctionBegin;
-  PetscCall(MatMPIAIJGetSeqAIJ(gs->M, &Ad, &Ao, NULL));
-  PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
-  nd = (PetscInt)info.nz_used;
-  PetscCall(MatGetInfo(Ao, MAT_LOCAL, &info));
-  no = (PetscInt)info.nz_used;
-  PetscCheck(nd + no == (PetscInt)cu->nnzj, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: M's blocks hold %" PetscInt_FMT " + %" PetscInt_FMT " entries, the pattern %d", nd, no, cu->nnzj);
-  if (nd) {
-    PetscCall(MatSeqAIJCUSPARSEGetArray(Ad, &dv)); /* uploads the structure the first time (values then written) */
-    PetscCallCUDA(GpukitCSRPermuteCUDA((int)nd, cu->mperm, cu->vals, dv, stream));
-    PetscCall(MatSeqAIJCUSPARSERestoreArray(Ad, &dv));
+  PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));
+  for (PetscInt e = 0; e < nnzj; e++) nd += (gs->Jcol[e] >= cstart && gs->Jcol[e] < cend) ? 1 : 0;
+  no = nnzj - nd;
+  PetscCall(PetscMalloc1(no, &garray));
+  for (PetscInt e = 0; e < nnzj; e++)
+    if (gs->Jcol[e] < cstart || gs->Jcol[e] >= cend) garray[o++] = gs->Jcol[e];
+  ng = no;
+  PetscCall(PetscSortRemoveDupsInt(&ng, garray));
+  PetscCall(PetscMalloc1(2 * (nloc + 1) + 2 * nnzj + 1, &h));
+  hdptr = h;
+  hoptr = hdptr + nloc + 1;
+  hdcol = hoptr + nloc + 1;
+  hocol = hdcol + nd;
+  hperm = hocol + no;
+  hdptr[0] = hoptr[0] = 0;
+  o                   = 0;
+  for (PetscInt i = 0; i < nloc; i++) {
+    for (PetscInt e = gs->Jptr[i]; e < gs->Jptr[i + 1]; e++) {
+      const PetscInt g = gs->Jcol[e];
+      if (g >= cstart && g < cend) {
+        hdcol[d]   = (int)(g - cstart);
+        hperm[d++] = (int)e;
+      } else {
+        PetscInt loc;
+        PetscCall(PetscFindInt(g, ng, garray, &loc));
+        hocol[o]        = (int)loc;
+        hperm[nd + o++] = (int)e;
+      }
+    }
+    hdptr[i + 1] = (int)d;
+    hoptr[i + 1] = (int)o;
   }
-  if (no) {
-    PetscCall(MatSeqAIJCUSPARSEGetArray(Ao, &ov));
-    PetscCallCUDA(GpukitCSRPermuteCUDA((int)no, cu->mperm + nd, cu->vals, ov, stream));
-    PetscCall(MatSeqAIJCUSPARSERestoreArray(Ao, &ov));
-  }
-  PetscCall(PetscObjectStateIncrease((PetscObject)gs->M));
+  PetscCallCUDA(GpukitPoolMallocN(&dptr, (size_t)nloc + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&optr, (size_t)nloc + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&dcol, (size_t)nd + 1, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&ocol, (size_t)no + 1, stream));
+  PetscCallCUDA(GpukitPoolFreeN(&cu->mperm, stream));
+  PetscCallCUDA(GpukitPoolMallocN(&cu->mperm, (size_t)nnzj + 1, stream));
+  PetscCallCUDA(cudaMemcpyAsync(dptr, hdptr, ((size_t)nloc + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaMemcpyAsync(optr, hoptr, ((size_t)nloc + 1) * sizeof(int), cudaMemcpyHostToDevice, stream));
+  if (nd) PetscCallCUDA(cudaMemcpyAsync(dcol, hdcol, (size_t)nd * sizeof(int), cudaMemcpyHostToDevice, stream));
+  if (no) PetscCallCUDA(cudaMemcpyAsync(ocol, hocol, (size_t)no * sizeof(int), cudaMemcpyHostToDevice, stream));
+  if (nnzj) PetscCallCUDA(cudaMemcpyAsync(cu->mperm, hperm, (size_t)nnzj * sizeof(int), cudaMemcpyHostToDevice, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* h goes now */
+  PetscCall(PetscFree(h));
+  PetscCall(GSAIDevMCreateMPITake(pc, A, nd, &dptr, &dcol, no, &optr, &ocol, ng, &garray, &gs->devm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1192,10 +1150,12 @@ static PetscErrorCode GSAICUDASetValuesSplitMPI(PC_GSAI *gs, PC_GSAI_CUDA *cu, c
                 one-rank kernels (threshold, powers, lower part, cap: the host's J and so its M); J's row pointers
                 read back, its columns too unless M's split is made on the device; the device plan of the local rows
      solve    - the device kernels of one rank on the local rows (small, large, huge classes, batches, tuner)
-     assemble - M (or G) as MATMPIAIJCUSPARSE, the structure once per pattern: left, spd (M = N, local rows) from J's
-                CSR split into M's diagonal and off-diagonal blocks, the values gathered on the device into the blocks'
-                value arrays; right (M = N^T, whose entries of other ranks' rows PETSc sends to them) through COO, the
-                values by MatSetValuesCOO() with device memory. The values never come to the host.
+     assemble - left, spd (M = N, local rows): M (or G) kept in the device CSR (gsaidevm.h) as J split into M's
+                diagonal and off-diagonal blocks (the structure once per pattern, GSAICUDADevMSplitDeviceMPI()), the
+                values gathered on the device; PCApply() multiplies with it and a VecScatter of the ghost values, and
+                the MATMPIAIJCUSPARSE is made only when asked for (PCGSAIGetMatrix()). Right (M = N^T, whose entries
+                of other ranks' rows PETSc sends to them): MATMPIAIJCUSPARSE through COO, the values by
+                MatSetValuesCOO() with device memory. The values never come to the host.
 */
 static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
 {
@@ -1258,6 +1218,7 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
     PetscCallCUDA(GpukitPoolFreeN(&cu->bcol, stream));
     PetscCallCUDA(GpukitPoolFreeN(&cu->bval, stream));
     PetscCall(MatDestroy(&gs->M));
+    PetscCall(GSAIDevMDestroy(&gs->devm));
     PetscCall(PetscLogEventBegin(PC_GSAI_Rows, pc, 0, 0, 0));
     PetscCall(PetscTime(&t0));
     PetscCall(GSAICUDARowsMPI(pc, B, first, nloc));
@@ -1349,20 +1310,21 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
   PetscCall(GSAIAgreeFailure(pc, &fail));
   if (fail.row >= 0) {
     PetscCall(MatDestroy(&gs->M)); /* its values are not M's */
+    PetscCall(GSAIDevMDestroy(&gs->devm));
     PetscCall(MatDestroy(&B));
     PetscCall(GSAIRaiseFailure(pc, &fail));
   }
 
   /* assemble: M's structure once per pattern (left, spd: from J's CSR, split on the device by
-     GSAICUDACreateSplitDeviceMPI() or on the host by GSAICUDACreateSplitMPI(); right: through COO), its values from the
+     GSAICUDADevMSplitDeviceMPI() or on the host by GSAICUDADevMSplitHostMPI(), kept in the device CSR; right: through COO), its values from the
      device */
   PetscCall(PetscLogEventBegin(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));
   PetscCall(PetscTime(&t0));
-  if (!gs->M && !right) {
-    PetscCall(PetscInfo(pc, "M's structure: J, the pattern of the local rows of N, as the CSR of M's diagonal and off-diagonal blocks (split on the %s)\n", GSAICUDASplitOnDevice(gs, cu) ? "device" : "host"));
-    if (GSAICUDASplitOnDevice(gs, cu)) PetscCall(GSAICUDACreateSplitDeviceMPI(pc, cu, A, nloc, stream));
-    else PetscCall(GSAICUDACreateSplitMPI(pc, cu, A, nloc, stream));
-  } else if (!gs->M) {
+  if (!gs->devm && !right) {
+    PetscCall(PetscInfo(pc, "M's structure: J, the pattern of the local rows of N, as the CSR of M's diagonal and off-diagonal blocks (split on the %s), kept in the device CSR\n", GSAICUDASplitOnDevice(gs, cu) ? "device" : "host"));
+    if (GSAICUDASplitOnDevice(gs, cu)) PetscCall(GSAICUDADevMSplitDeviceMPI(pc, cu, A, nloc, stream));
+    else PetscCall(GSAICUDADevMSplitHostMPI(pc, cu, A, nloc, stream));
+  } else if (!gs->M && right) {
     PetscInt *ci, *cj;
     PetscCall(PetscInfo(pc, "M's structure: %s, through COO\n", "the transpose of J (entries sent to the ranks of their rows)"));
     PetscCall(PetscMalloc2(cu->nnzj, &ci, cu->nnzj, &cj));
@@ -1378,7 +1340,15 @@ static PetscErrorCode GSAICUDASetUpMPI(PC pc, Mat A, PetscBool reuse)
     PetscCall(PetscFree2(ci, cj));
   }
   if (right) PetscCall(MatSetValuesCOO(gs->M, cu->vals, INSERT_VALUES));
-  else PetscCall(GSAICUDASetValuesSplitMPI(gs, cu, stream));
+  else { /* the values gathered into the device M's blocks (diagonal, then off-diagonal) */
+    double  *mv;
+    PetscInt dnnz;
+    PetscCall(GSAIDevMGetInfo(gs->devm, NULL, &dnnz, NULL));
+    PetscCheck(dnnz == (PetscInt)cu->nnzj, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: the device M holds %" PetscInt_FMT " entries, the pattern %d", dnnz, cu->nnzj);
+    PetscCall(GSAIDevMGetValues(gs->devm, &mv));
+    if (cu->nnzj) PetscCallCUDA(GpukitCSRPermuteCUDA(cu->nnzj, cu->mperm, cu->vals, mv, stream));
+    PetscCall(GSAIDevMValuesUpdated(gs->devm, gs->type == PCGSAI_SPD ? PETSC_TRUE : PETSC_FALSE)); /* spd: G^T */
+  }
   PetscCall(PetscTime(&t1));
   gs->time[GSAI_STAGE_ASSEMBLE] += t1 - t0;
   PetscCall(PetscLogEventEnd(PC_GSAI_AssembleCUDA, pc, 0, 0, 0));

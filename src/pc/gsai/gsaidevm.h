@@ -1,7 +1,13 @@
 /*
-   PCGSAI's M (general) or G (spd) kept in the device CSR the one-rank device set-up built (gsaidevmcuda.cu), and
-   applied from there with cuSPARSE's SpMV: the set-up makes no PETSc Mat. The MATSEQAIJCUSPARSE of M is made only when
-   something asks for it (PCGSAIGetMatrix(), PCView() does not), from the same arrays, and kept up to date afterwards.
+   PCGSAI's M (general) or G (spd) kept in the device CSR the device set-up built (gsaidevmcuda.cu), and applied from
+   there with cuSPARSE's SpMV: the set-up makes no PETSc Mat. The MATSEQAIJCUSPARSE of M (several ranks:
+   MATMPIAIJCUSPARSE) is made only when something asks for it (PCGSAIGetMatrix(), PCView() does not), from the same
+   arrays, and kept up to date afterwards.
+
+   Several ranks (GSAIDevMCreateMPITake()): the local rows as MATMPIAIJ splits them, a diagonal block over the local
+   columns and an off-diagonal block over the ghost columns (compact numbers 0 .. ng-1 of garray[], global and
+   ascending); the ghost values travel by a VecScatter (device buffers; staged through the host without a CUDA-aware
+   MPI), overlapped with the diagonal block's product.
 
    Ownership: the object owns every device array it holds (pool memory, src/sys/gpukitpool.h): the structure is either
    copied device to device from the set-up's arrays (GSAIDevMCreate(), the set-up keeps its own) or taken over
@@ -10,8 +16,9 @@
    The transpose (for G^T in the spd apply, and for PCApplyTranspose()) is built on the device once per structure
    (GpukitCSRTransposeCUDA(), with its permutation), then refreshed by a permutation of the values.
 
-   gs->devm (gsaiimpl.h) holds the object; while it is set, gs->M is NULL (the Mat lives in the object). Only the
-   one-rank device set-ups use it (gsaicuda.cu, gsaiadaptivecuda.cu); the multi-rank and host set-ups keep gs->M.
+   gs->devm (gsaiimpl.h) holds the object; while it is set, gs->M is NULL (the Mat lives in the object). The device
+   set-ups use it (gsaicuda.cu, gsaiadaptivecuda.cu), except on several ranks for the right-side M = N^T (whose entries
+   belong to other ranks' rows: MATMPIAIJCUSPARSE through COO); the host set-ups keep gs->M.
 */
 #pragma once
 
@@ -26,7 +33,11 @@ PETSC_INTERN PetscLogEvent PC_GSAI_ApplyCUDA, PC_GSAI_TransposeCUDA, PC_GSAI_Mat
 PETSC_INTERN PetscErrorCode GSAIDevMCreate(PC, PetscInt, PetscInt, const int *, const int *, void **);
 /* the same, taking over *ptr and *col (pool memory, from GpukitPoolMalloc()): they are set to NULL */
 PETSC_INTERN PetscErrorCode GSAIDevMCreateTake(PC, PetscInt, PetscInt, int **, int **, void **);
-/* the device value array (nnz, CSR order), to be written on the current PetscDeviceContext's stream */
+/* several ranks: M's local rows, the diagonal block (nnz entries, local columns) and the off-diagonal block (onnz
+   entries, columns 0 .. ng-1 numbering the ghost columns garray[], global and ascending), rows of A's local size, all
+   taken over (the device arrays pool memory, garray PetscMalloc()ed; all set to NULL). Collective (the ghost scatter) */
+PETSC_INTERN PetscErrorCode GSAIDevMCreateMPITake(PC, Mat, PetscInt, int **, int **, PetscInt, int **, int **, PetscInt, PetscInt **, void **);
+/* the device value array (nnz, CSR order; several ranks: the diagonal block's nnz, then the off-diagonal block's), to be written on the current PetscDeviceContext's stream */
 PETSC_INTERN PetscErrorCode GSAIDevMGetValues(void *, double **);
 /* after the values were written: the transpose's values (built now, with its structure, when transpose is true and it
    does not exist yet; refreshed when it exists) and the Mat's values (when it was made) follow */
@@ -34,11 +45,12 @@ PETSC_INTERN PetscErrorCode GSAIDevMValuesUpdated(void *, PetscBool);
 /* y = M x, y = M^T x (CUDA vectors, as MATSEQAIJCUSPARSE wants them; M^T is built at the first call if needed) */
 PETSC_INTERN PetscErrorCode GSAIDevMMult(void *, Vec, Vec);
 PETSC_INTERN PetscErrorCode GSAIDevMMultTranspose(void *, Vec, Vec);
-/* the MATSEQAIJCUSPARSE of M, made at the first call (its structure is copied to the host once), owned by the object */
+/* the MATSEQAIJCUSPARSE (several ranks: MATMPIAIJCUSPARSE) of M, made at the first call (its structure is copied to
+   the host once), owned by the object */
 PETSC_INTERN PetscErrorCode GSAIDevMGetMat(void *, Mat *);
-/* the size, the nonzeros, and whether the Mat was made */
+/* the (local) size, the (local) nonzeros, and whether the Mat was made */
 PETSC_INTERN PetscErrorCode GSAIDevMGetInfo(void *, PetscInt *, PetscInt *, PetscBool *);
-/* a CUDA vector of M's size */
+/* a CUDA vector of M's size (several ranks: its layout) */
 PETSC_INTERN PetscErrorCode GSAIDevMCreateVec(void *, Vec *);
 PETSC_INTERN PetscErrorCode GSAIDevMDestroy(void **);
 #endif
