@@ -301,7 +301,7 @@ PetscErrorCode GSAIDevMGetMat(void *devm, Mat *M)
     PetscCall(PetscLogEventBegin(PC_GSAI_MatCUDA, d->pc, 0, 0, 0));
     PetscCall(GpukitCUDAGetStream("PCGSAI makes the Mat of M", &stream));
     PetscCallCUDA(cudaStreamSynchronize(stream)); /* the structure and values were written on this stream; the copy below runs on another */
-    PetscCall(PetscInfo(d->pc, "PCGSAI: making the %s of M (%d local rows, %d nonzeros) from its device CSR, asked for the first time\n", d->mpi ? MATMPIAIJCUSPARSE : MATSEQAIJCUSPARSE, d->n, d->nnz + d->onnz));
+    PetscCall(PetscInfo(d->pc, "PCGSAI: making the %s of M (%d local rows, %d nonzeros) from its device CSR, asked for the first time\n", d->mpi ? "MATMPIAIJCUSPARSE" : "MATSEQAIJCUSPARSE", d->n, d->nnz + d->onnz));
     if (d->mpi) PetscCall(GSAIDevMMatMPI_Private(d, stream));
     else PetscCall(GpukitMatCreateSeqAIJCUSPARSEFromDeviceCSR(PETSC_COMM_SELF, d->n, d->n, d->nnz, d->ptr, d->col, d->val, &d->mat));
     PetscCall(PetscLogEventEnd(PC_GSAI_MatCUDA, d->pc, 0, 0, 0));
@@ -366,7 +366,7 @@ static PetscErrorCode GSAIDevMSpMV_Private(GSAIDevM_CUDA *d, int t, Vec x, Vec y
 {
   cudaStream_t stream;
   PetscInt     nx, ny;
-  PetscBool    ghosts = d->mpi && d->ng ? PETSC_TRUE : PETSC_FALSE;
+  PetscBool    ghosts = d->mpi; /* every rank takes part in the scatters (as an owner of x's entries), ghosts or not */
 
   PetscFunctionBegin;
   PetscCheck(x != y, PETSC_COMM_SELF, PETSC_ERR_ARG_IDN, "PCGSAI's device M: x and y must be different vectors");
