@@ -14,7 +14,8 @@
 
    The applications (PCApply(), PCApplyTranspose(), and for spd without row scaling PCApplySymmetricLeft/Right()) of a
    random vector are compared with the host set-up's (1e-8 relative, max norm; not with -residual_check), right after
-   the set-up, while the one-rank device set-up holds M in its device CSR only (issue 18: no Mat made), and again after
+   the set-up, while the device set-up holds M in its device CSR only (issue 18: no Mat made; several ranks: left and
+   spd), and again after
    PCGSAIGetMatrix() made the Mat of M: the device applications before and after must agree to rounding (1e-13; the
    Mat must not change M). The line "gsai_cuda: set-up done" separates the two in the output (-info :pc greps).
 
@@ -468,7 +469,7 @@ int main(int argc, char **argv)
     PetscCall(GKCopyValues(xh, x));
     PetscCall(PetscRandomDestroy(&rnd));
   }
-  /* the applications while the one-rank device set-up holds M in its device CSR only, then after the Mat was made */
+  /* the applications while the device set-up holds M in its device CSR only, then after the Mat was made */
   PetscCall(HasSymmetricForm(pcd, &sym));
   PetscCall(ApplyAll(pcd, x, sym, yb));
   PetscCall(CompareApplies(pcd, pch, x, xh, yb, "set-up"));

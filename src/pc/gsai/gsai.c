@@ -546,8 +546,8 @@ static PetscErrorCode PCSetUp_GSAI(PC pc)
    Apply, view, options, reset, destroy
    ------------------------------------------------------------------------------------------------------ */
 
-/* y = M x and y = M^T x (spd: G, G^T): from the device CSR when the one-rank device set-up kept M there (gsaidevm.h),
-   else with the Mat */
+/* y = M x and y = M^T x (spd: G, G^T): from the device CSR when the device set-up kept M there (gsaidevm.h), else
+   with the Mat */
 static PetscErrorCode GSAIMult(PC_GSAI *gs, Vec x, Vec y)
 {
   PetscFunctionBegin;
@@ -734,7 +734,7 @@ static PetscErrorCode PCView_GSAI(PC pc, PetscViewer viewer)
     PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, " %s %.3g%s", GSAIStageNames[s], gs->time[s], s + 1 < GSAI_NSTAGES ? "," : ""));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line));
-  if (gs->devm && size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "(device, several ranks: each stage's host time; assemble: M's two blocks made in the device CSR, the ghost scatter, spd: G^T built)\n"));
+  if (gs->devm && size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "(device, several ranks: each stage's host time; assemble: the two blocks made in the device CSR, the ghost scatter, spd: G^T built)\n"));
   else if (gs->devm) PetscCall(PetscViewerASCIIPrintf(viewer, "(device: rows, pattern and solve are device times; assemble is the host's: M made usable in the device CSR, spd: G^T built)\n"));
   else if (gs->ondevice) PetscCall(PetscViewerASCIIPrintf(viewer, "(device: rows, pattern and solve are device times; assemble is the host's, while the device solves)\n"));
   if (gs->ondevice && gs->tuner) PetscCall(GpukitTunerView(gs->tuner, viewer)); /* the block sizes of the large and huge classes */
@@ -1645,7 +1645,8 @@ PetscErrorCode PCGSAISetDeviceWorkspace(PC pc, PetscInt kib)
 /*@
   PCGSAIGetMatrix - Gets the approximate inverse built by `PCSetUp()`
 
-  Not Collective
+  Collective the first time after a device set-up on several ranks (the `MATMPIAIJCUSPARSE` is made then); else not
+  collective
 
   Input Parameter:
 . pc - the `PCGSAI` preconditioner, set up
@@ -1657,9 +1658,11 @@ PetscErrorCode PCGSAISetDeviceWorkspace(PC pc, PetscInt kib)
   Level: advanced
 
   Note:
-  The device set-up on one rank keeps M in the device CSR arrays it built and applies it from there: it makes no
-  PETSc matrix. The `MATSEQAIJCUSPARSE` returned here is made at the first call (its structure is copied to the host
+  The device set-up keeps M in the device CSR arrays it built and applies it from there: it makes no PETSc matrix
+  (on several ranks: the left and spd types; the right type makes a `MATMPIAIJCUSPARSE`). The `MATSEQAIJCUSPARSE` (one
+  rank) or `MATMPIAIJCUSPARSE` (several) returned here is made at the first call (its structure is copied to the host
   once, its values device to device) and kept by the PC; a later set-up with `SAME_NONZERO_PATTERN` updates its values.
+  On several ranks every rank must call it then.
 
 .seealso: `PCGSAI`, `PCGSAIGetSetUpInfo()`
 @*/

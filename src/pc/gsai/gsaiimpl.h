@@ -84,7 +84,7 @@ typedef struct {
   PCSide         sideused;
   PetscBool      ondevice;
   Mat            M;            /* general: M; spd: G (M = G^T G) */
-  void          *devm;         /* one rank on the device: M (or G) in the device CSR the set-up built, applied from there; M is made from it only when asked (gsaidevmcuda.cu) */
+  void          *devm;         /* device set-up (several ranks: left, spd): M (or G) in the device CSR the set-up built, applied from there; M is made from it only when asked (gsaidevmcuda.cu) */
   Vec            work;         /* spd: G x */
   PetscInt       nnz;          /* global nonzeros of M (or G) */
   PetscInt       nfallback;    /* global count of rows/columns that fell back to the diagonal (or one entry) */
