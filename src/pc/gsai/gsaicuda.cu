@@ -811,12 +811,12 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
   PC_GSAI           *gs = (PC_GSAI *)pc->data;
   const PetscInt    *need, *garray, *ia = NULL, *ja = NULL;
   const PetscScalar *sa = NULL;
-  PetscInt           nneed, noff = 0, *off, ngar, nse = 0, nsc, *scols, nu, u0, m;
+  PetscInt           nneed, noff = 0, *off, ngar, nse = 0, nsc, *scols, nu, u0, m, lo, hi;
   IS                 offis, all;
   Mat                Ad, Ao, S;
   PetscBool          done = PETSC_FALSE;
   GpukitDeviceCSR    cd, co;
-  int               *hgmap, *hsrow, *hsptr, *hscol, *gmap = NULL, *srow = NULL, *sptr = NULL, *scol = NULL, *len, nnzb;
+  int               *hgmap, *hsrow, *hsptr, *hscol, *gmap = NULL, *srow = NULL, *sptr = NULL, *scol = NULL, *len, nnzb, *cidx = NULL;
   double            *sval = NULL;
   MatInfo            info;
 
@@ -840,8 +840,39 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
   PetscCall(MatSeqAIJGetArrayRead(S, &sa));
   nse = ia[noff];
   /* the compact numbers: the held rows and the fetched rows' columns (the own rows' columns are own rows or in garray,
-     both held: gs->fetchis is at least one step around the own rows) */
-  if (newpattern || !cu->ucol) {
+     both held: gs->fetchis is at least one step around the own rows). Where the global numbers they span, [lo, hi], are
+     few (at most 4 times the held rows and fetched entries, as for a partition of a mesh: its rows and a few layers
+     around them), a dense index over the span gives them in one scan and each fetched column's compact number by a
+     lookup (cidx[g - lo] = compact number + 1, 0: not held); otherwise by sorting, a merge and binary searches */
+  lo = nneed ? need[0] : 0;
+  hi = nneed ? need[nneed - 1] : -1;
+  for (PetscInt e = 0; e < nse; e++) {
+    lo = PetscMin(lo, ja[e]);
+    hi = PetscMax(hi, ja[e]);
+  }
+  if (hi >= lo && hi - lo < 4 * (nneed + nse) && hi - lo < INT_MAX - 1) {
+    const PetscInt span = hi - lo + 1;
+    PetscInt       c    = 0;
+    PetscBool      make = (newpattern || !cu->ucol) ? PETSC_TRUE : PETSC_FALSE;
+
+    PetscCall(PetscCalloc1(span, &cidx));
+    for (PetscInt t = 0; t < nneed; t++) cidx[need[t] - lo] = 1;
+    for (PetscInt e = 0; e < nse; e++) cidx[ja[e] - lo] = 1;
+    if (make) {
+      for (PetscInt g = 0; g < span; g++) c += cidx[g];
+      PetscCall(PetscFree(cu->ucol));
+      PetscCall(PetscMalloc1(c, &cu->ucol));
+      nu = c;
+    } else nu = cu->nu;
+    c = 0;
+    for (PetscInt g = 0; g < span; g++)
+      if (cidx[g]) {
+        if (make) cu->ucol[c] = lo + g;
+        else PetscCheck(c < nu && cu->ucol[c] == lo + g, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "PCGSAI: SAME_NONZERO_PATTERN, but the rows this rank reads from other ranks have other columns than before");
+        cidx[g] = (int)++c;
+      }
+    PetscCheck(c == nu, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "PCGSAI: SAME_NONZERO_PATTERN, but the rows this rank reads from other ranks have other columns than before");
+  } else if (newpattern || !cu->ucol) {
     PetscCall(PetscFree(cu->ucol));
     PetscCall(PetscMalloc1(nse, &scols));
     PetscCall(PetscArraycpy(scols, ja, nse));
@@ -877,13 +908,15 @@ static PetscErrorCode GSAICUDAHeldRowsDeviceMPI(PC pc, PC_GSAI_CUDA *cu, Mat B, 
     hsptr[k] = (int)ia[k];
     for (PetscInt e = ia[k]; e < ia[k + 1]; e++) {
       PetscInt c;
-      PetscCall(PetscFindInt(ja[e], nu, cu->ucol, &c));
+      if (cidx) c = (PetscInt)cidx[ja[e] - lo] - 1;
+      else PetscCall(PetscFindInt(ja[e], nu, cu->ucol, &c));
       PetscCheck(c >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "PCGSAI: column %" PetscInt_FMT " of fetched row %" PetscInt_FMT " has no compact number", ja[e], off[k]);
       hscol[e] = (int)(c - u0);
     }
   }
   hsptr[noff] = (int)nse;
   PetscCall(PetscFree(off));
+  PetscCall(PetscFree(cidx));
   /* to the device; the own rows from B's device blocks */
   if (ngar) PetscCallCUDA(GpukitPoolMallocN(&gmap, (size_t)ngar, stream));
   PetscCallCUDA(GpukitPoolMallocN(&srow, (size_t)noff + 1, stream));
