@@ -436,14 +436,84 @@ typedef enum {
   SGDIA_BORDER
 } SGDIARegion;
 
+/* Is grid point q[] owned by this rank? */
+static inline PetscBool SGDIAOwned(const Mat_SGDIA *sg, const PetscInt q[3])
+{
+  for (PetscInt d = 0; d < 3; d++)
+    if (q[d] < sg->xs[d] || q[d] >= sg->xs[d] + sg->xm[d]) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
+/* Are all in-domain grid points within the stencil width of g[] owned (so its row has no ghost column)? */
+static inline PetscBool SGDIAStencilOwned(const Mat_SGDIA *sg, const PetscInt g[3])
+{
+  for (PetscInt d = 0; d < sg->dim; d++) {
+    const PetscInt lo = PetscMax(g[d] - sg->sw, 0), hi = PetscMin(g[d] + sg->sw, sg->M[d] - 1);
+    if (lo < sg->xs[d] || hi >= sg->xs[d] + sg->xm[d]) return PETSC_FALSE;
+  }
+  return PETSC_TRUE;
+}
+
+/* sort the n stencil points sl[] by key[] (ascending; insertion sort, n <= k) */
+static inline void SGDIASortByKey(PetscInt n, PetscInt *key, PetscInt *sl)
+{
+  for (PetscInt i = 1; i < n; i++) {
+    PetscInt kk = key[i], ss = sl[i], j = i - 1;
+    for (; j >= 0 && key[j] > kk; j--) {
+      key[j + 1] = key[j];
+      sl[j + 1]  = sl[j];
+    }
+    key[j + 1] = kk;
+    sl[j + 1]  = ss;
+  }
+}
+
+/* AIJ's order (dof 1 on several ranks without periodic dimensions: range = the row layout's ranges, else NULL):
+   MATMPIAIJ sums a row's diagonal-block terms (the owned columns, ascending), then adds its off-diagonal-block terms
+   (the ghost columns, in ascending global order). The n stencil points sl[] of owned point g[] (all in the domain) are
+   reordered so: the owned neighbours first, in stencil order (which is ascending local order), then the ghosts by
+   global index; *nown the number of owned ones. key[]: work of k entries */
+static inline void SGDIAOrderAIJ(const Mat_SGDIA *sg, const PetscInt *range, const PetscInt g[3], PetscInt n, PetscInt *sl, PetscInt *key, PetscInt *nown)
+{
+  PetscInt no = 0, ng = 0;
+
+  for (PetscInt q = 0; q < n; q++) { /* owned ones compacted to the front, in order; ghosts' stencil points in key[] for now */
+    const PetscInt s     = sl[q];
+    PetscInt       c[3] = {g[0] + sg->delta[3 * s], g[1] + sg->delta[3 * s + 1], g[2] + sg->delta[3 * s + 2]};
+    if (SGDIAOwned(sg, c)) sl[no++] = s;
+    else key[ng++] = s;
+  }
+  for (PetscInt q = 0; q < ng; q++) sl[no + q] = key[q];
+  for (PetscInt q = 0; q < ng; q++) {
+    const PetscInt s    = sl[no + q];
+    PetscInt       c[3] = {g[0] + sg->delta[3 * s], g[1] + sg->delta[3 * s + 1], g[2] + sg->delta[3 * s + 2]};
+    key[q]              = SGDIAGridToIndex(sg, range, c, 0);
+  }
+  SGDIASortByKey(ng, key, sl + no);
+  *nown = no;
+}
+
 /* y (+)= A x at one owned point p with global coordinates g[], checking every neighbour against the domain;
-   x is an array over the box lo[], n[] (global grid coordinates) and off[] the stencil offsets in that box. */
-static inline void SGDIAMultPoint(const Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, PetscInt p, const PetscInt g[3], const PetscScalar *yin, PetscScalar *y)
+   x is an array over the box lo[], n[] (global grid coordinates) and off[] the stencil offsets in that box.
+   range (dof 1, several ranks, no periodic dimension; else NULL): the terms in AIJ's order (SGDIAOrderAIJ(); wk: 2k
+   work entries) */
+static inline void SGDIAMultPoint(const Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, PetscInt p, const PetscInt g[3], const PetscScalar *yin, PetscScalar *y, const PetscInt *range, PetscInt *wk)
 {
   const PetscInt     dof = sg->dof, m = sg->m;
   const PetscInt     xb  = (g[0] - lo[0]) + n[0] * ((g[1] - lo[1]) + n[1] * (g[2] - lo[2]));
   const PetscScalar *v   = sg->v;
 
+  if (range && !SGDIAStencilOwned(sg, g)) { /* (no ghost column: stencil order is AIJ's) */
+    PetscInt   *sl = wk, ns = 0, nown;
+    PetscScalar sum = yin ? yin[p] : 0.0;
+
+    for (PetscInt s = 0; s < sg->k; s++)
+      if (SGDIANeighbourInDomain(sg, g, s)) sl[ns++] = s;
+    SGDIAOrderAIJ(sg, range, g, ns, sl, wk + sg->k, &nown);
+    for (PetscInt q = 0; q < ns; q++) sum += v[sl[q] * m + p] * x[xb + off[sl[q]]];
+    y[p] = sum;
+    return;
+  }
   for (PetscInt r = 0; r < dof; r++) {
     PetscScalar sum = yin ? yin[p * dof + r] : 0.0;
     for (PetscInt s = 0; s < sg->k; s++) {
@@ -537,20 +607,30 @@ static inline void SGDIAMultLine(const Mat_SGDIA *sg, const PetscScalar *x, Pets
    - SGDIA_ALL: x covers every in-domain neighbour of every owned point (one rank, no periodic dimension);
    - SGDIA_INTERIOR: x is the owned box; only points whose whole stencil lies in it;
    - SGDIA_BORDER: x is the ghosted box; the other points.
-   Stretches of a line whose stencils stay inside the domain run without checks (SGDIAMultLine). */
-static PetscErrorCode SGDIAMultRegion(const Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, SGDIARegion region, const PetscScalar *yin, PetscScalar *y)
+   Stretches of a line whose stencils stay inside the domain run without checks (SGDIAMultLine). range (SGDIA_BORDER,
+   dof 1, no periodic dimension; else NULL): each row's terms in AIJ's order (SGDIAOrderAIJ()), so that the product is
+   MATMPIAIJ's bit for bit: a line stretch whose x neighbours are owned sums its owned stencil points, then its ghost
+   ones in the global order (the same for every point of the stretch), in one list (no extra pass over y); every other
+   point by SGDIAMultPoint(). The
+   interior rows have owned neighbours only, summed in stencil order, which is AIJ's. */
+static PetscErrorCode SGDIAMultRegion(const Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, SGDIARegion region, const PetscScalar *yin, PetscScalar *y, const PetscInt *range)
 {
   const PetscInt sw = sg->sw, xm = sg->xm[0];
-  PetscInt       ia, ib, *sl, ns, *all; /* ia..ib: points of a line whose stencil stays in the domain along x */
+  PetscInt       ia, ib, *sl, ns, *all, *wk; /* ia..ib: points of a line whose stencil stays in the domain along x */
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc2(sg->k, &sl, sg->k, &all));
+  PetscCall(PetscMalloc3(sg->k, &sl, sg->k, &all, 2 * sg->k, &wk));
   for (PetscInt s = 0; s < sg->k; s++) all[s] = s;
   ia = 0;
   ib = xm;
   if (sg->bd[0] != DM_BOUNDARY_PERIODIC) {
     ia = PetscMax(0, sw - sg->xs[0]);
     ib = PetscMin(xm, sg->M[0] - sw - sg->xs[0]);
+    if (ib < ia) ib = ia;
+  }
+  if (range) { /* AIJ's order: the line stretches also keep their x neighbours owned */
+    if (sg->xs[0] > 0) ia = PetscMax(ia, sw);
+    if (sg->xs[0] + xm < sg->M[0]) ib = PetscMin(ib, xm - sw);
     if (ib < ia) ib = ia;
   }
   for (PetscInt l2 = 0; l2 < sg->xm[2]; l2++) {
@@ -575,24 +655,30 @@ static PetscErrorCode SGDIAMultRegion(const Mat_SGDIA *sg, const PetscScalar *x,
         }
         for (PetscInt i = 0; i < xm; i++) {
           if (i == ia && ib > ia) {
+            if (range) { /* owned stencil points, then the ghost ones in global order (that of the stretch's first point):
+                            one pass list, summed in that order */
+              PetscInt nown;
+              g[0] = sg->xs[0] + ia;
+              SGDIAOrderAIJ(sg, range, g, ns, sl, wk, &nown);
+            }
             SGDIAMultLine(sg, x, xb0 + ia, off, ns, sl, p0 + ia, ib - ia, yin, y);
             i = ib - 1;
             continue;
           }
           g[0] = sg->xs[0] + i;
-          SGDIAMultPoint(sg, x, lo, n, off, p0 + i, g, yin, y);
+          SGDIAMultPoint(sg, x, lo, n, off, p0 + i, g, yin, y, range, wk);
         }
       } else { /* an interior line in the border pass: its first and last sw points */
         for (PetscInt i = 0; i < xm; i++) {
           if (i >= sw && i < xm - sw) i = xm - sw;
           if (i >= xm) break;
           g[0] = sg->xs[0] + i;
-          SGDIAMultPoint(sg, x, lo, n, off, p0 + i, g, yin, y);
+          SGDIAMultPoint(sg, x, lo, n, off, p0 + i, g, yin, y, range, wk);
         }
       }
     }
   }
-  PetscCall(PetscFree2(sl, all));
+  PetscCall(PetscFree3(sl, all, wk));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -622,13 +708,17 @@ static PetscErrorCode MatMultAdd_SGDIA(Mat A, Vec x, Vec y, Vec z)
   PetscCall(VecGetArray(z, &za));
   if (y) ya = za;
   if (!SGDIANeedsGhosts(A)) {
-    PetscCall(SGDIAMultRegion(sg, xa, sg->xs, sg->xm, sg->ooff, SGDIA_ALL, ya, za));
+    PetscCall(SGDIAMultRegion(sg, xa, sg->xs, sg->xm, sg->ooff, SGDIA_ALL, ya, za, NULL));
   } else {
+    /* dof 1 without periodic dimensions: the border rows in AIJ's order (MATMPIAIJ's product bit for bit) */
+    PetscBool aijorder = sg->dof == 1 ? PETSC_TRUE : PETSC_FALSE;
+    for (PetscInt d = 0; d < 3; d++)
+      if (sg->bd[d] == DM_BOUNDARY_PERIODIC) aijorder = PETSC_FALSE;
     PetscCall(DMGlobalToLocalBegin(sg->da, x, INSERT_VALUES, sg->xl));
-    PetscCall(SGDIAMultRegion(sg, xa, sg->xs, sg->xm, sg->ooff, SGDIA_INTERIOR, ya, za));
+    PetscCall(SGDIAMultRegion(sg, xa, sg->xs, sg->xm, sg->ooff, SGDIA_INTERIOR, ya, za, NULL));
     PetscCall(DMGlobalToLocalEnd(sg->da, x, INSERT_VALUES, sg->xl));
     PetscCall(VecGetArrayRead(sg->xl, &xla));
-    PetscCall(SGDIAMultRegion(sg, xla, sg->gxs, sg->gxm, sg->goff, SGDIA_BORDER, ya, za));
+    PetscCall(SGDIAMultRegion(sg, xla, sg->gxs, sg->gxm, sg->goff, SGDIA_BORDER, ya, za, aijorder ? A->rmap->range : NULL));
     PetscCall(VecRestoreArrayRead(sg->xl, &xla));
   }
   PetscCall(VecRestoreArrayRead(x, &xa));
