@@ -472,8 +472,9 @@ static inline void SGDIASortByKey(PetscInt n, PetscInt *key, PetscInt *sl)
    MATMPIAIJ sums a row's diagonal-block terms (the owned columns, ascending), then adds its off-diagonal-block terms
    (the ghost columns, in ascending global order). The n stencil points sl[] of owned point g[] (all in the domain) are
    reordered so: the owned neighbours first, in stencil order (which is ascending local order), then the ghosts by
-   global index; *nown the number of owned ones. key[]: work of k entries */
-static inline void SGDIAOrderAIJ(const Mat_SGDIA *sg, const PetscInt *range, const PetscInt g[3], PetscInt n, PetscInt *sl, PetscInt *key, PetscInt *nown)
+   global index. key[]: work of k entries. (Bitwise equality also assumes AIJ's plain sequential row kernel: a PETSc
+   configured with PETSC_KERNEL_USE_UNROLL_4/2, the Fortran kernels or AVX-512 kernels sums differently.) */
+static inline void SGDIAOrderAIJ(const Mat_SGDIA *sg, const PetscInt *range, const PetscInt g[3], PetscInt n, PetscInt *sl, PetscInt *key)
 {
   PetscInt no = 0, ng = 0;
 
@@ -490,7 +491,6 @@ static inline void SGDIAOrderAIJ(const Mat_SGDIA *sg, const PetscInt *range, con
     key[q]              = SGDIAGridToIndex(sg, range, c, 0);
   }
   SGDIASortByKey(ng, key, sl + no);
-  *nown = no;
 }
 
 /* y (+)= A x at one owned point p with global coordinates g[], checking every neighbour against the domain;
@@ -503,13 +503,13 @@ static inline void SGDIAMultPoint(const Mat_SGDIA *sg, const PetscScalar *x, con
   const PetscInt     xb  = (g[0] - lo[0]) + n[0] * ((g[1] - lo[1]) + n[1] * (g[2] - lo[2]));
   const PetscScalar *v   = sg->v;
 
-  if (range && !SGDIAStencilOwned(sg, g)) { /* (no ghost column: stencil order is AIJ's) */
-    PetscInt   *sl = wk, ns = 0, nown;
+  if (range && !SGDIAStencilOwned(sg, g)) { /* ghost columns: AIJ's order (else the stencil order below is AIJ's) */
+    PetscInt   *sl = wk, ns = 0;
     PetscScalar sum = yin ? yin[p] : 0.0;
 
     for (PetscInt s = 0; s < sg->k; s++)
       if (SGDIANeighbourInDomain(sg, g, s)) sl[ns++] = s;
-    SGDIAOrderAIJ(sg, range, g, ns, sl, wk + sg->k, &nown);
+    SGDIAOrderAIJ(sg, range, g, ns, sl, wk + sg->k);
     for (PetscInt q = 0; q < ns; q++) sum += v[sl[q] * m + p] * x[xb + off[sl[q]]];
     y[p] = sum;
     return;
@@ -657,9 +657,8 @@ static PetscErrorCode SGDIAMultRegion(const Mat_SGDIA *sg, const PetscScalar *x,
           if (i == ia && ib > ia) {
             if (range) { /* owned stencil points, then the ghost ones in global order (that of the stretch's first point):
                             one pass list, summed in that order */
-              PetscInt nown;
               g[0] = sg->xs[0] + ia;
-              SGDIAOrderAIJ(sg, range, g, ns, sl, wk, &nown);
+              SGDIAOrderAIJ(sg, range, g, ns, sl, wk);
             }
             SGDIAMultLine(sg, x, xb0 + ia, off, ns, sl, p0 + ia, ib - ia, yin, y);
             i = ib - 1;
