@@ -69,6 +69,9 @@ static PetscErrorCode SGDIAFreeStorage_Private(Mat_SGDIA *sg)
   PetscCall(PetscFree(sg->ibdiag));
   PetscCall(PetscFree(sg->colorl));
   PetscCall(PetscFree2(sg->rowcols, sg->rowvals));
+  PetscCall(PetscFree(sg->aijord.ptr));
+  PetscCall(PetscFree(sg->aijord.list));
+  PetscCall(PetscMemzero(&sg->aijord, sizeof(sg->aijord)));
   PetscCall(PetscFree2(sg->stash.ij, sg->stash.v));
   sg->stash.n = sg->stash.nalloc = 0;
   PetscCall(VecDestroy(&sg->xl));
@@ -494,26 +497,13 @@ static inline void SGDIAOrderAIJ(const Mat_SGDIA *sg, const PetscInt *range, con
 }
 
 /* y (+)= A x at one owned point p with global coordinates g[], checking every neighbour against the domain;
-   x is an array over the box lo[], n[] (global grid coordinates) and off[] the stencil offsets in that box.
-   range (dof 1, several ranks, no periodic dimension; else NULL): the terms in AIJ's order (SGDIAOrderAIJ(); wk: 2k
-   work entries) */
-static inline void SGDIAMultPoint(const Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, PetscInt p, const PetscInt g[3], const PetscScalar *yin, PetscScalar *y, const PetscInt *range, PetscInt *wk)
+   x is an array over the box lo[], n[] (global grid coordinates) and off[] the stencil offsets in that box. */
+static inline void SGDIAMultPoint(const Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, PetscInt p, const PetscInt g[3], const PetscScalar *yin, PetscScalar *y)
 {
   const PetscInt     dof = sg->dof, m = sg->m;
   const PetscInt     xb  = (g[0] - lo[0]) + n[0] * ((g[1] - lo[1]) + n[1] * (g[2] - lo[2]));
   const PetscScalar *v   = sg->v;
 
-  if (range && !SGDIAStencilOwned(sg, g)) { /* ghost columns: AIJ's order (else the stencil order below is AIJ's) */
-    PetscInt   *sl = wk, ns = 0;
-    PetscScalar sum = yin ? yin[p] : 0.0;
-
-    for (PetscInt s = 0; s < sg->k; s++)
-      if (SGDIANeighbourInDomain(sg, g, s)) sl[ns++] = s;
-    SGDIAOrderAIJ(sg, range, g, ns, sl, wk + sg->k);
-    for (PetscInt q = 0; q < ns; q++) sum += v[sl[q] * m + p] * x[xb + off[sl[q]]];
-    y[p] = sum;
-    return;
-  }
   for (PetscInt r = 0; r < dof; r++) {
     PetscScalar sum = yin ? yin[p * dof + r] : 0.0;
     for (PetscInt s = 0; s < sg->k; s++) {
@@ -522,6 +512,52 @@ static inline void SGDIAMultPoint(const Mat_SGDIA *sg, const PetscScalar *x, con
     }
     y[p * dof + r] = sum;
   }
+}
+
+/* SGDIAMultPoint() in AIJ's order (range: dof 1 on several ranks without periodic dimensions, see SGDIAOrderAIJ()): a
+   point whose stencil has no ghost column sums in stencil order (AIJ's); one with ghost columns reads its list from
+   sg->aijord, made (and appended) at the first product, so that later products do not sort. wk: 2k work entries */
+static PetscErrorCode SGDIAMultPointAIJ(Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, PetscInt p, const PetscInt g[3], const PetscScalar *yin, PetscScalar *y, const PetscInt *range, PetscInt *wk)
+{
+  SGDIAOrderCache   *oc = &sg->aijord;
+  const PetscInt     m = sg->m, xb = (g[0] - lo[0]) + n[0] * ((g[1] - lo[1]) + n[1] * (g[2] - lo[2]));
+  const PetscInt    *sl;
+  PetscInt           ns = 0;
+  PetscScalar        sum = yin ? yin[p] : 0.0;
+  const PetscScalar *v   = sg->v;
+
+  PetscFunctionBegin;
+  if (SGDIAStencilOwned(sg, g)) {
+    SGDIAMultPoint(sg, x, lo, n, off, p, g, yin, y);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (oc->built) {
+    PetscCheck(oc->cur < oc->n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSGDIA: the border pass met more points with ghost columns (%" PetscInt_FMT ") than its first product", oc->cur + 1);
+    sl = oc->list + oc->ptr[oc->cur];
+    ns = oc->ptr[oc->cur + 1] - oc->ptr[oc->cur];
+    oc->cur++;
+  } else {
+    PetscInt *l = wk;
+    for (PetscInt s = 0; s < sg->k; s++)
+      if (SGDIANeighbourInDomain(sg, g, s)) l[ns++] = s;
+    SGDIAOrderAIJ(sg, range, g, ns, l, wk + sg->k);
+    if (oc->n + 2 > oc->nalloc) {
+      oc->nalloc = PetscMax(2 * oc->nalloc, 64);
+      PetscCall(PetscRealloc((size_t)oc->nalloc * sizeof(PetscInt), &oc->ptr));
+      if (!oc->n) oc->ptr[0] = 0;
+    }
+    if (oc->ptr[oc->n] + ns > oc->lalloc) {
+      oc->lalloc = PetscMax(2 * oc->lalloc, oc->ptr[oc->n] + ns + 64 * sg->k);
+      PetscCall(PetscRealloc((size_t)oc->lalloc * sizeof(PetscInt), &oc->list));
+    }
+    PetscCall(PetscArraycpy(oc->list + oc->ptr[oc->n], l, ns));
+    oc->ptr[oc->n + 1] = oc->ptr[oc->n] + ns;
+    oc->n++;
+    sl = l;
+  }
+  for (PetscInt q = 0; q < ns; q++) sum += v[sl[q] * m + p] * x[xb + off[sl[q]]];
+  y[p] = sum;
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* SGDIAMultLine() for a dof > 1 known at compile time (called with a constant): one pass over the line's y per
@@ -613,7 +649,7 @@ static inline void SGDIAMultLine(const Mat_SGDIA *sg, const PetscScalar *x, Pets
    ones in the global order (the same for every point of the stretch), in one list (no extra pass over y); every other
    point by SGDIAMultPoint(). The
    interior rows have owned neighbours only, summed in stencil order, which is AIJ's. */
-static PetscErrorCode SGDIAMultRegion(const Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, SGDIARegion region, const PetscScalar *yin, PetscScalar *y, const PetscInt *range)
+static PetscErrorCode SGDIAMultRegion(Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, SGDIARegion region, const PetscScalar *yin, PetscScalar *y, const PetscInt *range)
 {
   const PetscInt sw = sg->sw, xm = sg->xm[0];
   PetscInt       ia, ib, *sl, ns, *all, *wk; /* ia..ib: points of a line whose stencil stays in the domain along x */
@@ -665,14 +701,16 @@ static PetscErrorCode SGDIAMultRegion(const Mat_SGDIA *sg, const PetscScalar *x,
             continue;
           }
           g[0] = sg->xs[0] + i;
-          SGDIAMultPoint(sg, x, lo, n, off, p0 + i, g, yin, y, range, wk);
+          if (range) PetscCall(SGDIAMultPointAIJ(sg, x, lo, n, off, p0 + i, g, yin, y, range, wk));
+          else SGDIAMultPoint(sg, x, lo, n, off, p0 + i, g, yin, y);
         }
       } else { /* an interior line in the border pass: its first and last sw points */
         for (PetscInt i = 0; i < xm; i++) {
           if (i >= sw && i < xm - sw) i = xm - sw;
           if (i >= xm) break;
           g[0] = sg->xs[0] + i;
-          SGDIAMultPoint(sg, x, lo, n, off, p0 + i, g, yin, y, range, wk);
+          if (range) PetscCall(SGDIAMultPointAIJ(sg, x, lo, n, off, p0 + i, g, yin, y, range, wk));
+          else SGDIAMultPoint(sg, x, lo, n, off, p0 + i, g, yin, y);
         }
       }
     }
@@ -717,7 +755,12 @@ static PetscErrorCode MatMultAdd_SGDIA(Mat A, Vec x, Vec y, Vec z)
     PetscCall(SGDIAMultRegion(sg, xa, sg->xs, sg->xm, sg->ooff, SGDIA_INTERIOR, ya, za, NULL));
     PetscCall(DMGlobalToLocalEnd(sg->da, x, INSERT_VALUES, sg->xl));
     PetscCall(VecGetArrayRead(sg->xl, &xla));
+    sg->aijord.cur = 0;
     PetscCall(SGDIAMultRegion(sg, xla, sg->gxs, sg->gxm, sg->goff, SGDIA_BORDER, ya, za, aijorder ? A->rmap->range : NULL));
+    if (aijorder) {
+      PetscCheck(!sg->aijord.built || sg->aijord.cur == sg->aijord.n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSGDIA: the border pass met %" PetscInt_FMT " points with ghost columns, its first product %" PetscInt_FMT, sg->aijord.cur, sg->aijord.n);
+      sg->aijord.built = PETSC_TRUE;
+    }
     PetscCall(VecRestoreArrayRead(sg->xl, &xla));
   }
   PetscCall(VecRestoreArrayRead(x, &xa));

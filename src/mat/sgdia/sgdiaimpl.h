@@ -31,6 +31,15 @@ typedef struct {
 /* the matrix powers kernel's ghost region and cached values (sgdiampk.c) */
 typedef struct _n_SGDIAMPK *SGDIAMPK;
 
+/* the border points' stencil lists in AIJ's order (sgdia.c, MatMultAdd_SGDIA() at dof 1 on several ranks): the points
+   with ghost columns outside the line stretches, in the border pass's order, made at the first product and read by the
+   later ones (the layout is the DMDA's and does not change) */
+typedef struct {
+  PetscInt *ptr, *list; /* n+1 offsets into list */
+  PetscInt  n, nalloc, lalloc, cur;
+  PetscBool built;
+} SGDIAOrderCache;
+
 typedef struct {
   /* grid and stencil, from the DMDA */
   DM               da;
@@ -88,6 +97,9 @@ typedef struct {
 
   /* MatMatrixPowers_SGDIA(): ghost region of depth k*sw and the values gathered there (sgdiampk.c) */
   SGDIAMPK         mpk;
+
+  /* MatMult() at dof 1 on several ranks: the border points' terms in AIJ's order */
+  SGDIAOrderCache  aijord;
 } Mat_SGDIA;
 
 /* the process that owns grid index q in dimension d */
