@@ -457,30 +457,17 @@ static inline PetscBool SGDIAStencilOwned(const Mat_SGDIA *sg, const PetscInt g[
   return PETSC_TRUE;
 }
 
-/* sort the n stencil points sl[] by key[] (ascending; insertion sort, n <= k) */
-static inline void SGDIASortByKey(PetscInt n, PetscInt *key, PetscInt *sl)
-{
-  for (PetscInt i = 1; i < n; i++) {
-    PetscInt kk = key[i], ss = sl[i], j = i - 1;
-    for (; j >= 0 && key[j] > kk; j--) {
-      key[j + 1] = key[j];
-      sl[j + 1]  = sl[j];
-    }
-    key[j + 1] = kk;
-    sl[j + 1]  = ss;
-  }
-}
-
 /* AIJ's order (dof 1 on several ranks without periodic dimensions: range = the row layout's ranges, else NULL):
    MATMPIAIJ sums a row's diagonal-block terms (the owned columns, ascending), then adds its off-diagonal-block terms
    (the ghost columns, in ascending global order). The n stencil points sl[] of owned point g[] (all in the domain) are
    reordered so: the owned neighbours first, in stencil order (which is ascending local order), then the ghosts by
    global index. key[]: work of k entries. (Bitwise equality also assumes AIJ's plain sequential row kernel: a PETSc
    configured with PETSC_KERNEL_USE_UNROLL_4/2, the Fortran kernels or AVX-512 kernels sums differently.) */
-static inline void SGDIAOrderAIJ(const Mat_SGDIA *sg, const PetscInt *range, const PetscInt g[3], PetscInt n, PetscInt *sl, PetscInt *key)
+static PetscErrorCode SGDIAOrderAIJ(const Mat_SGDIA *sg, const PetscInt *range, const PetscInt g[3], PetscInt n, PetscInt *sl, PetscInt *key)
 {
   PetscInt no = 0, ng = 0;
 
+  PetscFunctionBegin;
   for (PetscInt q = 0; q < n; q++) { /* owned ones compacted to the front, in order; ghosts' stencil points in key[] for now */
     const PetscInt s     = sl[q];
     PetscInt       c[3] = {g[0] + sg->delta[3 * s], g[1] + sg->delta[3 * s + 1], g[2] + sg->delta[3 * s + 2]};
@@ -493,7 +480,8 @@ static inline void SGDIAOrderAIJ(const Mat_SGDIA *sg, const PetscInt *range, con
     PetscInt       c[3] = {g[0] + sg->delta[3 * s], g[1] + sg->delta[3 * s + 1], g[2] + sg->delta[3 * s + 2]};
     key[q]              = SGDIAGridToIndex(sg, range, c, 0);
   }
-  SGDIASortByKey(ng, key, sl + no);
+  PetscCall(PetscSortIntWithArray(ng, key, sl + no));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* y (+)= A x at one owned point p with global coordinates g[], checking every neighbour against the domain;
@@ -540,7 +528,7 @@ static PetscErrorCode SGDIAMultPointAIJ(Mat_SGDIA *sg, const PetscScalar *x, con
     PetscInt *l = wk;
     for (PetscInt s = 0; s < sg->k; s++)
       if (SGDIANeighbourInDomain(sg, g, s)) l[ns++] = s;
-    SGDIAOrderAIJ(sg, range, g, ns, l, wk + sg->k);
+    PetscCall(SGDIAOrderAIJ(sg, range, g, ns, l, wk + sg->k));
     if (oc->n + 2 > oc->nalloc) {
       oc->nalloc = PetscMax(2 * oc->nalloc, 64);
       PetscCall(PetscRealloc((size_t)oc->nalloc * sizeof(PetscInt), &oc->ptr));
@@ -647,8 +635,7 @@ static inline void SGDIAMultLine(const Mat_SGDIA *sg, const PetscScalar *x, Pets
    dof 1, no periodic dimension; else NULL): each row's terms in AIJ's order (SGDIAOrderAIJ()), so that the product is
    MATMPIAIJ's bit for bit: a line stretch whose x neighbours are owned sums its owned stencil points, then its ghost
    ones in the global order (the same for every point of the stretch), in one list (no extra pass over y); every other
-   point by SGDIAMultPoint(). The
-   interior rows have owned neighbours only, summed in stencil order, which is AIJ's. */
+   point by SGDIAMultPointAIJ(). The interior rows have owned neighbours only, summed in stencil order, which is AIJ's. */
 static PetscErrorCode SGDIAMultRegion(Mat_SGDIA *sg, const PetscScalar *x, const PetscInt lo[3], const PetscInt n[3], const PetscInt *off, SGDIARegion region, const PetscScalar *yin, PetscScalar *y, const PetscInt *range)
 {
   const PetscInt sw = sg->sw, xm = sg->xm[0];
@@ -694,7 +681,7 @@ static PetscErrorCode SGDIAMultRegion(Mat_SGDIA *sg, const PetscScalar *x, const
             if (range) { /* owned stencil points, then the ghost ones in global order (that of the stretch's first point):
                             one pass list, summed in that order */
               g[0] = sg->xs[0] + ia;
-              SGDIAOrderAIJ(sg, range, g, ns, sl, wk);
+              PetscCall(SGDIAOrderAIJ(sg, range, g, ns, sl, wk));
             }
             SGDIAMultLine(sg, x, xb0 + ia, off, ns, sl, p0 + ia, ib - ia, yin, y);
             i = ib - 1;
