@@ -20,7 +20,9 @@ A run (one argument set at one rank count) is classified as
   pass           both runs succeed, the sgdia run created a MATSGDIA from the DMDA (-info :mat says "SGDIA from
                  DMDA"), and the compared lines agree (iteration counts equal, norms to the tolerance)
   sgdia-error    aij succeeds, sgdia fails (exit status, "PETSC ERROR", or timeout): a failure
-  mismatch       both succeed but the compared lines differ: a failure
+  mismatch       both succeed but the compared lines differ, and a second aij run agrees with the first: a failure
+  aij-unstable   as mismatch, but a second aij run differs from the first too (the program's answer is not
+                 reproducible with aij, e.g. PCEXOTIC in PETSc 3.18): reported, not counted
   both-fail      aij fails too (the program does not allow that rank count, or the set fails anyway): not counted
   ref-fail       aij fails, sgdia does not: not counted
   n/a            both succeed but no MATSGDIA was created (the program's matrix is not created by the DMDA, or it
@@ -479,50 +481,14 @@ def load_tolerances():
 
 
 def run_case(case, cfg):
-    prog, argv, np_ = case['prog'], case['args'], case['np']
-    exe = os.path.join(cfg['out'], 'bin', prog)
+    np_ = case['np']
     res = {'id': case['id'], 'np': np_}
     outs = {}
     for kind in ('aij', 'sgdia'):
-        wd = tempfile.mkdtemp(prefix='dmda-%s-' % kind, dir=cfg['tmp'])
-        for f in case['localrunfiles']:
-            src = os.path.join(case['dir'], f)
-            if os.path.exists(src):
-                os.symlink(src, os.path.join(wd, os.path.basename(f)))
-        extra = ['-dll_append', cfg['lib'], '-dm_mat_type', kind]
-        if kind == 'sgdia':
-            extra += ['-info', os.path.join(wd, 'gkinfo') + ':mat']
-        env = dict(os.environ)
-        for kv in shlex.split(case['env']):
-            k, _, v = kv.partition('=')
-            env[k] = v
-        cmd = [cfg['mpiexec'], '-n', str(np_), exe] + [a for a in argv if a not in ('-log_view',)] + extra
-        t0 = time.time()
-        to = False
-        # the sgdia run may take 10 times as long as the aij run (at least 30 s, at most --timeout)
-        tmo = cfg['timeout'] if kind == 'aij' else min(cfg['timeout'], max(30, 10 * outs['aij']['dt']))
-        try:
-            p = subprocess.run(cmd, cwd=wd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, timeout=tmo, errors='replace')
-            text, rc = p.stdout, p.returncode
-        except subprocess.TimeoutExpired as e:
-            text = e.stdout if isinstance(e.stdout, str) else (e.stdout or b'').decode('utf8', 'replace')
-            rc, to = 124, True
-        dt = time.time() - t0
-        info = ''
-        if kind == 'sgdia':
-            for f in os.listdir(wd):
-                if f.startswith('gkinfo'):
-                    info += open(os.path.join(wd, f), errors='replace').read()
-        shutil.rmtree(wd, ignore_errors=True)
-        with open(os.path.join(cfg['logs'], '%s_np%d.%s.out' % (case['id'], np_, kind)), 'w') as fh:
-            fh.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n' + text)
-        failed = to or rc != 0 or 'PETSC ERROR' in text
-        outs[kind] = {'text': text, 'rc': rc, 'to': to, 'dt': dt, 'failed': failed, 'info': info,
-                      'err': first_error(text, rc, to, tmo) if failed else ''}
-        if kind == 'aij' and failed and np_ != case['nsize']:
+        outs[kind] = run_kind(case, cfg, kind, outs)
+        if kind == 'aij' and outs[kind]['failed'] and np_ != case['nsize']:
             # a rank count the set does not declare, on which the program fails with aij: it does not allow it
-            return dict(res, t=round(dt, 1), **{'class': 'skipped',
+            return dict(res, t=round(outs[kind]['dt'], 1), **{'class': 'skipped',
                         'why': 'aij fails on %d ranks (not the set\'s nsize %d)' % (np_, case['nsize']),
                         'detail': outs[kind]['err']})
     a, s = outs['aij'], outs['sgdia']
@@ -546,14 +512,65 @@ def run_case(case, cfg):
         diff, nnum = compare(apply_filter(a['text'], case['filter']), apply_filter(s['text'], case['filter']), rtol, atol)
         res['nnum'] = nnum
         if diff:
-            res['class'], res['why'] = 'mismatch', diff
+            # does aij reproduce its own answer? A program whose aij runs differ from each other (e.g. PCEXOTIC in
+            # PETSc 3.18) cannot be compared with sgdia; it is reported, not counted
+            b = run_kind(case, cfg, 'aij-again', outs)
+            same = None if b['failed'] else compare(apply_filter(a['text'], case['filter']), apply_filter(b['text'], case['filter']), rtol, atol)[0]
+            res['t'] = round(res['t'] + b['dt'], 1)
+            if same:
+                res['class'], res['why'] = 'aij-unstable', 'two aij runs differ: %s (aij vs sgdia: %s)' % (same, diff)
+            else:
+                res['class'], res['why'] = 'mismatch', diff
         else:
             res['class'] = 'pass'
             res['why'] = '%d numbers compared' % nnum if nnum else 'no iteration count or norm printed: outputs ran, nothing compared'
     return res
 
 
-CLASSES = ['pass', 'sgdia-error', 'mismatch', 'both-fail', 'ref-fail', 'n/a', 'skipped']
+def run_kind(case, cfg, kind, outs):
+    """one run of a case with -dm_mat_type aij or sgdia ('aij-again': aij once more); its log and classification"""
+    prog, argv, np_ = case['prog'], case['args'], case['np']
+    exe = os.path.join(cfg['out'], 'bin', prog)
+    mt = 'aij' if kind == 'aij-again' else kind
+    wd = tempfile.mkdtemp(prefix='dmda-%s-' % mt, dir=cfg['tmp'])
+    for f in case['localrunfiles']:
+        src = os.path.join(case['dir'], f)
+        if os.path.exists(src):
+            os.symlink(src, os.path.join(wd, os.path.basename(f)))
+    extra = ['-dll_append', cfg['lib'], '-dm_mat_type', mt]
+    if kind == 'sgdia':
+        extra += ['-info', os.path.join(wd, 'gkinfo') + ':mat']
+    env = dict(os.environ)
+    for kv in shlex.split(case['env']):
+        k, _, v = kv.partition('=')
+        env[k] = v
+    cmd = [cfg['mpiexec'], '-n', str(np_), exe] + [a for a in argv if a not in ('-log_view',)] + extra
+    t0 = time.time()
+    to = False
+    # the sgdia run may take 10 times as long as the aij run (at least 30 s, at most --timeout)
+    tmo = cfg['timeout'] if kind != 'sgdia' else min(cfg['timeout'], max(30, 10 * outs['aij']['dt']))
+    try:
+        p = subprocess.run(cmd, cwd=wd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, timeout=tmo, errors='replace')
+        text, rc = p.stdout, p.returncode
+    except subprocess.TimeoutExpired as e:
+        text = e.stdout if isinstance(e.stdout, str) else (e.stdout or b'').decode('utf8', 'replace')
+        rc, to = 124, True
+    dt = time.time() - t0
+    info = ''
+    if kind == 'sgdia':
+        for f in os.listdir(wd):
+            if f.startswith('gkinfo'):
+                info += open(os.path.join(wd, f), errors='replace').read()
+    shutil.rmtree(wd, ignore_errors=True)
+    with open(os.path.join(cfg['logs'], '%s_np%d.%s.out' % (case['id'], np_, kind)), 'w') as fh:
+        fh.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n' + text)
+    failed = to or rc != 0 or 'PETSC ERROR' in text
+    return {'text': text, 'rc': rc, 'to': to, 'dt': dt, 'failed': failed, 'info': info,
+            'err': first_error(text, rc, to, tmo) if failed else ''}
+
+
+CLASSES = ['pass', 'sgdia-error', 'mismatch', 'aij-unstable', 'both-fail', 'ref-fail', 'n/a', 'skipped']
 
 
 def main():
@@ -682,7 +699,7 @@ def report(o, petsc, data, results, bstat, wall, runwall, out, quiet=False, prog
             for r in rs:
                 L.append('      %s np %d: %s' % (r['id'], r['np'], r['why'].replace('\n', '\n        ')))
         L.append('')
-    for c in ('both-fail', 'ref-fail', 'n/a'):
+    for c in ('aij-unstable', 'both-fail', 'ref-fail', 'n/a'):
         rs = [r for r in results if r['class'] == c]
         if rs:
             L.append('== %s (%d runs; not counted) ==' % (c, len(rs)))
@@ -706,7 +723,7 @@ def report(o, petsc, data, results, bstat, wall, runwall, out, quiet=False, prog
         L.append('')
     slow = sorted([r for r in results if r.get('t')], key=lambda r: -r['t'])[:5]
     L.append('slowest runs (aij + sgdia): ' + ', '.join('%s np %d %.0fs' % (r['id'], r['np'], r['t']) for r in slow))
-    L.append('logs: %s/logs/<id>_np<N>.{aij,sgdia}.out' % out)
+    L.append('logs: %s/logs/<id>_np<N>.{aij,sgdia,aij-again}.out' % out)
     L.append('%d passed, %d failed' % (cnt['pass'], len(fails)))
     text = '\n'.join(L) + '\n'
     with open(os.path.join(out, 'results.json'), 'w') as fh:
