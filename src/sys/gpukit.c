@@ -30,6 +30,7 @@ PetscErrorCode GpukitInitializePackage(void)
 
   /* one registration hook per type family (and one for the shared Mat layer); each registers its own log events */
   PetscCall(GpukitMatUtilsRegister_Private());
+  PetscCall(GpukitAIJOnlyRegister_Private());
   PetscCall(MatRegister_SGDIA_Private());
   PetscCall(MatRegister_SGDIACUDA_Private());
 #if !defined(GPUKIT_WITHOUT_AMB) /* only for building one family while another is being written (makefile SRC_EXCLUDE) */

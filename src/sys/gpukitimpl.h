@@ -12,6 +12,7 @@ PETSC_INTERN PetscErrorCode GpukitInitializePackage(void);
 /* one registration function per type family, each called once by GpukitInitializePackage(); the shared Mat layer's
    (src/mat/utils/gpukitmat.c) first */
 PETSC_INTERN PetscErrorCode GpukitMatUtilsRegister_Private(void);
+PETSC_INTERN PetscErrorCode GpukitAIJOnlyRegister_Private(void); /* src/mat/utils/gpukitaijonly.c: PCML, greedy colouring on gpukit types */
 PETSC_INTERN PetscErrorCode MatRegister_SGDIA_Private(void);
 PETSC_INTERN PetscErrorCode MatRegister_SGDIACUDA_Private(void);
 PETSC_INTERN PetscErrorCode MatRegister_AMB_Private(void);
