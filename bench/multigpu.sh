@@ -5,8 +5,10 @@
 #          PETSc's DMDA splits 1x1x2 and 1x2x2 into one 256^3 box per rank: every rank has the 1-GPU run's box, and
 #          the halo faces are z and y planes, contiguous runs of 256 or more entries): sgdiacuda and aijcusparse
 #          (bench/sgdia_mult), with -use_gpu_aware_mpi 0 (halo staged through the host) and, where MPI is CUDA-aware,
-#          1; CG + Jacobi and KSPCACG (s = 4, 8) per iteration on sgdiacuda, CG on aijcusparse (bench/cacg_bench);
-#   strong the latency-bound 128^3 on 1, 2, 4 GPUs: CG against KSPCACG s = 4, 8 (sgdiacuda), CG on aijcusparse;
+#          1; CG + Jacobi and KSPCACG (s = 4, 8) per iteration on sgdiacuda, CG on aijcusparse (bench/cacg_bench;
+#          also with -use_gpu_aware_mpi 1 where MPI is CUDA-aware);
+#   strong the latency-bound 128^3 on 1, 2, 4 GPUs: CG against KSPCACG s = 4, 8 (sgdiacuda), CG on aijcusparse (also
+#          CUDA-aware where MPI is);
 #   ipc    MATSGDIACUDA's halo exchanges through CUDA IPC (-mat_sgdia_cuda_ipc 1, device to device: what a CUDA-aware
 #          MPI gives on one node) against the star forest staged through the host (-mat_sgdia_cuda_ipc 0), both in
 #          this run: weak-mult-ipc (MatMult as weak), weak-cg-ipc and strong-cg-ipc (CG, KSPCACG s = 4, 8 as weak
@@ -25,7 +27,7 @@
 #          run's by tests/cavity/cavity_vecdiff (1e-6 relative; Newton counts must match too, else the run fails);
 #   gsai   PCGSAI set-up on the device, 3-D 7-point Laplacian (examples/poisson -dim 3, aijcusparse, CG, -pc_gsai_type
 #          spd) on 1, 2, 4 GPUs: the GSAISetUp and PCSetUp events of -log_view (max over ranks), CG iterations, and
-#          which path built M ("built on the device" / "host" in PCView: the multi-rank device set-up is new).
+#          which path built M ("built on the device" / "host" in PCView); on 2 and 4 GPUs also CUDA-aware where MPI is.
 # Efficiency = time on 1 GPU / time on P GPUs (weak), speed-up (strong, cavity, gsai). Records:
 # bench/results/multigpu-<date>.jsonl (the benchmarks' own JSON records, each with "bench_set", "gpus", "gpu_aware"
 # and "ipc" added; the cavity and gsai records are written here in the same form); copied to $OUT when set. Each run is under
@@ -104,7 +106,11 @@ for i in "${!gpus[@]}"; do
   esac
   case $skip in *" weakcg "*) ;; *)
     run weak-cg "$p" 0 "$cacg" -dim 3 "${wg[@]}" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
-    run weak-cg "$p" 0 "$cacg" -dim 3 "${wg[@]}" -mat_type aijcusparse -methods cg -its 60 -batches 2 -rtol 1e-6 ;;
+    run weak-cg "$p" 0 "$cacg" -dim 3 "${wg[@]}" -mat_type aijcusparse -methods cg -its 60 -batches 2 -rtol 1e-6
+    if [ $aware = 1 ] && [ "$p" -gt 1 ]; then case $skip in *" aware "*) ;; *)
+      run weak-cg "$p" 1 "$cacg" -dim 3 "${wg[@]}" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
+      run weak-cg "$p" 1 "$cacg" -dim 3 "${wg[@]}" -mat_type aijcusparse -methods cg -its 60 -batches 2 -rtol 1e-6 ;;
+    esac; fi ;;
   esac
   # the IPC route's copies on the caller's stream (-gpukit_ipc_side_stream 0) against the default runs above (side
   # stream; their 1-GPU runs are the baseline of both)
@@ -119,7 +125,11 @@ for i in "${!gpus[@]}"; do
   esac
   case $skip in *" strong "*) ;; *)
     run strong-cg "$p" 0 "$cacg" -dim 3 -n "$sn" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 200 -batches 3
-    run strong-cg "$p" 0 "$cacg" -dim 3 -n "$sn" -mat_type aijcusparse -methods cg -its 200 -batches 3 ;;
+    run strong-cg "$p" 0 "$cacg" -dim 3 -n "$sn" -mat_type aijcusparse -methods cg -its 200 -batches 3
+    if [ $aware = 1 ] && [ "$p" -gt 1 ]; then case $skip in *" aware "*) ;; *)
+      run strong-cg "$p" 1 "$cacg" -dim 3 -n "$sn" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 200 -batches 3
+      run strong-cg "$p" 1 "$cacg" -dim 3 -n "$sn" -mat_type aijcusparse -methods cg -its 200 -batches 3 ;;
+    esac; fi ;;
   esac
   # the two routes of MATSGDIACUDA's halo exchanges, side by side (on 1 GPU both are the baseline of their route)
   case $skip in *" ipc "*) ;; *)
@@ -202,10 +212,15 @@ case $skip in *" gsai "*) ;; *)
   else
     gn=${GPUKIT_MULTI_GSAI_N:-161}
     refits=
-    for p in "${gpus[@]}"; do
-      tag=gsai-$gn-$p
-      cmd=("$poisson" -dim 3 -n "$gn" -dm_mat_type aijcusparse -dm_vec_type cuda -ksp_type cg -ksp_rtol 1e-8 -pc_type gsai -pc_gsai_type spd -ksp_view -use_gpu_aware_mpi 0 -log_view_gpu_time)
-      echo "== gsai $gn^3: $p GPU(s), gpu-aware 0: ${cmd[*]}"
+    # every GPU count without CUDA-aware MPI; 2 and more also with it where MPI is CUDA-aware
+    runs=("${gpus[@]}")
+    if [ $aware = 1 ]; then case $skip in *" aware "*) ;; *) for g in "${gpus[@]}"; do [ "$g" -gt 1 ] && runs+=("$g:1"); done ;; esac; fi
+    for pa in "${runs[@]}"; do
+      p=${pa%%:*} aw=0
+      [ "$pa" != "$p" ] && aw=1
+      tag=gsai-$gn-$p$([ $aw = 1 ] && echo -aware)
+      cmd=("$poisson" -dim 3 -n "$gn" -dm_mat_type aijcusparse -dm_vec_type cuda -ksp_type cg -ksp_rtol 1e-8 -pc_type gsai -pc_gsai_type spd -ksp_view -use_gpu_aware_mpi "$aw" -log_view_gpu_time)
+      echo "== gsai $gn^3: $p GPU(s), gpu-aware $aw: ${cmd[*]}"
       gk_mpiexec "$tmo" "$p" "${cmd[@]}" -log_view ":$tmp/$tag.log" >"$tmp/$tag.out" 2>&1 </dev/null
       rc=$?
       if [ $rc -ne 0 ] || [ ! -s "$tmp/$tag.log" ]; then
@@ -236,7 +251,7 @@ case $skip in *" gsai "*) ;; *)
       fi
       # its -log_view travels back (the set-up's events per rank: GSAIRows, GSAIPattern, GSAISolve, ...)
       [ -n "${OUT:-}" ] && cp "$tmp/$tag.log" "$OUT/multigpu-$tag-logview.txt" 2>/dev/null
-      echo "{\"bench\": \"multigpu_gsai\", \"bench_set\": \"gsai\", \"mat_type\": \"aijcusparse\", \"method\": \"gsai_spd_$gn\", \"n\": $gn, \"rows\": $((gn * gn * gn)), \"setup_path\": \"${path:-unknown}\", \"gsai_setup_s\": ${tset:-null}, \"stage_rows_s\": $srows, \"stage_pattern_s\": $spat, \"stage_solve_s\": $ssol, \"stage_assemble_s\": $sasm, \"pc_setup_s\": ${tpc:-null}, \"ksp_solve_s\": ${tksp:-null}, \"its\": ${its:-null}, \"reason\": \"$reason\", \"command\": \"${cmd[*]}\", $(gk_runinfo_json), \"gpus\": $p, \"gpu_aware\": 0}" >>"$out"
+      echo "{\"bench\": \"multigpu_gsai\", \"bench_set\": \"gsai\", \"mat_type\": \"aijcusparse\", \"method\": \"gsai_spd_$gn\", \"n\": $gn, \"rows\": $((gn * gn * gn)), \"setup_path\": \"${path:-unknown}\", \"gsai_setup_s\": ${tset:-null}, \"stage_rows_s\": $srows, \"stage_pattern_s\": $spat, \"stage_solve_s\": $ssol, \"stage_assemble_s\": $sasm, \"pc_setup_s\": ${tpc:-null}, \"ksp_solve_s\": ${tksp:-null}, \"its\": ${its:-null}, \"reason\": \"$reason\", \"command\": \"${cmd[*]}\", $(gk_runinfo_json), \"gpus\": $p, \"gpu_aware\": $aw}" >>"$out"
     done
   fi ;;
 esac

@@ -7,7 +7,8 @@
 # passes when it exits 0. Each test's output is kept in build/test-logs/<name>.log.
 # A line whose name holds {type} runs once per line "type [ref]" of types.txt beside its list, with {type} in the
 # name replaced and $type, $ref (default aij) set: a new matrix type is tested by adding its name there.
-# Options: GPUKIT_TEST_FILTER=regex runs only the tests whose name matches.
+# Options: GPUKIT_TEST_FILTER=regex runs only the tests whose name matches. GPUKIT_GPU_AWARE_MPI=1 (GPU lines, under
+# a CUDA-aware MPI) runs every line that passes -use_gpu_aware_mpi 0 with -use_gpu_aware_mpi 1 instead.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -32,6 +33,7 @@ start=$(date +%s)
 run_one() {
   local name=$1 np=$2 tmo=$3 cmd=$4 t0 rc ms dt why
   [[ "$name" =~ $filter ]] || return 0
+  [ "${GPUKIT_GPU_AWARE_MPI:-0}" = 1 ] && cmd=${cmd//-use_gpu_aware_mpi 0/-use_gpu_aware_mpi 1}
   t0=$(date +%s%N)
   timeout "$tmo" bash -c "np=$np; $cmd" >"$logs/$name.log" 2>&1 </dev/null
   rc=$?
