@@ -65,7 +65,7 @@ endif
 
 HEADERS := $(wildcard include/*.h) $(shell find src -name '*.h')
 
-.PHONY: all lib deps run test test-gpu bench petsc-cuda install clean check-petsc cuda-check examples tests benches conformance-dmda
+.PHONY: all lib deps run test test-gpu bench petsc-cuda ompi-cuda install clean check-petsc cuda-check examples tests benches conformance-dmda
 
 all: lib
 
@@ -160,6 +160,10 @@ bench: lib $(BENCH_BIN)
 
 petsc-cuda:
 	@bash scripts/petsc-cuda.sh
+
+# a CUDA-aware Open MPI for the multi-GPU runs with -use_gpu_aware_mpi 1 (tests/gpu/awarempi.sh, docs/multigpu.md)
+ompi-cuda:
+	@bash scripts/ompi-cuda.sh
 
 install: lib
 	install -d $(PREFIX)/lib $(PREFIX)/include $(PREFIX)/lib/pkgconfig

@@ -7,8 +7,9 @@ Reads JSON-lines records (one JSON object per line) from bench/results/multigpu/
   --strong  strong scaling: "strong-big-mult" (MatMult 512^3) and "strong-cg"
   --cavity  driven cavity: bench "multigpu_cavity", "snes_solve_s"; ranks in 1 x P
             strips (plus, if present, the "-2x2" file with a 2 x 2 rank grid)
+  --aware   weak scaling with -use_gpu_aware_mpi 0 and 1 in the same run ("gpu_aware")
 Writes under --img (default docs/img):
-  multigpu-weak-<date>.png, multigpu-strong-<date>.png, multigpu-cavity-<date>.png
+  multigpu-weak-<date>.png, multigpu-strong-<date>.png, multigpu-cavity-<date>.png, multigpu-aware-<date>.png
 and prints one markdown line per PNG, with paths relative to docs/.
 A plot whose file or records are missing is skipped with a message on stderr.
 Run from the repository root:  python3 bench/report_multigpu.py
@@ -232,17 +233,45 @@ def cavity(path, img):
            "driven-cavity speed-up on several GPUs", recs)
 
 
+def aware(path, img):
+    """weak-scaling efficiency with messages staged through the host (solid) and CUDA-aware (dashed), same run"""
+    recs = [r for r in load(path) if r.get("bench_set") in ("weak-mult", "weak-cg") and not side_off(r)]
+    if not any(r.get("gpu_aware") for r in recs):
+        return print(f"report_multigpu: no CUDA-aware weak records in {path}", file=sys.stderr)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    print("weak-scaling efficiency t1/tP, staged / CUDA-aware:", file=sys.stderr)
+    for bset, meth, typ, lab, c in [("weak-mult", None, "aijcusparse", "MatMult aijcusparse", "C1"),
+                                    ("weak-cg", "cg", "aijcusparse", "CG+Jacobi aijcusparse", "C3"),
+                                    ("weak-mult", None, "sgdiacuda", "MatMult sgdiacuda (IPC halos)", "C0"),
+                                    ("weak-cg", "cg", "sgdiacuda", "CG+Jacobi sgdiacuda", "C2")]:
+        sel = lambda r, aw: (r["bench_set"] == bset and mtype(r) == typ and (meth is None or r.get("method") == meth)
+                             and (int(r["gpus"]) == 1 or bool(r.get("gpu_aware")) == aw))
+        ref = best(recs, lambda r: sel(r, False) and int(r["gpus"]) == 1).get(1)
+        report(lab + ", staged", line(ax, best(recs, lambda r: sel(r, False)), ref=ref, label=lab + ", staged", color=c))
+        report(lab + ", CUDA-aware", line(ax, best(recs, lambda r: sel(r, True)), ref=ref, label=lab + ", CUDA-aware",
+                                          color=c, ls="--", marker="s"))
+    ax.axhline(0.90, color="k", ls=":", lw=1, label="target (0.90)")
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel("weak-scaling efficiency  t(1 GPU) / t(P GPUs)")
+    ax.set_title("Weak scaling, messages staged through the host (-use_gpu_aware_mpi 0) against CUDA-aware (1)\n"
+                 + title_tail(recs), fontsize=9)
+    finish(fig, [ax], os.path.join(img, "multigpu-aware"),
+           "weak-scaling efficiency, host-staged against CUDA-aware MPI", recs)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--weak", default=D + "multigpu-h100x4-2026-11-27-s11.jsonl")
     ap.add_argument("--strong", default=D + "multigpu-h100x4-2026-11-27-s11-strong.jsonl")
     ap.add_argument("--cavity", default=D + "multigpu-h100x4-2026-11-27-s12-cavity.jsonl")
+    ap.add_argument("--aware", default=D + "multigpu-h200x4-2026-11-27-s17c.jsonl")
     ap.add_argument("--img", default="docs/img")
     a = ap.parse_args()
     os.makedirs(a.img, exist_ok=True)
     weak(a.weak, a.img)
     strong(a.strong, a.img)
     cavity(a.cavity, a.img)
+    aware(a.aware, a.img)
 
 
 if __name__ == "__main__":

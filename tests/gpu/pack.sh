@@ -13,6 +13,7 @@
 # --check first builds everything in the repository (library, tests, examples, benchmarks; what tests/gpu/run builds
 # on the GPU machine) against that prefix into GPUKIT_CHECK_OBJDIR (default build/pack-check) and stops, naming each
 # target that failed, if anything does not build: a break shows here instead of on the GPU machine.
+# With deps/ompi-cuda ('make ompi-cuda') also a CUDA-aware Open MPI into gpucarry/ompi (tests/gpu/awarempi.sh).
 # PETSC_DIR picks another prefix, GPUKIT_CARRY another destination. Fails above 60 MB.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -91,6 +92,19 @@ if [ "$blas" = 1 ]; then
     ln -s "$l" "$dst/extra-libs/${l%.*}" # the unversioned name, for -l at link time
   done
   touch "$dst/extra-libs/.blas"
+fi
+
+# the CUDA-aware Open MPI of 'make ompi-cuda' (deps/ompi-cuda), for tests/gpu/awarempi.sh: programs, libraries and
+# components, headers (mpicc on the GPU machine), help texts; not the libtool files and man pages
+rm -rf "$dst/ompi"
+ompi=${GPUKIT_OMPI_CUDA:-$top/deps/ompi-cuda}
+if [ -x "$ompi/bin/mpiexec" ]; then
+  mkdir -p "$dst/ompi/share"
+  cp -a "$ompi/bin" "$ompi/lib" "$ompi/etc" "$ompi/include" "$dst/ompi/"
+  cp -a "$ompi/share/openmpi" "$dst/ompi/share/"
+  find "$dst/ompi" -name '*.la' -delete
+  rm -rf "$dst/ompi/lib/pkgconfig"
+  echo "pack.sh: CUDA-aware Open MPI carried from $ompi ($(du -sh "$dst/ompi" | cut -f1))"
 fi
 
 size=$(du -sm "$dst" | cut -f1)
