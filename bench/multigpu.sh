@@ -64,7 +64,8 @@ failed=0
 
 # is this MPI CUDA-aware? (OpenMPI says so through ompi_info)
 aware=0
-ompi_info --parsable --all 2>/dev/null | grep -q 'mpi_built_with_cuda_support:value:true' && aware=1
+# (grep -c reads all of ompi_info's output: with -q it could exit first and, under pipefail, fail the pipe)
+[ "$(ompi_info --parsable --all 2>/dev/null | grep -c 'mpi_built_with_cuda_support:value:true')" -gt 0 ] && aware=1
 echo "multigpu: MPI CUDA-aware: $aware"
 
 # run <label> <gpus> <aware> <binary and options...>: one run, its JSON records tagged and appended to $out; with

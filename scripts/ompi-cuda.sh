@@ -35,7 +35,7 @@ echo "ompi-cuda: building Open MPI $ver with CUDA ($cuda) into $prefix; log in $
   { echo "ompi-cuda: configure failed, see $log" >&2; exit 1; }
 make -j"$jobs" >>"$log" 2>&1 || { echo "ompi-cuda: build failed, see $log" >&2; exit 1; }
 make install >>"$log" 2>&1 || { echo "ompi-cuda: install failed, see $log" >&2; exit 1; }
-"$prefix/bin/ompi_info" --parsable --all 2>/dev/null | grep -q 'mpi_built_with_cuda_support:value:true' ||
+[ "$("$prefix/bin/ompi_info" --parsable --all 2>/dev/null | grep -c 'mpi_built_with_cuda_support:value:true')" -gt 0 ] ||
   { echo "ompi-cuda: the build in $prefix says it has no CUDA support (ompi_info)" >&2; exit 1; }
 echo "$ver" >"$prefix/.gpukit-version"
 echo "ompi-cuda: done in $(($(date +%s) - start)) s: $prefix (CUDA-aware: yes)"

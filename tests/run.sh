@@ -8,7 +8,8 @@
 # A line whose name holds {type} runs once per line "type [ref]" of types.txt beside its list, with {type} in the
 # name replaced and $type, $ref (default aij) set: a new matrix type is tested by adding its name there.
 # Options: GPUKIT_TEST_FILTER=regex runs only the tests whose name matches. GPUKIT_GPU_AWARE_MPI=1 (GPU lines, under
-# a CUDA-aware MPI) runs every line that passes -use_gpu_aware_mpi 0 with -use_gpu_aware_mpi 1 instead.
+# a CUDA-aware MPI) runs every line that passes -use_gpu_aware_mpi 0 on its command line with 1 instead (not the
+# options inside a script a line calls, e.g. tests/gpu/ex19.sh).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"

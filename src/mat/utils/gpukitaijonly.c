@@ -1,16 +1,20 @@
 /*
    PETSc components that read AIJ's private structures and therefore refuse every other matrix type by name:
-   - PCML ("Matrix type '...' cannot be used with ML. ML can only handle AIJ matrices.", on more than one rank);
+   - PCML ("Matrix type '...' cannot be used with ML. ML can only handle AIJ matrices."; it accepts a type whose name
+     begins with seqaij/mpiaij, such as MATAMB's seqaijamb);
    - the greedy MatColoring ("Matrix must be AIJ for greedy coloring", -mat_coloring_type greedy, e.g. for SNES's
-     finite-difference Jacobian with -snes_fd_color_use_mat).
+     finite-difference Jacobian with -snes_fd_color_use_mat; its parallel distance-1 colouring accepts MATMPIAIJ only,
+     by exact name, so it refuses MATAMB's mpiaijamb too).
    A program that runs with AIJ must run with gpukit's types too. gpukit therefore registers its own constructor
    under each of the two names; it calls PETSc's constructor (found in PCList / MatColoringList when gpukit is
    loaded) and wraps the one method that reads the matrix (PCSetUp, MatColoringApply). For a matrix of a gpukit type
    that runs the operations it lacks on an AIJ copy (the AIJ forwarder: MATSGDIA, MATDCSR and their CUDA twins), the
-   wrapped method runs on that copy (current with the matrix, owned by it); for one derived from AIJ under another
-   type name (MATAMB, MATAMBCUDA), on a MatConvert() to AIJ kept with the matrix; for any other matrix it is PETSc's
-   own, untouched. So the result is AIJ's: ML's hierarchy and smoothers, and the colouring, are those of the same
-   matrix in AIJ form (ML keeps the copy as its finest operator). -info says when the copy is used.
+   wrapped method runs on that copy (current with the matrix, owned by it); the colouring of a MATAMB/MATAMBCUDA
+   matrix (derived from AIJ) runs on a MatConvert() to AIJ kept with the matrix (until it is destroyed) and made again
+   when it changes; for any other matrix, and for ML on MATAMB, it is PETSc's own, untouched. So the result is AIJ's: ML's hierarchy and smoothers, and the colouring, are those of the same
+   matrix in AIJ form (ML keeps the copy as its finest preconditioning operator; with a reused or lagged
+   preconditioner its fine-level smoother therefore keeps the values of the set-up, where PETSc's ML on an AIJ matrix
+   would smooth with the current ones). -info says when the copy is used.
 */
 #include <petsc/private/pcimpl.h>
 #include "gpukitaijfwd.h"
@@ -25,14 +29,15 @@ static PetscInt GkAIJOnlyStateId = -1; /* composed data: A's state when its conv
 
 /* the AIJ copy of A if A is a gpukit matrix, else NULL (PETSc's own code decides):
    - a type with the AIJ forwarder (MATSGDIA, MATDCSR and their CUDA twins): the forwarder's copy;
-   - a type derived from AIJ under another name (MATAMB, MATAMBCUDA): a MatConvert() to MATAIJ, composed on A and
-     made again when A's state has changed (the component may keep it, e.g. as ML's finest operator).
-   The copy gets A's null spaces (PCML reads the near null space, e.g. rigid-body modes, from the matrix it is given) */
-static PetscErrorCode GkAIJOnlyGetCopy(Mat A, Mat *aij)
+   - with derived true, a type derived from AIJ under another name (MATAMB, MATAMBCUDA): a MatConvert() to MATAIJ,
+     composed on A and made again when A's state has changed.
+   The copy gets A's null spaces (PCML reads the near null space, e.g. rigid-body modes, from the matrix it is given;
+   setting them is the one change gpukit makes to the forwarder's copy) */
+static PetscErrorCode GkAIJOnlyGetCopy(Mat A, PetscBool derived_too, Mat *aij)
 {
   PetscObject  fwd = NULL, prev = NULL;
   PetscBool    derived, valid = PETSC_FALSE;
-  PetscInt     st;
+  PetscInt     st = 0;
   MatNullSpace sp;
 
   PetscFunctionBegin;
@@ -41,6 +46,7 @@ static PetscErrorCode GkAIJOnlyGetCopy(Mat A, Mat *aij)
   PetscCall(PetscObjectQuery((PetscObject)A, "GpukitMatAIJFwd", &fwd));
   if (fwd) PetscCall(GpukitMatAIJForwardGetAIJ(A, aij));
   else {
+    if (!derived_too) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &derived, MATSEQAMB, MATMPIAMB, MATSEQAMBCUDA, MATMPIAMBCUDA, ""));
     if (!derived) PetscFunctionReturn(PETSC_SUCCESS);
     if (GkAIJOnlyStateId < 0) PetscCall(PetscObjectComposedDataRegister(&GkAIJOnlyStateId));
@@ -69,7 +75,7 @@ static PetscErrorCode PCSetUp_GkML(PC pc)
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(GkAIJOnlyGetCopy(pmat, &aij));
+  PetscCall(GkAIJOnlyGetCopy(pmat, PETSC_FALSE, &aij)); /* ML takes MATAMB as it is (its name begins with aij's) */
   if (!aij) {
     PetscCall((*GkPCSetUpML)(pc));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -98,7 +104,7 @@ static PetscErrorCode MatColoringApply_GkGreedy(MatColoring mc, ISColoring *isco
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(GkAIJOnlyGetCopy(mat, &aij));
+  PetscCall(GkAIJOnlyGetCopy(mat, PETSC_TRUE, &aij));
   if (!aij) {
     PetscCall((*GkMatColoringApplyGreedy)(mc, iscoloring));
     PetscFunctionReturn(PETSC_SUCCESS);

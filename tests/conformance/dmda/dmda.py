@@ -21,8 +21,8 @@ A run (one argument set at one rank count) is classified as
                  DMDA"), and the compared lines agree (iteration counts equal, norms to the tolerance)
   sgdia-error    aij succeeds, sgdia fails (exit status, "PETSC ERROR", or timeout): a failure
   mismatch       both succeed but the compared lines differ, and a second aij run agrees with the first: a failure
-  aij-unstable   as mismatch, but a second aij run differs from the first too (the program's answer is not
-                 reproducible with aij, e.g. PCEXOTIC in PETSc 3.18): reported, not counted
+  aij-unstable   as mismatch, but a second aij run differs from the first too, or fails (the program's answer is
+                 not reproducible with aij, e.g. PCEXOTIC in PETSc 3.18): reported, not counted
   both-fail      aij fails too (the program does not allow that rank count, or the set fails anyway): not counted
   ref-fail       aij fails, sgdia does not: not counted
   n/a            both succeed but no MATSGDIA was created (the program's matrix is not created by the DMDA, or it
@@ -517,7 +517,9 @@ def run_case(case, cfg):
             b = run_kind(case, cfg, 'aij-again', outs)
             same = None if b['failed'] else compare(apply_filter(a['text'], case['filter']), apply_filter(b['text'], case['filter']), rtol, atol)[0]
             res['t'] = round(res['t'] + b['dt'], 1)
-            if same:
+            if b['failed']:
+                res['class'], res['why'] = 'aij-unstable', 'the second aij run failed: %s (aij vs sgdia: %s)' % (b['err'], diff)
+            elif same:
                 res['class'], res['why'] = 'aij-unstable', 'two aij runs differ: %s (aij vs sgdia: %s)' % (same, diff)
             else:
                 res['class'], res['why'] = 'mismatch', diff
