@@ -74,7 +74,7 @@ static const char help[] = "Nonlinear driven cavity (the physics of PETSc's SNES
 #include <petsctime.h>
 #include "cavity.h"
 
-PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA, CAVITY_COOSetUp, CAVITY_CSRSetUp;
+PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA, CAVITY_COOSetUp, CAVITY_CSRSetUp, CAVITY_CSRColumns, CAVITY_CSRStructure, CAVITY_CSRCheck;
 static const char *const CavityFills[] = {"auto", "coo", "csr", "CavityFill", "CAVITY_FILL_", NULL};
 
 typedef enum {
@@ -276,6 +276,7 @@ static PetscErrorCode CavityCSRSetStructure(Mat B, const CavityGrid *g)
   PetscScalar   *a;
 
   PetscFunctionBeginUser;
+  PetscCall(PetscLogEventBegin(CAVITY_CSRColumns, B, 0, 0, 0));
   PetscCall(PetscMalloc2(m, &nnz, n, &cols));
   for (PetscInt row = 0; row < m; row += CAVITY_DOF) { /* the 4 rows of a grid point have the same columns */
     PetscInt rc[CAVITY_NPOINTS * CAVITY_DOF], k = CavityCSRColumns(g, row, rc);
@@ -286,6 +287,8 @@ static PetscErrorCode CavityCSRSetStructure(Mat B, const CavityGrid *g)
     e += CAVITY_DOF * k;
   }
   PetscCheck(e == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cavity: %" PetscInt_FMT " CSR entries written, %" PetscInt_FMT " expected", e, n);
+  PetscCall(PetscLogEventEnd(CAVITY_CSRColumns, B, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(CAVITY_CSRStructure, B, 0, 0, 0));
   PetscCall(MatSeqAIJSetPreallocation(B, 0, nnz));
   PetscCall(MatSeqAIJSetColumnIndices(B, cols));
   PetscCall(PetscFree2(nnz, cols));
@@ -296,6 +299,22 @@ static PetscErrorCode CavityCSRSetStructure(Mat B, const CavityGrid *g)
      one was on the device). Its values are not initialised: the Jacobian writes every entry before any use */
   PetscCall(MatSeqAIJGetArrayWrite(B, &a));
   PetscCall(MatSeqAIJRestoreArrayWrite(B, &a));
+  PetscCall(PetscLogEventEnd(CAVITY_CSRStructure, B, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the rows of B's structure that differ from the stencil's, on the device (its first device access: the upload of the
+   structure and values) or the host */
+static PetscErrorCode CavityCSRCheck(Mat B, const CavityGrid *g, PetscBool device, PetscInt *nbad)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscLogEventBegin(CAVITY_CSRCheck, B, 0, 0, 0));
+#if defined(CAVITY_HAVE_CUDA)
+  if (device) PetscCall(CavityCSRCheckCUDA(B, g, nbad));
+  else
+#endif
+    PetscCall(CavityCSRCheckHost(B, g, nbad));
+  PetscCall(PetscLogEventEnd(CAVITY_CSRCheck, B, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -342,21 +361,11 @@ PetscErrorCode CavityGetCSR(DM dm, Mat B, CavityFill fill, PetscBool device, Pet
   if (!why[0]) {
     /* a structure already there (e.g. DMDA's, without DMSetMatrixPreallocateSkip()) is used if it is the stencil's */
     PetscCall(MatAssembled(B, &assembled));
-    if (assembled) {
-  #if defined(CAVITY_HAVE_CUDA)
-      if (device) PetscCall(CavityCSRCheckCUDA(B, &g, &nbad));
-      else
-  #endif
-        PetscCall(CavityCSRCheckHost(B, &g, &nbad));
-    }
+    if (assembled) PetscCall(CavityCSRCheck(B, &g, device, &nbad));
     if (nbad != 0) {
       PetscCall(PetscInfo(B, "Cavity: CSR fill: %s; the stencil's structure is set (%" PetscInt_FMT " entries)\n", assembled ? "the matrix's structure is not the stencil's" : "the matrix has no structure yet", CavityCOOCount(&g)));
       PetscCall(CavityCSRSetStructure(B, &g));
-  #if defined(CAVITY_HAVE_CUDA)
-      if (device) PetscCall(CavityCSRCheckCUDA(B, &g, &nbad));
-      else
-  #endif
-        PetscCall(CavityCSRCheckHost(B, &g, &nbad));
+      PetscCall(CavityCSRCheck(B, &g, device, &nbad));
       if (nbad) PetscCall(PetscSNPrintf(why, sizeof(why), "%" PetscInt_FMT " rows of the structure set differ from the stencil's", nbad));
     }
   }
@@ -866,6 +875,11 @@ int main(int argc, char **argv)
   PetscCall(PetscLogEventRegister("CavityInterpCUDA", classid, &CAVITY_InterpCUDA));
   PetscCall(PetscLogEventRegister("CavityCOOSetUp", classid, &CAVITY_COOSetUp));
   PetscCall(PetscLogEventRegister("CavityCSRSetUp", classid, &CAVITY_CSRSetUp));
+  /* its parts: the stencil's column list, PETSc's structure from it (preallocation, column indices, assembly), the check
+     (on the device: the first device access, which uploads the structure and the values) */
+  PetscCall(PetscLogEventRegister("CavityCSRColumns", classid, &CAVITY_CSRColumns));
+  PetscCall(PetscLogEventRegister("CavityCSRStruct", classid, &CAVITY_CSRStructure));
+  PetscCall(PetscLogEventRegister("CavityCSRCheck", classid, &CAVITY_CSRCheck));
 
   /* the grid: 4 x 4 by default, -da_grid_x/y, -da_refine (as ex19) */
   PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 4, 4, PETSC_DECIDE, PETSC_DECIDE, CAVITY_DOF, 1, NULL, NULL, &da));

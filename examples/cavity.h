@@ -88,7 +88,7 @@ typedef struct {
 } CavityParams;
 
 /* log events, registered by examples/cavity.c */
-PETSC_EXTERN PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA, CAVITY_COOSetUp, CAVITY_CSRSetUp;
+PETSC_EXTERN PetscLogEvent CAVITY_Residual, CAVITY_Jacobian, CAVITY_ResidualCUDA, CAVITY_JacobianCUDA, CAVITY_InterpToGPU, CAVITY_InterpCUDA, CAVITY_COOSetUp, CAVITY_CSRSetUp, CAVITY_CSRColumns, CAVITY_CSRStructure, CAVITY_CSRCheck;
 
 /* the grid of the DMDA dm (any MG level) with the parameters */
 PETSC_EXTERN PetscErrorCode CavityGetGrid(DM, const CavityParams *, CavityGrid *);

@@ -349,7 +349,13 @@ PetscErrorCode GpukitIPCHaloCreate(MPI_Comm comm, PetscInt nroots, PetscInt nlea
     cudaEvent_t ev = NULL;
 
     if (h->nr) {
-      IPCTry(cudaMalloc(&p, sizeof(PetscScalar) * (size_t)h->nsend * (size_t)maxunit));
+      /* a whole number of 2 MiB pages: the driver may place smaller allocations in one region with others (e.g. the
+         star forest's buffers), and an IPC handle maps the whole region; a CUDA-aware MPI that maps a neighbour's
+         region holding this buffer makes our cudaIpcOpenMemHandle() fail with "already mapped" (seen with Open MPI
+         4.1's smcuda), and the other way round */
+      const size_t page = (size_t)2 << 20, bytes = sizeof(PetscScalar) * (size_t)h->nsend * (size_t)maxunit;
+
+      IPCTry(cudaMalloc(&p, PetscMax((bytes + page - 1) / page, 1) * page));
       if (why == IPC_OK) h->sendbuf = (PetscScalar *)p;
       IPCTry(cudaEventCreateWithFlags(&ev, cudaEventInterprocess | cudaEventDisableTiming));
       if (why == IPC_OK) h->ready = ev;
