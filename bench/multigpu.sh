@@ -13,6 +13,7 @@
 #          MPI gives on one node) against the star forest staged through the host (-mat_sgdia_cuda_ipc 0), both in
 #          this run: weak-mult-ipc (MatMult as weak), weak-cg-ipc and strong-cg-ipc (CG, KSPCACG s = 4, 8 as weak
 #          and strong), records tagged "ipc": 0/1 (the other records: "ipc": null, MATSGDIACUDA's default route);
+#          where MPI is CUDA-aware, the star forest also with -use_gpu_aware_mpi 1 (device buffers to MPI);
 #   side   the IPC route's pack and unpack on the caller's stream (-gpukit_ipc_side_stream 0), weak MatMult and CG on
 #          2 and 4 GPUs, records "side_stream": 0, against the weak runs (the default: the halo's own high-priority
 #          stream; "side_stream": null);
@@ -138,7 +139,13 @@ for i in "${!gpus[@]}"; do
       ipc=$i01 run weak-mult-ipc "$p" 0 "$mult" -formats sgdiacuda,aijcusparse -dim 3 "${wg[@]}" -reps 50 -batches 5
       ipc=$i01 run weak-cg-ipc "$p" 0 "$cacg" -dim 3 "${wg[@]}" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
       ipc=$i01 run strong-cg-ipc "$p" 0 "$cacg" -dim 3 -n "$sn" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 200 -batches 3
-    done ;;
+    done
+    # the star-forest route (no IPC) through a CUDA-aware MPI: device buffers handed to MPI
+    if [ $aware = 1 ] && [ "$p" -gt 1 ]; then case $skip in *" aware "*) ;; *)
+      ipc=0 run weak-mult-ipc "$p" 1 "$mult" -formats sgdiacuda -dim 3 "${wg[@]}" -reps 50 -batches 5
+      ipc=0 run weak-cg-ipc "$p" 1 "$cacg" -dim 3 "${wg[@]}" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
+      ipc=0 run strong-cg-ipc "$p" 1 "$cacg" -dim 3 -n "$sn" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 200 -batches 3 ;;
+    esac; fi ;;
   esac
 done
 
