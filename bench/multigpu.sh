@@ -142,7 +142,7 @@ for i in "${!gpus[@]}"; do
     done
     # the star-forest route (no IPC) through a CUDA-aware MPI: device buffers handed to MPI
     if [ $aware = 1 ] && [ "$p" -gt 1 ]; then case $skip in *" aware "*) ;; *)
-      ipc=0 run weak-mult-ipc "$p" 1 "$mult" -formats sgdiacuda -dim 3 "${wg[@]}" -reps 50 -batches 5
+      ipc=0 run weak-mult-ipc "$p" 1 "$mult" -formats sgdiacuda,aijcusparse -dim 3 "${wg[@]}" -reps 50 -batches 5
       ipc=0 run weak-cg-ipc "$p" 1 "$cacg" -dim 3 "${wg[@]}" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 60 -batches 2 -rtol 1e-6
       ipc=0 run strong-cg-ipc "$p" 1 "$cacg" -dim 3 -n "$sn" -mat_type sgdiacuda -methods cg,cacg4,cacg8 -its 200 -batches 3 ;;
     esac; fi ;;
