@@ -13,7 +13,8 @@ static const char help[] = "One Mat type against a reference type, operation by 
    MatSetValuesStencil() calls with values that depend only on the global row and column (so any number of ranks
    gives the same matrix). Every operation a PETSc user does with AIJ on such an operator is compared: products (also
    transposed and added), diagonal, norms, duplicate, copy, scaling, shift, diagonal scaling, AXPY, zeroed rows (and
-   columns), conversion to AIJ, and KSP solves with several preconditioners (same iteration counts, same solution).
+   columns), conversion to AIJ, KSP solves with several preconditioners (same iteration counts, same solution), and
+   the Galerkin coarse operator with the DMDA's interpolation (MATMAIJ for dof > 1).
 */
 #include <petscdmda.h>
 #include <petscksp.h>
@@ -170,6 +171,54 @@ static PetscErrorCode Solve(Mat A, Mat R, Vec b, const char pc[], PetscReal tol)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The Galerkin coarse operator P^T A P with the DMDA's own interpolation (PCMG -pc_mg_galerkin; MATMAIJ for dof > 1,
+   which PETSc multiplies natively only with a matrix named seqaij/mpiaij), on a grid of 2k+1 points per dimension
+   (coarsenable by 2), then again with MAT_REUSE_MATRIX after the values changed */
+static PetscErrorCode Galerkin(const Opts *og, const char *type, const char *ref)
+{
+  Opts            oo = *og, *o = &oo; /* the same operator, on a grid without periodic boundaries */
+  DM              da, dac;
+  Mat             A, R, P, Ca, Cr;
+  const PetscInt  k = PetscMax(o->n / 2, 2), m = 2 * k + 1;
+  DMDAStencilType st = o->box ? DMDA_STENCIL_BOX : DMDA_STENCIL_STAR;
+  MatType         pt;
+
+  PetscFunctionBegin;
+  oo.periodic = PETSC_FALSE;
+  if (o->dim == 1) PetscCall(DMDACreate1d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, 4 * m - 3, o->dof, 1, NULL, &da));
+  else if (o->dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, st, m, m, PETSC_DECIDE, PETSC_DECIDE, o->dof, 1, NULL, NULL, &da));
+  else PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, st, m, m, m, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, o->dof, 1, NULL, NULL, NULL, &da));
+  PetscCall(DMSetUp(da));
+  PetscCall(DMSetMatType(da, type));
+  PetscCall(DMCreateMatrix(da, &A));
+  PetscCall(DMSetMatType(da, ref));
+  PetscCall(DMCreateMatrix(da, &R));
+  PetscCall(Fill(da, A, o));
+  PetscCall(Fill(da, R, o));
+  PetscCall(DMCoarsen(da, PETSC_COMM_WORLD, &dac));
+  PetscCall(DMCreateInterpolation(dac, da, &P, NULL));
+  PetscCall(MatGetType(P, &pt));
+  PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &Ca));
+  PetscCall(MatPtAP(R, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &Cr));
+  PetscCall(SameMat(Ca, Cr, o->tol, "MatPtAP with the DMDA's interpolation"));
+  PetscCall(MatScale(A, 1.5));
+  PetscCall(MatScale(R, 1.5));
+  PetscCall(MatShift(A, 0.25));
+  PetscCall(MatShift(R, 0.25));
+  PetscCall(MatPtAP(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &Ca));
+  PetscCall(MatPtAP(R, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &Cr));
+  PetscCall(SameMat(Ca, Cr, o->tol, "MatPtAP reused after new values"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Galerkin P^T A P with the DMDA's %s interpolation: as the reference's, also reused\n", pt));
+  PetscCall(MatDestroy(&Ca));
+  PetscCall(MatDestroy(&Cr));
+  PetscCall(MatDestroy(&P));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&R));
+  PetscCall(DMDestroy(&dac));
+  PetscCall(DMDestroy(&da));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Opts        o = {2, 1, 12, PETSC_FALSE, PETSC_FALSE, 1e-12};
@@ -281,7 +330,9 @@ int main(int argc, char **argv)
   /* solves */
   PetscCall(Solve(A, R, y0, PCJACOBI, o.tol));
   PetscCall(Solve(A, R, y0, PCBJACOBI, o.tol));
+  if (!vset) PetscCall(Solve(A, R, y0, PCPBJACOBI, o.tol)); /* point-block Jacobi: the matrix's block size (dof); host types (not yet run on the GPU lines) */
   PetscCall(Solve(A, R, y0, PCNONE, o.tol));
+  if (!vset) PetscCall(Galerkin(&o, type, ref)); /* host types (the GPU lines, with -vec_type, do not run it yet) */
 
   PetscCall(MatDestroy(&A2));
   PetscCall(MatDestroy(&R2));

@@ -309,9 +309,37 @@ static PetscErrorCode MatAMBGetInfo_SeqAMB(Mat A, PetscInt *b, PetscInt *W, Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A product whose other matrix provides it for AIJ under AIJ's type name only: PETSc's MATMAIJ composes
+   "MatProductSetFromOptions_seqaij_seqmaij_C" (PtAP: PCMG's Galerkin coarse operator with a DMDA interpolation of
+   several dof) on itself, and MatProduct looks for the name with A's own type name (seqaijamb). An AMB matrix is an
+   AIJ matrix under another name (its data is AIJ's, current on the host), so the product is the one PETSc has for AIJ:
+   found on B under the AIJ name and called. Composed on AMB matrices under "MatProductSetFromOptions_<amb>_<maij>_C". */
+PetscErrorCode MatProductSetFromOptions_AMB_AsAIJ(Mat C)
+{
+  Mat_Product *product = C->product;
+  Mat          A, B;
+  PetscBool    mpi;
+  char         name[256];
+  PetscErrorCode (*f)(Mat) = NULL;
+
+  PetscFunctionBegin;
+  PetscCheck(product, PetscObjectComm((PetscObject)C), PETSC_ERR_PLIB, "No product on the matrix");
+  A = product->A;
+  B = product->B;
+  PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, "mpi", &mpi));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%s_%s_C", mpi ? MATMPIAIJ : MATSEQAIJ, ((PetscObject)B)->type_name));
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, name, &f));
+  if (f) {
+    PetscCall(PetscInfo(A, "gpukit: %s x %s: PETSc's product for %s (%s)\n", ((PetscObject)A)->type_name, ((PetscObject)B)->type_name, mpi ? MATMPIAIJ : MATSEQAIJ, name));
+    PetscCall((*f)(C));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatSeqAMBCompose_Private(Mat B, PetscBool on)
 {
   PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_seqaijamb_seqmaij_C", on ? GPUKIT_FN(MatProductSetFromOptions_AMB_AsAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaijamb_seqaij_C", on ? GPUKIT_FN(MatConvert_SeqAMB_SeqAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaij_seqaijamb_C", on ? GPUKIT_FN(MatConvert_SeqAIJ_SeqAMB) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaij_seqamb_C", on ? GPUKIT_FN(MatConvert_SeqAIJ_SeqAMB) : NULL));

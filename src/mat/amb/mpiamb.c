@@ -184,6 +184,8 @@ static PetscErrorCode MatMPIAMBCompose_Private(Mat B, const char *newtype, Petsc
   PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_mpiaij_C", newtype));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, name, on ? GPUKIT_FN(MatConvert_MPIAMB_MPIAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatAMBGetInfo_C", on ? GPUKIT_FN(MatAMBGetInfo_MPIAMB) : NULL));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%s_mpimaij_C", newtype)); /* PtAP with MATMAIJ, amb.c */
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, name, on ? GPUKIT_FN(MatProductSetFromOptions_AMB_AsAIJ) : NULL));
   PetscCall(PetscStrcmp(newtype, MATMPIAMB, &ishost));
   if (ishost) { /* MATMPIAMBCUDA composes its own converters from mpiaij */
     PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_mpiaij_mpiaijamb_C", on ? GPUKIT_FN(MatConvert_MPIAIJ_MPIAMB) : NULL));

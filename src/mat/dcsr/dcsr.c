@@ -521,6 +521,7 @@ static PetscErrorCode MatDuplicate_SeqDCSR(Mat A, MatDuplicateOption op, Mat *B)
   PetscFunctionBegin;
   PetscCall(MatCreate(PetscObjectComm((PetscObject)A), B));
   PetscCall(MatSetSizes(*B, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+  PetscCall(MatSetBlockSizesFromMats(*B, A, A)); /* the block size (PBJacobi, ML, forwarded ops read it) */
   PetscCall(MatSetType(*B, ((PetscObject)A)->type_name));
   DCSRCopyOptions(a, (Mat_SeqDCSR *)(*B)->data);
   if (a->preallocated) {
@@ -649,6 +650,7 @@ PetscErrorCode MatConvert_SeqDCSR_SeqAIJ(Mat A, MatType newtype, MatReuse reuse,
   else {
     PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &C));
     PetscCall(MatSetSizes(C, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+    PetscCall(MatSetBlockSizesFromMats(C, A, A)); /* the block size (PBJacobi, ML, forwarded ops read it) */
     PetscCall(MatSetType(C, MATSEQAIJ));
   }
   PetscCall(MatSeqAIJSetPreallocationCSR(C, i, j, v));
@@ -698,6 +700,7 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqDCSR(Mat A, MatType newtype, MatReuse
   else {
     PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &C));
     PetscCall(MatSetSizes(C, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+    PetscCall(MatSetBlockSizesFromMats(C, A, A)); /* the block size (PBJacobi, ML, forwarded ops read it) */
     PetscCall(MatSetType(C, MATSEQDCSR));
   }
   PetscCall(DCSRFillFromMat_Private(A, C));

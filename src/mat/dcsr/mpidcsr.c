@@ -744,6 +744,7 @@ static PetscErrorCode MatDuplicate_MPIDCSR(Mat A, MatDuplicateOption op, Mat *M)
   PetscFunctionBegin;
   PetscCall(MatCreate(PetscObjectComm((PetscObject)A), M));
   PetscCall(MatSetSizes(*M, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+  PetscCall(MatSetBlockSizesFromMats(*M, A, A)); /* the block size (PBJacobi, ML, forwarded ops read it) */
   PetscCall(MatSetType(*M, ((PetscObject)A)->type_name));
   PetscCall(PetscLayoutSetUp((*M)->rmap));
   PetscCall(PetscLayoutSetUp((*M)->cmap));
@@ -847,6 +848,7 @@ PetscErrorCode MatConvert_MPIDCSR_MPIAIJ(Mat A, MatType newtype, MatReuse reuse,
   else {
     PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &C));
     PetscCall(MatSetSizes(C, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+    PetscCall(MatSetBlockSizesFromMats(C, A, A)); /* the block size (PBJacobi, ML, forwarded ops read it) */
     PetscCall(MatSetType(C, MATMPIAIJ));
   }
   PetscCall(DCSRRowCounts(A, &dnnz, &onnz));
@@ -879,6 +881,7 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIDCSR(Mat A, MatType newtype, MatReuse
   else {
     PetscCall(MatCreate(PetscObjectComm((PetscObject)A), &C));
     PetscCall(MatSetSizes(C, A->rmap->n, A->cmap->n, A->rmap->N, A->cmap->N));
+    PetscCall(MatSetBlockSizesFromMats(C, A, A)); /* the block size (PBJacobi, ML, forwarded ops read it) */
     PetscCall(MatSetType(C, MATMPIDCSR));
   }
   PetscCall(DCSRMPIFillFrom(A, C));

@@ -8,7 +8,8 @@ equal and the printed norms agree to a relative tolerance.
   dmda.py build  [options]   scan, then compile the programs (unmodified, linking only PETSc)
   dmda.py run    [options]   scan, build, run every case and classify it (the default command)
 
-Options: -j N (parallel jobs, default 2), --timeout S (per run, default 120), --filter REGEX (run ids, e.g.
+Options: --type T (the gpukit type compared with aij, default sgdia; e.g. amb, dcsr: reports sweep-<T>.txt, logs in
+logs-<T>), -j N (parallel jobs, default 2), --timeout S (per run, default 120), --filter REGEX (run ids, e.g.
 '^snes_ex5_'), --ranks 1,2,3 (extra rank counts; '' for the sets' nsize only), --time-limit S (start no run
 after S seconds; the sets' own nsize runs go first), --max-np N (largest rank count run, default 4), --report FILE
 (the classification, default <out>/sweep.txt), --out DIR (default build/conformance-dmda), --lib LIB (default
@@ -20,9 +21,10 @@ A run (one argument set at one rank count) is classified as
   pass           both runs succeed, the sgdia run created a MATSGDIA from the DMDA (-info :mat says "SGDIA from
                  DMDA"), and the compared lines agree (iteration counts equal, norms to the tolerance)
   sgdia-error    aij succeeds, sgdia fails (exit status, "PETSC ERROR", or timeout): a failure
-  mismatch       both succeed but the compared lines differ, and a second aij run agrees with the first: a failure
-  aij-unstable   as mismatch, but a second aij run differs from the first too, or fails (the program's answer is
-                 not reproducible with aij, e.g. PCEXOTIC in PETSc 3.18): reported, not counted
+  mismatch       both succeed but the compared lines differ, and each type's second run agrees with its first: a failure
+  unstable       as mismatch, but a second run with aij, or then with the type under test, differs from the first or
+                 fails (the program's answer is not reproducible from run to run, e.g. PCEXOTIC in PETSc 3.18):
+                 reported, not counted
   both-fail      aij fails too (the program does not allow that rank count, or the set fails anyway): not counted
   ref-fail       aij fails, sgdia does not: not counted
   n/a            both succeed but no MATSGDIA was created (the program's matrix is not created by the DMDA, or it
@@ -501,8 +503,8 @@ def run_case(case, cfg):
     elif s['failed']:
         res['class'] = 'sgdia-error'
         res['why'] = s['err'] + (' (aij took %.1fs)' % a['dt'] if s['to'] else '')
-    elif 'SGDIA from DMDA' not in s['info']:
-        res['class'], res['why'] = 'n/a', 'no "SGDIA from DMDA" in -info :mat (no matrix from the DMDA)'
+    elif cfg['marker'] not in s['info']:
+        res['class'], res['why'] = 'n/a', 'no "%s" in -info :mat (no %s matrix from the DMDA)' % (cfg['marker'], cfg['type'])
     else:
         rtol, atol = 1e-6, 1e-12
         for pat, rt, at in cfg['tols']:
@@ -510,17 +512,29 @@ def run_case(case, cfg):
                 rtol, atol = rt, at
                 break
         diff, nnum = compare(apply_filter(a['text'], case['filter']), apply_filter(s['text'], case['filter']), rtol, atol)
+        if diff and cfg['type'] != 'sgdia':  # compare() names the second output sgdia
+            diff = diff.replace('\n    sgdia: ', '\n    %s: ' % cfg['type'])
         res['nnum'] = nnum
         if diff:
-            # does aij reproduce its own answer? A program whose aij runs differ from each other (e.g. PCEXOTIC in
-            # PETSc 3.18) cannot be compared with sgdia; it is reported, not counted
+            # does each type reproduce its own answer? A program whose runs differ from each other with the same type
+            # (e.g. PCEXOTIC in PETSc 3.18, with aij too) cannot be compared; it is reported, not counted
+            fa = apply_filter(a['text'], case['filter'])
             b = run_kind(case, cfg, 'aij-again', outs)
-            same = None if b['failed'] else compare(apply_filter(a['text'], case['filter']), apply_filter(b['text'], case['filter']), rtol, atol)[0]
             res['t'] = round(res['t'] + b['dt'], 1)
+            same = None if b['failed'] else compare(fa, apply_filter(b['text'], case['filter']), rtol, atol)[0]
+            if not b['failed'] and not same:  # aij reproduces itself: does the type under test?
+                c = run_kind(case, cfg, 'again', outs)
+                res['t'] = round(res['t'] + c['dt'], 1)
+                fs = apply_filter(s['text'], case['filter'])
+                sself = None if c['failed'] else compare(fs, apply_filter(c['text'], case['filter']), rtol, atol)[0]
             if b['failed']:
-                res['class'], res['why'] = 'aij-unstable', 'the second aij run failed: %s (aij vs sgdia: %s)' % (b['err'], diff)
+                res['class'], res['why'] = 'unstable', 'the second aij run failed: %s (aij vs %s: %s)' % (b['err'], cfg['type'], diff)
             elif same:
-                res['class'], res['why'] = 'aij-unstable', 'two aij runs differ: %s (aij vs sgdia: %s)' % (same, diff)
+                res['class'], res['why'] = 'unstable', 'two aij runs differ: %s (aij vs %s: %s)' % (same, cfg['type'], diff)
+            elif c['failed']:
+                res['class'], res['why'] = 'unstable', 'the second %s run failed: %s (aij vs %s: %s)' % (cfg['type'], c['err'], cfg['type'], diff)
+            elif sself:
+                res['class'], res['why'] = 'unstable', 'two %s runs differ: %s (aij vs %s: %s)' % (cfg['type'], sself, cfg['type'], diff)
             else:
                 res['class'], res['why'] = 'mismatch', diff
         else:
@@ -533,14 +547,14 @@ def run_kind(case, cfg, kind, outs):
     """one run of a case with -dm_mat_type aij or sgdia ('aij-again': aij once more); its log and classification"""
     prog, argv, np_ = case['prog'], case['args'], case['np']
     exe = os.path.join(cfg['out'], 'bin', prog)
-    mt = 'aij' if kind == 'aij-again' else kind
+    mt = cfg['type'] if kind in ('sgdia', 'again') else 'aij'  # 'sgdia': the role of the type under test (--type); 'again': it once more
     wd = tempfile.mkdtemp(prefix='dmda-%s-' % mt, dir=cfg['tmp'])
     for f in case['localrunfiles']:
         src = os.path.join(case['dir'], f)
         if os.path.exists(src):
             os.symlink(src, os.path.join(wd, os.path.basename(f)))
     extra = ['-dll_append', cfg['lib'], '-dm_mat_type', mt]
-    if kind == 'sgdia':
+    if kind in ('sgdia', 'again'):
         extra += ['-info', os.path.join(wd, 'gkinfo') + ':mat']
     env = dict(os.environ)
     for kv in shlex.split(case['env']):
@@ -565,14 +579,14 @@ def run_kind(case, cfg, kind, outs):
             if f.startswith('gkinfo'):
                 info += open(os.path.join(wd, f), errors='replace').read()
     shutil.rmtree(wd, ignore_errors=True)
-    with open(os.path.join(cfg['logs'], '%s_np%d.%s.out' % (case['id'], np_, kind)), 'w') as fh:
+    with open(os.path.join(cfg['logs'], '%s_np%d.%s.out' % (case['id'], np_, mt if kind == 'sgdia' else mt + '-again' if kind == 'again' else kind)), 'w') as fh:
         fh.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n' + text)
     failed = to or rc != 0 or 'PETSC ERROR' in text
     return {'text': text, 'rc': rc, 'to': to, 'dt': dt, 'failed': failed, 'info': info,
             'err': first_error(text, rc, to, tmo) if failed else ''}
 
 
-CLASSES = ['pass', 'sgdia-error', 'mismatch', 'aij-unstable', 'both-fail', 'ref-fail', 'n/a', 'skipped']
+CLASSES = ['pass', 'sgdia-error', 'mismatch', 'unstable', 'both-fail', 'ref-fail', 'n/a', 'skipped']
 
 
 def main():
@@ -588,6 +602,7 @@ def main():
     ap.add_argument('--out', default=os.path.join(TOP, 'build', 'conformance-dmda'))
     ap.add_argument('--lib', default=os.environ.get('LIB') or os.path.join(TOP, 'lib', 'libpetscgpukit.so'))
     ap.add_argument('--src')
+    ap.add_argument('--type', default='sgdia')
     o = ap.parse_args()
     petsc = Petsc(o.src)
     out = os.path.abspath(o.out)
@@ -623,7 +638,7 @@ def main():
                 results.append(dict(base, **{'class': 'skipped', 'why': why, 't': 0}))
             else:
                 cases.append(dict(s, np=np_, dir=progs[s['prog']]['dir']))
-    logs = os.path.join(out, 'logs')
+    logs = os.path.join(out, 'logs' if o.type == 'sgdia' else 'logs-' + o.type)
     shutil.rmtree(logs, ignore_errors=True)
     os.makedirs(logs)
     tmp = tempfile.mkdtemp(prefix='run-', dir=out)
@@ -634,11 +649,14 @@ def main():
     shutil.copy2(o.lib, lib + '.tmp')
     os.replace(lib + '.tmp', lib)
     cfg = {'out': out, 'lib': lib, 'timeout': o.timeout, 'mpiexec': os.environ.get('MPIEXEC', 'mpiexec'),
-           'logs': logs, 'tmp': tmp, 'tols': load_tolerances()}
+           'logs': logs, 'tmp': tmp, 'tols': load_tolerances(), 'type': o.type,
+           # what -info :mat says when the DMDA made a matrix of the type (MATSGDIA: its own line; the others: the
+           # constructors' "gpukit: created a <type> matrix")
+           'marker': 'SGDIA from DMDA' if o.type == 'sgdia' else 'gpukit: created a'}
     os.environ['XDG_CACHE_HOME'] = os.path.join(out, 'cache')  # the tuner's cache: the sweep's own, never the user's
     shutil.rmtree(os.environ['XDG_CACHE_HOME'], ignore_errors=True)
-    print('dmda: %d runs of %d sets (each aij + sgdia), -j %d, timeout %ds, library %s' %
-          (len(cases), len({c['id'] for c in cases}), o.j, o.timeout, cfg['lib']))
+    print('dmda: %d runs of %d sets (each aij + %s), -j %d, timeout %ds, library %s' %
+          (len(cases), len({c['id'] for c in cases}), o.type, o.j, o.timeout, cfg['lib']))
     lock = threading.Lock()
     done = [0]
     # the sets' own rank counts first, then the extra ones: a sweep cut short by --time-limit has run every set once
@@ -669,12 +687,16 @@ def main():
     return 1 if nfail else 0
 
 
+def cfg_logs(o):
+    return 'logs' if o.type == 'sgdia' else 'logs-' + o.type
+
+
 def report(o, petsc, data, results, bstat, wall, runwall, out, quiet=False, progress=None):
     cnt = {c: sum(1 for r in results if r['class'] == c) for c in CLASSES}
     sel = {r['id'] for r in results}
     progs_run = {s['prog'] for s in data['sets'] if s['id'] in sel}
     L = []
-    L.append('DMDA conformance sweep (tests/conformance/dmda/dmda.py), %s' % time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime()))
+    L.append('DMDA conformance sweep (tests/conformance/dmda/dmda.py), -dm_mat_type aij against %s, %s' % (o.type, time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())))
     if progress:
         L.append('*** IN PROGRESS: %s; this is the classification so far ***' % progress)
     L.append('PETSc %s at %s; library %s (modified %s); filter %r; ranks: nsize + %s (max %d); timeout %ds; -j %d' %
@@ -684,7 +706,7 @@ def report(o, petsc, data, results, bstat, wall, runwall, out, quiet=False, prog
     L.append('')
     L.append('%-12s %6s' % ('class', 'runs'))
     for c in CLASSES:
-        L.append('%-12s %6d' % (c, cnt[c]))
+        L.append('%-12s %6d' % (c.replace('sgdia', o.type), cnt[c]))
     nonum = sum(1 for r in results if r['class'] == 'pass' and not r.get('nnum'))
     if nonum:
         L.append('(%d of the passes printed no iteration count or norm: they ran and made an SGDIA, nothing compared)' % nonum)
@@ -692,7 +714,7 @@ def report(o, petsc, data, results, bstat, wall, runwall, out, quiet=False, prog
     fails = [r for r in results if r['class'] in ('sgdia-error', 'mismatch')]
     groups = {}
     for r in fails:
-        key = r['class'] + ': ' + (re.sub(r'\d+(\.\d+)?(e[-+]?\d+)?', 'N', r['why'].split('\n')[0]) if r['class'] == 'sgdia-error' else 'compared lines differ')
+        key = r['class'].replace('sgdia', o.type) + ': ' + (re.sub(r'\d+(\.\d+)?(e[-+]?\d+)?', 'N', r['why'].split('\n')[0]) if r['class'] == 'sgdia-error' else 'compared lines differ')
         groups.setdefault(key, []).append(r)
     if fails:
         L.append('== failures grouped by message (%d runs) ==' % len(fails))
@@ -701,7 +723,7 @@ def report(o, petsc, data, results, bstat, wall, runwall, out, quiet=False, prog
             for r in rs:
                 L.append('      %s np %d: %s' % (r['id'], r['np'], r['why'].replace('\n', '\n        ')))
         L.append('')
-    for c in ('aij-unstable', 'both-fail', 'ref-fail', 'n/a'):
+    for c in ('unstable', 'both-fail', 'ref-fail', 'n/a'):
         rs = [r for r in results if r['class'] == c]
         if rs:
             L.append('== %s (%d runs; not counted) ==' % (c, len(rs)))
@@ -724,13 +746,13 @@ def report(o, petsc, data, results, bstat, wall, runwall, out, quiet=False, prog
             L.append('      %s: %s' % (k, v))
         L.append('')
     slow = sorted([r for r in results if r.get('t')], key=lambda r: -r['t'])[:5]
-    L.append('slowest runs (aij + sgdia): ' + ', '.join('%s np %d %.0fs' % (r['id'], r['np'], r['t']) for r in slow))
-    L.append('logs: %s/logs/<id>_np<N>.{aij,sgdia,aij-again}.out' % out)
+    L.append('slowest runs (aij + %s): ' % o.type + ', '.join('%s np %d %.0fs' % (r['id'], r['np'], r['t']) for r in slow))
+    L.append('logs: %s/<id>_np<N>.{aij,%s,aij-again,%s-again}.out' % (os.path.join(out, os.path.basename(cfg_logs(o))), o.type, o.type))
     L.append('%d passed, %d failed' % (cnt['pass'], len(fails)))
     text = '\n'.join(L) + '\n'
-    with open(os.path.join(out, 'results.json'), 'w') as fh:
+    with open(os.path.join(out, 'results.json' if o.type == 'sgdia' else 'results-%s.json' % o.type), 'w') as fh:
         json.dump(results, fh, indent=0)
-    rep = o.report or os.path.join(out, 'sweep.txt')
+    rep = o.report or os.path.join(out, 'sweep.txt' if o.type == 'sgdia' else 'sweep-%s.txt' % o.type)
     with open(rep + '.tmp', 'w') as fh:
         fh.write(text)
     os.replace(rep + '.tmp', rep)
