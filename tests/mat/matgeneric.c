@@ -19,6 +19,7 @@ static const char help[] = "One Mat type against a reference type, operation by 
 #include <petscdmda.h>
 #include <petscksp.h>
 #include "gktest.h"
+#include <string.h>
 
 typedef struct {
   PetscInt  dim, dof, n;
@@ -152,6 +153,10 @@ static PetscErrorCode Solve(Mat A, Mat R, Vec b, const char pc[], PetscReal tol)
     PetscCall(KSPSetTolerances(k, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 500));
     PetscCall(KSPGetPC(k, &p));
     PetscCall(PCSetType(p, pc));
+    if (!strcmp(pc, "hypre")) { /* BoomerAMG with nodal coarsening: it reads the matrix's block size */
+      PetscCall(PetscOptionsSetValue(NULL, "-pc_hypre_boomeramg_nodal_coarsen", "6"));
+      PetscCall(PCSetFromOptions(p));
+    }
     if (k == kr) break;
   }
   PetscCall(KSPSolve(ka, b, xa));
@@ -331,6 +336,28 @@ int main(int argc, char **argv)
   PetscCall(Solve(A, R, y0, PCJACOBI, o.tol));
   PetscCall(Solve(A, R, y0, PCBJACOBI, o.tol));
   if (!vset) PetscCall(Solve(A, R, y0, PCPBJACOBI, o.tol)); /* point-block Jacobi: the matrix's block size (dof); host types (not yet run on the GPU lines) */
+#if defined(PETSC_HAVE_HYPRE)
+  if (!vset) { /* PCHYPRE converts the matrix to MATHYPRE: the same entries and block size as from the reference */
+    Mat       ha, hr, ba, br;
+    PetscInt  bsa, bsr;
+    char      msg[128];
+
+    PetscCall(MatConvert(A, MATHYPRE, MAT_INITIAL_MATRIX, &ha));
+    PetscCall(MatConvert(R, MATHYPRE, MAT_INITIAL_MATRIX, &hr));
+    PetscCall(MatGetBlockSize(ha, &bsa));
+    PetscCall(MatGetBlockSize(hr, &bsr));
+    PetscCall(PetscSNPrintf(msg, sizeof(msg), "MatConvert to MATHYPRE: block size %" PetscInt_FMT ", from the reference %" PetscInt_FMT, bsa, bsr));
+    PetscCall(GKCheck((PetscBool)(bsa == bsr), msg));
+    PetscCall(MatConvert(ha, MATAIJ, MAT_INITIAL_MATRIX, &ba));
+    PetscCall(MatConvert(hr, MATAIJ, MAT_INITIAL_MATRIX, &br));
+    PetscCall(SameMat(ba, br, 0.0, "MatConvert to MATHYPRE and back"));
+    PetscCall(MatDestroy(&ha));
+    PetscCall(MatDestroy(&hr));
+    PetscCall(MatDestroy(&ba));
+    PetscCall(MatDestroy(&br));
+    PetscCall(Solve(A, R, y0, "hypre", o.tol));
+  }
+#endif
   PetscCall(Solve(A, R, y0, PCNONE, o.tol));
   if (!vset) PetscCall(Galerkin(&o, type, ref)); /* host types (the GPU lines, with -vec_type, do not run it yet) */
 

@@ -336,9 +336,33 @@ PetscErrorCode MatProductSetFromOptions_AMB_AsAIJ(Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A conversion that PETSc provides for AIJ under AIJ's type name only, composed on every AIJ matrix (so on an AMB
+   matrix too, which was made from one): "MatConvert_seqaij_hypre_C" (PCHYPRE converts its matrix). MatConvert looks for
+   the name with A's own type name; without this it falls back to a row-by-row copy that loses what the AIJ converter
+   carries over (the block size: BoomerAMG then coarsens differently than with AIJ). */
+PetscErrorCode MatConvert_AMB_AsAIJ(Mat A, MatType newtype, MatReuse reuse, Mat *B)
+{
+  PetscBool mpi;
+  char      name[256];
+  PetscErrorCode (*f)(Mat, MatType, MatReuse, Mat *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, "mpi", &mpi));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_%s_C", mpi ? MATMPIAIJ : MATSEQAIJ, newtype));
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, name, &f));
+  PetscCheck(f, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "No conversion from %s to %s (%s is not composed)", ((PetscObject)A)->type_name, newtype, name);
+  PetscCall(PetscInfo(A, "gpukit: %s to %s: PETSc's conversion for %s\n", ((PetscObject)A)->type_name, newtype, mpi ? MATMPIAIJ : MATSEQAIJ));
+  PetscCall((*f)(A, newtype, reuse, B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatSeqAMBCompose_Private(Mat B, PetscBool on)
 {
+  PetscErrorCode (*hyp)(void) = NULL;
+
   PetscFunctionBegin;
+  if (on) PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatConvert_seqaij_hypre_C", &hyp)); /* PETSc has hypre */
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaijamb_hypre_C", hyp ? GPUKIT_FN(MatConvert_AMB_AsAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_seqaijamb_seqmaij_C", on ? GPUKIT_FN(MatProductSetFromOptions_AMB_AsAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaijamb_seqaij_C", on ? GPUKIT_FN(MatConvert_SeqAMB_SeqAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaij_seqaijamb_C", on ? GPUKIT_FN(MatConvert_SeqAIJ_SeqAMB) : NULL));
