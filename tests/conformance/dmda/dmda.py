@@ -709,7 +709,7 @@ def report(o, petsc, data, results, bstat, wall, runwall, out, quiet=False, prog
         L.append('%-12s %6d' % (c.replace('sgdia', o.type), cnt[c]))
     nonum = sum(1 for r in results if r['class'] == 'pass' and not r.get('nnum'))
     if nonum:
-        L.append('(%d of the passes printed no iteration count or norm: they ran and made an SGDIA, nothing compared)' % nonum)
+        L.append('(%d of the passes printed no iteration count or norm: they ran and made a %s matrix, nothing compared)' % (nonum, o.type))
     L.append('')
     fails = [r for r in results if r['class'] in ('sgdia-error', 'mismatch')]
     groups = {}
