@@ -336,6 +336,19 @@ int main(int argc, char **argv)
   PetscCall(Solve(A, R, y0, PCJACOBI, o.tol));
   PetscCall(Solve(A, R, y0, PCBJACOBI, o.tol));
   if (!vset) PetscCall(Solve(A, R, y0, PCPBJACOBI, o.tol)); /* point-block Jacobi: the matrix's block size (dof); host types (not yet run on the GPU lines) */
+  if (!vset) { /* PCBDDC and PCMG's GDSW coarse space convert the matrix to MATIS: the same operator as from the reference */
+    Mat ia, ir, ba, br;
+
+    PetscCall(MatConvert(A, MATIS, MAT_INITIAL_MATRIX, &ia));
+    PetscCall(MatConvert(R, MATIS, MAT_INITIAL_MATRIX, &ir));
+    PetscCall(MatConvert(ia, MATAIJ, MAT_INITIAL_MATRIX, &ba));
+    PetscCall(MatConvert(ir, MATAIJ, MAT_INITIAL_MATRIX, &br));
+    PetscCall(SameMat(ba, br, o.tol, "MatConvert to MATIS and back"));
+    PetscCall(MatDestroy(&ia));
+    PetscCall(MatDestroy(&ir));
+    PetscCall(MatDestroy(&ba));
+    PetscCall(MatDestroy(&br));
+  }
 #if defined(PETSC_HAVE_HYPRE)
   if (!vset) { /* PCHYPRE converts the matrix to MATHYPRE: the same entries and block size as from the reference */
     Mat       ha, hr, ba, br;

@@ -337,9 +337,10 @@ PetscErrorCode MatProductSetFromOptions_AMB_AsAIJ(Mat C)
 }
 
 /* A conversion that PETSc provides for AIJ under AIJ's type name only, composed on every AIJ matrix (so on an AMB
-   matrix too, which was made from one): "MatConvert_seqaij_hypre_C" (PCHYPRE converts its matrix). MatConvert looks for
-   the name with A's own type name; without this it falls back to a row-by-row copy that loses what the AIJ converter
-   carries over (the block size: BoomerAMG then coarsens differently than with AIJ). */
+   matrix too, which was made from one): "MatConvert_seqaij_hypre_C" (PCHYPRE converts its matrix), "..._is_C"
+   (PCBDDC, PCMG's GDSW coarse space). MatConvert looks for the name with A's own type name; without this it falls back
+   to a row-by-row copy, which for MATHYPRE loses what the AIJ converter carries over (BoomerAMG then gave other
+   residuals) and for MATIS crashes in PETSc 3.18 (no local-to-global map: ksp ex71's GDSW). */
 PetscErrorCode MatConvert_AMB_AsAIJ(Mat A, MatType newtype, MatReuse reuse, Mat *B)
 {
   PetscBool mpi;
@@ -356,13 +357,32 @@ PetscErrorCode MatConvert_AMB_AsAIJ(Mat A, MatType newtype, MatReuse reuse, Mat 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSeqAMBCompose_Private(Mat B, PetscBool on)
+/* compose (on) or remove (off) on an AMB matrix of type amb (seqaijamb, mpiaijamb, ...) the conversions to MATHYPRE
+   (PCHYPRE) and MATIS (PCBDDC, PCMG's GDSW coarse space) that its AIJ base ("seqaij"/"mpiaij") carries: a conversion
+   that PETSc does not offer for this matrix (e.g. without hypre) is not composed */
+PetscErrorCode MatAMBComposeAIJConversions_Private(Mat B, const char *amb, const char *aij, PetscBool on)
 {
-  PetscErrorCode (*hyp)(void) = NULL;
+  const char *targets[] = {MATHYPRE, MATIS};
 
   PetscFunctionBegin;
-  if (on) PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatConvert_seqaij_hypre_C", &hyp)); /* PETSc has hypre */
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaijamb_hypre_C", hyp ? GPUKIT_FN(MatConvert_AMB_AsAIJ) : NULL));
+  for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
+    char name[256];
+    PetscErrorCode (*f)(void) = NULL;
+
+    if (on) {
+      PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_%s_C", aij, targets[t]));
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, name, &f));
+    }
+    PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_%s_C", amb, targets[t]));
+    PetscCall(PetscObjectComposeFunction((PetscObject)B, name, f ? GPUKIT_FN(MatConvert_AMB_AsAIJ) : NULL));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSeqAMBCompose_Private(Mat B, PetscBool on)
+{
+  PetscFunctionBegin;
+  PetscCall(MatAMBComposeAIJConversions_Private(B, MATSEQAMB, MATSEQAIJ, on));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatProductSetFromOptions_seqaijamb_seqmaij_C", on ? GPUKIT_FN(MatProductSetFromOptions_AMB_AsAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaijamb_seqaij_C", on ? GPUKIT_FN(MatConvert_SeqAMB_SeqAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaij_seqaijamb_C", on ? GPUKIT_FN(MatConvert_SeqAIJ_SeqAMB) : NULL));

@@ -152,6 +152,7 @@ typedef struct {
 PETSC_INTERN PetscLogEvent MAT_AMB_Build, MAT_AMB_Mult, MAT_AMB_Refresh;
 PETSC_INTERN PetscErrorCode MatProductSetFromOptions_AMB_AsAIJ(Mat); /* a product that PETSc provides for AIJ by name (amb.c) */
 PETSC_INTERN PetscErrorCode MatConvert_AMB_AsAIJ(Mat, MatType, MatReuse, Mat *); /* a conversion PETSc provides for AIJ by name (amb.c) */
+PETSC_INTERN PetscErrorCode MatAMBComposeAIJConversions_Private(Mat, const char *, const char *, PetscBool); /* amb.c */
 
 /* ambhost.c: layout, host kernel, model (plain C, no PETSc Mat) */
 PETSC_INTERN PetscErrorCode AMBLayoutBuild_Host(PetscInt m, PetscInt n, const PetscInt *ia, const PetscInt *ja, const PetscScalar *a, const AMBOptions *opt, AMBLayout *L);

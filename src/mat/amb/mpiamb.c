@@ -186,13 +186,7 @@ static PetscErrorCode MatMPIAMBCompose_Private(Mat B, const char *newtype, Petsc
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatAMBGetInfo_C", on ? GPUKIT_FN(MatAMBGetInfo_MPIAMB) : NULL));
   PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%s_mpimaij_C", newtype)); /* PtAP with MATMAIJ, amb.c */
   PetscCall(PetscObjectComposeFunction((PetscObject)B, name, on ? GPUKIT_FN(MatProductSetFromOptions_AMB_AsAIJ) : NULL));
-  { /* PCHYPRE's conversion: PETSc's for MPIAIJ (amb.c), where PETSc has hypre */
-    PetscErrorCode (*hyp)(void) = NULL;
-
-    if (on) PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatConvert_mpiaij_hypre_C", &hyp));
-    PetscCall(PetscSNPrintf(name, sizeof(name), "MatConvert_%s_hypre_C", newtype));
-    PetscCall(PetscObjectComposeFunction((PetscObject)B, name, hyp ? GPUKIT_FN(MatConvert_AMB_AsAIJ) : NULL));
-  }
+  PetscCall(MatAMBComposeAIJConversions_Private(B, newtype, MATMPIAIJ, on)); /* to MATHYPRE, MATIS: PETSc's for MPIAIJ (amb.c) */
   PetscCall(PetscStrcmp(newtype, MATMPIAMB, &ishost));
   if (ishost) { /* MATMPIAMBCUDA composes its own converters from mpiaij */
     PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_mpiaij_mpiaijamb_C", on ? GPUKIT_FN(MatConvert_MPIAIJ_MPIAMB) : NULL));
