@@ -615,6 +615,7 @@ int main(int argc, char **argv)
     {
       Batch    *bs;
       PetscReal tcoo = 0, th = 0, td = 0, tsv, tfrag = 0, tdefr = 0, tdefrag = 0, tdefrag2 = 0, taijf = 0, tbatch = 0;
+      PetscInt  fragkernel = -1, fraglanes = 0, fragmarked = -1;
       Mat       A    = NULL, D = NULL;
       PetscInt  ntot = 0, K = 0, inuse = 0, inuse2 = 0;
       PetscBool okh = PETSC_FALSE, okd = PETSC_FALSE;
@@ -674,6 +675,14 @@ int main(int argc, char **argv)
         }
         /* fragmented SpMV, defragmentation, defragmented SpMV */
         PetscCall(TimeMult(D, x, y, batches, batchms, &tfrag));
+        if (gpu && isdcsr && size == 1) { /* which product ran, and how many rows the batches marked since the CSR base */
+          PetscErrorCode (*fk)(Mat, PetscInt *, PetscInt *) = NULL;
+          PetscErrorCode (*fm)(Mat, PetscInt *)             = NULL;
+          PetscCall(PetscObjectQueryFunction((PetscObject)D, "MatDCSRCUDAGetMultKernel_C", &fk));
+          PetscCall(PetscObjectQueryFunction((PetscObject)D, "MatDCSRCUDAGetBaseMarked_C", &fm));
+          if (fk) PetscCall((*fk)(D, &fragkernel, &fraglanes));
+          if (fm) PetscCall((*fm)(D, &fragmarked));
+        }
 #if !defined(GPUKIT_BENCH_NO_TYPES)
         if (isdcsr) {
           PetscCall(MatDCSRGetInfo(D, &K, &inuse, &used, &cap));
@@ -765,6 +774,10 @@ int main(int argc, char **argv)
           {"defrag_later_ms",     1e3 * tdefrag2,       (PetscBool)(tdefrag2 > 0)}, /* after REFRAG more batches, the first one's buffers reused */
           {"defrag_later_spmv",   tdefrag2 / tdefr,     (PetscBool)(tdefrag2 > 0)},
           {"segments_in_use_later", (PetscReal)inuse2,  (PetscBool)(tdefrag2 > 0)},
+          {"fragmented_kernel",   (PetscReal)fragkernel, (PetscBool)(fragkernel >= 0)}, /* 0 binned, 1 fused, 2 rows, 3 the CSR base */
+          {"fragmented_lanes",    (PetscReal)fraglanes, (PetscBool)(fragkernel >= 0)},  /* on the base: 0 cuSPARSE + fix-up, t the base rows kernel */
+          {"fragmented_marked_rows", (PetscReal)fragmarked, (PetscBool)(fragmarked >= 0)},
+          {"fragmented_marked_fraction", st.rows > 0 ? (PetscReal)fragmarked / (PetscReal)st.rows : 0, (PetscBool)(fragmarked >= 0 && st.rows > 0)},
           {"segments_in_use",     (PetscReal)inuse,     (PetscBool)(K > 0)},
           {"max_segments",        (PetscReal)K,         (PetscBool)(K > 0)},
           {"used",                (PetscReal)used,      (PetscBool)(K > 0)},

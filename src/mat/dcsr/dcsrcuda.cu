@@ -125,6 +125,19 @@ static PetscErrorCode DCSRCUDAPoolFree_Private(void *p)
    The CSR base (dcsrcudaimpl.h): row pointers of a plain CSR layout, and the rows marked since
    ------------------------------------------------------------------------------------------------------ */
 
+/* the base rows kernel's table of the long base rows */
+static PetscErrorCode DCSRCUDABaseLongFree_Private(Mat_SeqDCSRCUDA *cu)
+{
+  PetscFunctionBegin;
+  if (cu->blong.lrow) PetscCallCUDA(cudaFree(cu->blong.lrow));
+  if (cu->blong.lpart) PetscCallCUDA(cudaFree(cu->blong.lpart));
+  PetscCall(PetscMemzero(&cu->blong, sizeof(cu->blong)));
+  cu->blongalloc     = 0;
+  cu->blongpartalloc = 0;
+  cu->blongok        = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode DCSRCUDABaseFree_Private(Mat_SeqDCSRCUDA *cu)
 {
   PetscFunctionBegin;
@@ -135,6 +148,7 @@ static PetscErrorCode DCSRCUDABaseFree_Private(Mat_SeqDCSRCUDA *cu)
   }
   if (cu->baserow) PetscCallCUDA(cudaFree(cu->baserow));
   PetscCall(DCSRCUDAPoolFree_Private(cu->basetpiece));
+  PetscCall(DCSRCUDABaseLongFree_Private(cu));
   cu->baserow = cu->basedirty = cu->basecount = cu->basetrow = NULL;
   cu->basetpiece = NULL;
   cu->basem    = 0;
@@ -151,7 +165,8 @@ static PetscErrorCode DCSRCUDABaseArrays_Private(Mat A, cudaStream_t stream)
   const size_t     m  = (size_t)cu->d.m;
 
   PetscFunctionBegin;
-  cu->baseok = PETSC_FALSE;
+  cu->baseok  = PETSC_FALSE;
+  cu->blongok = PETSC_FALSE;
   PetscCall(GpukitCSRSpMVReset(&cu->csrmv, stream));
   if (cu->baserow && cu->basem != cu->d.m) PetscCall(DCSRCUDABaseFree_Private(cu));
   if (!cu->baserow) {
@@ -174,6 +189,7 @@ static PetscErrorCode DCSRCUDABaseSet_Private(Mat A, long long nnz, PetscBool ze
   cu->basennz  = nnz;
   cu->ndirtyub = 0;
   cu->baseok   = PETSC_TRUE;
+  cu->blongok  = PETSC_FALSE; /* new row pointers: the long base rows again */
   cu->basever  = cu->structver;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1026,6 +1042,7 @@ static PetscErrorCode DCSRCUDATunersDestroy_Private(Mat_SeqDCSRCUDA *cu)
   PetscFunctionBegin;
   PetscCall(GpukitTunerDestroy(&cu->tuner));
   PetscCall(GpukitTunerDestroy(&cu->tunerrows));
+  PetscCall(GpukitTunerDestroy(&cu->tunerbase));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1097,6 +1114,114 @@ static PetscErrorCode DCSRCUDATunerSetUp_Private(Mat A, PetscBool rows, GpukitTu
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the base rows kernel's table of the base's rows longer than longrow, for the current base (one synchronisation, once
+   per base: after a defragmentation, an upload or a duplicate) */
+static PetscErrorCode DCSRCUDABaseLong_Private(Mat A, cudaStream_t stream)
+{
+  Mat_SeqDCSRCUDA *cu   = DCSRCUDAGet(A);
+  int             *work = NULL;
+  long long        nlong, nchunk;
+  PetscErrorCode   ierr;
+
+  PetscFunctionBegin;
+  if (cu->blongok && cu->blong.longrow == (long long)cu->longrow) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DCSRCUDAPoolMalloc_Private((void **)&work, 4 * ((size_t)cu->d.m + 1) * sizeof(int), "the long base rows' scans"));
+  ierr = GpukitDCSRBaseLongCount(cu->d.m, cu->baserow, (long long)cu->longrow, work, &nlong, &nchunk, stream) ? PETSC_ERR_LIB : PETSC_SUCCESS;
+  if (!ierr) ierr = PetscLogGpuToCpu(2 * sizeof(int));
+  if (!ierr && nlong + 1 > cu->blongalloc) { /* lrow, lst, lln, lchunk, lcount: one allocation */
+    if (cu->blong.lrow) (void)cudaFree(cu->blong.lrow);
+    cu->blong.lrow  = NULL;
+    cu->blongalloc  = 0;
+    ierr            = DCSRCUDAMalloc_Private((void **)&cu->blong.lrow, 5 * ((size_t)nlong + 1) * sizeof(int), "the long base rows' table");
+    if (!ierr) cu->blongalloc = nlong + 1;
+  }
+  if (!ierr && nchunk > cu->blongpartalloc) {
+    if (cu->blong.lpart) (void)cudaFree(cu->blong.lpart);
+    cu->blong.lpart    = NULL;
+    cu->blongpartalloc = 0;
+    ierr               = DCSRCUDAMalloc_Private((void **)&cu->blong.lpart, (size_t)nchunk * sizeof(double), "the long base rows' partial sums");
+    if (!ierr) cu->blongpartalloc = nchunk;
+  }
+  if (!ierr) {
+    const size_t a    = (size_t)cu->blongalloc;
+    cu->blong.lst     = cu->blong.lrow + a;
+    cu->blong.lln     = cu->blong.lst + a;
+    cu->blong.lchunk  = cu->blong.lln + a;
+    cu->blong.lcount  = cu->blong.lchunk + a;
+    cu->blong.longrow = (long long)cu->longrow;
+    cu->blong.nlong   = nlong;
+    cu->blong.nchunk  = nchunk;
+    ierr              = GpukitDCSRBaseLongFill(cu->d.m, cu->baserow, work, &cu->blong, stream) ? PETSC_ERR_LIB : PETSC_SUCCESS;
+  }
+  PetscCall(DCSRCUDAPoolFree_Private(work));
+  PetscCheck(!ierr, PETSC_COMM_SELF, ierr, "MATDCSRCUDA: the table of the CSR base's long rows could not be built");
+  cu->blongok = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the base rows kernel's lanes per row when nothing tunes them (as DCSRCUDARowsTprGuess_Private(), from the host's entry
+   count: the bins' count is not kept on the base path) */
+static PetscInt DCSRCUDABaseTprGuess_Private(Mat A)
+{
+  const Mat_SeqDCSR *a    = (const Mat_SeqDCSR *)A->data;
+  const double       mean = a->m > 0 ? (double)a->nz / (double)a->m : 0.0;
+  PetscInt           t    = 1;
+
+  while (2 * t <= 32 && (double)(2 * t) <= 0.5 * mean) t *= 2;
+  return t;
+}
+
+/* the base product's tuner ("dcsr_base", knob kernel: cusparse | rows1 .. rows32; rows1 .. rows32 only with
+   -mat_dcsr_cuda_csr_base_product rows); none without -mat_dcsr_autotune or with cusparse forced */
+static const char *const DCSRCUDABaseLabels[] = {"cusparse", "rows1", "rows2", "rows4", "rows8", "rows16", "rows32"};
+
+static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
+{
+  Mat_SeqDCSRCUDA   *cu = DCSRCUDAGet(A);
+  const Mat_SeqDCSR *a  = (const Mat_SeqDCSR *)A->data;
+  GpukitTuneKnob     knob;
+  char               csr[128], shape[256];
+
+  PetscFunctionBegin;
+  *tuner = NULL;
+  if (!cu->autotune || cu->baseprod == DCSR_BASE_CUSPARSE) PetscFunctionReturn(PETSC_SUCCESS);
+  if (cu->tune_m != cu->d.m) PetscCall(DCSRCUDATunersDestroy_Private(cu));
+  if (cu->tunerbase) {
+    *tuner = cu->tunerbase;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscMemzero(&knob, sizeof(knob)));
+  knob.name = "kernel";
+  if (cu->baseprod == DCSR_BASE_ROWS) {
+    knob.n = DCSR_MULT_NROWST;
+    for (PetscInt i = 0; i < knob.n; i++) knob.values[i] = 1 + i;
+    knob.labels = DCSRCUDABaseLabels + 1;
+    knob.start  = DCSRCUDALog2_Private(DCSRCUDABaseTprGuess_Private(A));
+  } else {
+    knob.n = 1 + DCSR_MULT_NROWST;
+    for (PetscInt i = 0; i < knob.n; i++) knob.values[i] = i;
+    knob.labels = DCSRCUDABaseLabels;
+    knob.start  = 0; /* cuSPARSE: the rows kernel must beat it by the tuner's threshold */
+  }
+  PetscCall(GpukitTuneShapeCSR((PetscInt)cu->d.m, (PetscCount)a->nz, (PetscInt)cu->maxlen, csr, sizeof(csr)));
+  PetscCall(PetscSNPrintf(shape, sizeof(shape), "K%d.L%d.base.%s", cu->d.K, (int)PetscMin(cu->longrow, 999999), csr));
+  PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_base", 1, &knob, &cu->tunerbase));
+  PetscCall(GpukitTunerSetShape(cu->tunerbase, shape));
+  PetscCall(GpukitTunerSetDevice(cu->tunerbase, PETSC_TRUE));
+  cu->tune_m = cu->d.m;
+  *tuner     = cu->tunerbase;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the tuners' operator state: moved when the entry count drifts by more than 1/16 from where the current search began */
+static void DCSRCUDATuneState_Private(Mat_SeqDCSRCUDA *cu, long long nnz)
+{
+  if (cu->tunennz <= 0 || 16 * (nnz > cu->tunennz ? nnz - cu->tunennz : cu->tunennz - nnz) > cu->tunennz) {
+    cu->tunestate++;
+    cu->tunennz = nnz;
+  }
+}
+
 /* the device arrays of an output z = y + ... (y NULL: z is only written; y == z: read and written) */
 static PetscErrorCode DCSRCUDAGetOutArrays_Private(Vec y, Vec z, const PetscScalar **ya, PetscScalar **za)
 {
@@ -1151,25 +1276,49 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
   PetscCall(DCSRCUDACopyToGPU_Private(A));
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Mult, A, x, z, 0));
-  if (cu->multkernel == DCSR_MULT_AUTO && DCSRCUDABaseValid_Private(cu) && (double)cu->ndirtyub <= (double)cu->basemaxdirty * (double)cu->d.m) { /* the CSR base: cuSPARSE, then the marked rows */
+  if (cu->multkernel == DCSR_MULT_AUTO && DCSRCUDABaseValid_Private(cu) && (double)cu->ndirtyub <= (double)cu->basemaxdirty * (double)cu->d.m) {
+    /* the CSR base: cuSPARSE, then the marked rows (fix-up); or the base rows kernel, which does both in one launch */
     const Mat_SeqDCSR *a = (const Mat_SeqDCSR *)A->data;
     /* the fix-up's lanes per marked row: about two entries a lane of what the rows got since the base (their new
        segments, mostly a few entries: one lane per row then, so that a warp has 32 rows' loads in flight); at most 8
        (rows with long tails go to a whole warp each) */
     const double tail = cu->ndirtyub > 0 ? (double)PetscMax((PetscCount)0, a->nz - (PetscCount)cu->basennz) / (double)cu->ndirtyub : 0.0;
     int          t    = 1;
+    PetscInt     blanes = 0; /* 0: cuSPARSE and the fix-up; t > 0: the base rows kernel with t lanes */
 
     while (2 * t <= 8 && (double)(2 * t) <= 0.5 * tail) t *= 2;
+    PetscCall(DCSRCUDABaseTunerSetUp_Private(A, &tuner));
+    if (tuner) {
+      PetscBool done;
+      PetscCall(GpukitTunerGetConfig(tuner, &cfg, &done));
+      if (!done || cfg[0] > 0) PetscCall(DCSRCUDABaseLong_Private(A, stream)); /* a candidate, or the choice, needs it */
+    } else if (cu->baseprod == DCSR_BASE_ROWS) {
+      blanes = DCSRCUDABaseTprGuess_Private(A);
+      PetscCall(DCSRCUDABaseLong_Private(A, stream));
+    }
     PetscCall(VecCUDAGetArrayRead(x, &xa));
     PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
+    if (tuner) {
+      DCSRCUDATuneState_Private(cu, (long long)a->nz);
+      PetscCall(GpukitTunerSetRepeatable(tuner, (PetscBool)!(y && y == z)));
+      PetscCall(GpukitTunerBegin(tuner, cu->tunestate, (void *)stream, &cfg, &nlaunch));
+      blanes = cfg[0] > 0 ? (PetscInt)1 << (cfg[0] - 1) : 0;
+    } else nlaunch = 1;
     PetscCall(PetscLogGpuTimeBegin());
-    if (cu->basennz > 0) PetscCall(GpukitCSRSpMVApply(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, ya, za, stream));
-    else if (!ya) PetscCallCUDA(cudaMemsetAsync(za, 0, (size_t)cu->d.m * sizeof(double), stream));
-    else if (ya != za) PetscCallCUDA(cudaMemcpyAsync(za, ya, (size_t)cu->d.m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-    if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, stream));
+    for (PetscInt l = 0; l < nlaunch; l++) {
+      if (blanes > 0) PetscCallCUDA(GpukitDCSRMultBaseRowsCUDA(&cu->d, cu->baserow, cu->basedirty, cu->basetpiece, &cu->blong, (int)blanes, xa, ya, za, stream));
+      else {
+        if (cu->basennz > 0) PetscCall(GpukitCSRSpMVApply(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, ya, za, stream));
+        else if (!ya) PetscCallCUDA(cudaMemsetAsync(za, 0, (size_t)cu->d.m * sizeof(double), stream));
+        else if (ya != za) PetscCallCUDA(cudaMemcpyAsync(za, ya, (size_t)cu->d.m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+        if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, stream));
+      }
+      if (tuner) PetscCall(GpukitTunerMark(tuner));
+    }
     PetscCall(PetscLogGpuTimeEnd());
+    if (tuner) PetscCall(GpukitTunerEnd(tuner));
     cu->lastkernel = DCSR_MULT_CSRBASE;
-    cu->lasttpr    = 0;
+    cu->lasttpr    = blanes;
     PetscCall(DCSRCUDARestoreOutArrays_Private(y, z, &ya, &za));
     PetscCall(VecCUDARestoreArrayRead(x, &xa));
     PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)a->nz));
@@ -1185,10 +1334,7 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
     /* the samples of a search stay comparable while nnz is within 1/16 of where it started: with the nonzero state a
        search restarted at every batch of new entries, so with a few products between batches it never ended and every
        product was a timed call (cu->nnz is current: the bins were refreshed above) */
-    if (cu->tunennz <= 0 || 16 * (cu->nnz > cu->tunennz ? cu->nnz - cu->tunennz : cu->tunennz - cu->nnz) > cu->tunennz) {
-      cu->tunestate++;
-      cu->tunennz = cu->nnz;
-    }
+    DCSRCUDATuneState_Private(cu, cu->nnz);
     PetscCall(GpukitTunerSetRepeatable(tuner, (PetscBool)!(y && y == z)));
     PetscCall(GpukitTunerBegin(tuner, cu->tunestate, (void *)stream, &cfg, &nlaunch));
   } else {
@@ -1399,6 +1545,7 @@ static PetscErrorCode MatDuplicate_SeqDCSRCUDA(Mat A, MatDuplicateOption op, Mat
     cb->multkernel = cu->multkernel;
     cb->usebase    = cu->usebase;
     cb->basemaxdirty = cu->basemaxdirty;
+    cb->baseprod     = cu->baseprod;
     /* the device copy only when B's host storage is A's device structure, size for size */
     if (!devvalid || !b->preallocated || b->m != cu->d.m || b->K != cu->d.K || b->cap != cu->d.cap || b->used != cu->d.used) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
@@ -1553,12 +1700,23 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
     PetscCheck(!set || (frac >= 0.0 && frac <= 1.0), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_dcsr_cuda_csr_base_max_marked %g: give a fraction of the rows between 0 and 1", (double)frac);
     cu->basemaxdirty = frac;
   }
+  {
+    const char *const prods[] = {"cusparse", "rows", "auto"};
+    PetscBool         flg;
+    PetscInt          sel = cu->baseprod < 0 ? 2 : cu->baseprod;
+    PetscCall(PetscOptionsEList("-mat_dcsr_cuda_csr_base_product", "The product on the CSR base: cuSPARSE's CSR product plus the fix-up of the rows marked since (cusparse), one launch in row order that adds each marked row's new entries before it writes the row (rows), or the tuner's choice (auto; cusparse without -mat_dcsr_autotune)", "MATDCSRCUDA", prods, 3, prods[sel], &sel, &flg));
+    if (flg) {
+      cu->baseprod = sel == 2 ? DCSR_BASE_AUTO : sel;
+      PetscCall(DCSRCUDATunersDestroy_Private(cu));
+    }
+  }
   for (PetscInt b = 1; b < nblk; b++) { /* the other blocks (the off-diagonal block of a MATMPIDCSRCUDA) as the first */
     Mat_SeqDCSRCUDA *cb = DCSRCUDAGet(blk[b]);
     for (PetscInt q = 0; q < GPUKIT_DCSR_NBINS; q++) cb->tpr[q] = cu->tpr[q];
     if (cb->usebase && !cu->usebase) PetscCall(DCSRCUDABaseFree_Private(cb));
     cb->usebase = cu->usebase;
     cb->basemaxdirty = cu->basemaxdirty;
+    cb->baseprod     = cu->baseprod;
     cb->fixtpr   = cu->fixtpr;
     cb->autotune = cu->autotune;
     cb->trim     = cu->trim;
@@ -1602,15 +1760,26 @@ static PetscErrorCode MatDCSRCUDAGetDeviceBytes_SeqDCSRCUDA(Mat A, PetscLogDoubl
 }
 
 /* "MatDCSRCUDAGetMultKernel_C" (composed; queried by tests/gpu/dcsr_cuda.c): the kernel of this block's last product
-   (-1: none yet, 0 binned, 1 fused, 2 rows, 3 the CSR base: cuSPARSE and the fix-up) and the rows kernel's lanes per row
-   (0 for the others) */
+   (-1: none yet, 0 binned, 1 fused, 2 rows, 3 the CSR base) and the lanes per row of the rows kernel, or on the CSR base
+   of the base rows kernel (0: cuSPARSE and the fix-up; 0 for the others) */
 static PetscErrorCode MatDCSRCUDAGetMultKernel_SeqDCSRCUDA(Mat A, PetscInt *kernel, PetscInt *lanes)
 {
   Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
 
   PetscFunctionBegin;
   if (kernel) *kernel = cu->lastkernel;
-  if (lanes) *lanes = cu->lastkernel == DCSR_MULT_ROWS ? cu->lasttpr : 0;
+  if (lanes) *lanes = cu->lastkernel == DCSR_MULT_ROWS || cu->lastkernel == DCSR_MULT_CSRBASE ? cu->lasttpr : 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* "MatDCSRCUDAGetBaseMarked_C" (composed; queried by bench/dcsr_bench.c): the rows marked since the CSR base was made
+   (exact after an assembly: the count is read back with the segment statistics), -1 without a valid base */
+static PetscErrorCode MatDCSRCUDAGetBaseMarked_SeqDCSRCUDA(Mat A, PetscInt *marked)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+
+  PetscFunctionBegin;
+  *marked = DCSRCUDABaseValid_Private(cu) ? (PetscInt)cu->ndirtyub : -1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1646,7 +1815,16 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
     }
   }
   if (!cu->usebase) PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: off (-mat_dcsr_cuda_csr_base false)\n"));
-  else if (DCSRCUDABaseValid_Private(cu)) PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: valid, %lld entries; at most %lld rows got new entries since (the product takes it while they are at most %g of the %d rows%s)\n", cu->basennz, cu->ndirtyub, (double)cu->basemaxdirty, cu->d.m, cu->multkernel == DCSR_MULT_AUTO ? "" : "; not with a forced -mat_dcsr_cuda_mult_kernel"));
+  else if (DCSRCUDABaseValid_Private(cu)) {
+    const char *prod = cu->baseprod == DCSR_BASE_CUSPARSE || (cu->baseprod == DCSR_BASE_AUTO && !cu->autotune) ? "cuSPARSE's CSR product plus the fix-up" : cu->baseprod == DCSR_BASE_ROWS ? "the base rows kernel" : "the tuner's choice of cuSPARSE plus the fix-up or the base rows kernel";
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: valid, %lld entries; at most %lld rows got new entries since (the product takes it while they are at most %g of the %d rows%s); its product: %s\n", cu->basennz, cu->ndirtyub, (double)cu->basemaxdirty, cu->d.m, cu->multkernel == DCSR_MULT_AUTO ? "" : "; not with a forced -mat_dcsr_cuda_mult_kernel", prod));
+    if (cu->lastkernel == DCSR_MULT_CSRBASE) PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: %s, %" PetscInt_FMT " lanes per row\n", cu->lasttpr ? "the base rows kernel" : "cuSPARSE plus the fix-up", cu->lasttpr));
+    if (cu->tunerbase) {
+      PetscCall(PetscViewerASCIIPushTab(viewer));
+      PetscCall(GpukitTunerView(cu->tunerbase, viewer));
+      PetscCall(PetscViewerASCIIPopTab(viewer));
+    }
+  }
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: none (the layout has not been plain CSR since the last upload or defragmentation; -mat_dcsr_defrag_slack 0 and MatDCSRDefragment() make one)\n"));
   if (cu->tuner || cu->tunerrows) {
     PetscCall(PetscViewerASCIIPushTab(viewer));
@@ -1674,6 +1852,7 @@ static PetscErrorCode DCSRCUDAComposeFunctions_Private(Mat A, PetscBool set)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqdcsrcuda_aij_C", set ? MatConvert_SeqDCSR_SeqAIJ : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRCUDAGetDeviceBytes_C", set ? MatDCSRCUDAGetDeviceBytes_SeqDCSRCUDA : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRCUDAGetMultKernel_C", set ? MatDCSRCUDAGetMultKernel_SeqDCSRCUDA : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatDCSRCUDAGetBaseMarked_C", set ? MatDCSRCUDAGetBaseMarked_SeqDCSRCUDA : NULL));
   if (!set) { /* and the twin's device-only functions */
     const GpukitTwin *tw = &DCSRCUDAGet(A)->twin;
     for (PetscInt i = 0; i < tw->nmethods; i++) PetscCall(PetscObjectComposeFunction((PetscObject)A, tw->methods[i].name, NULL));
@@ -1731,6 +1910,7 @@ static PetscErrorCode DCSRConvertToCUDA_Private(Mat A)
   cu->multkernel    = DCSR_MULT_AUTO;
   cu->usebase       = PETSC_TRUE;
   cu->basemaxdirty  = 0.25;
+  cu->baseprod      = DCSR_BASE_AUTO;
   cu->csrmv.prepafter = 3; /* cuSPARSE's analysis at the 4th product of a CSR base: one product after a batch pays none */
   cu->viewver       = -1;
   cu->singlever     = -1;
@@ -1825,6 +2005,8 @@ static PetscErrorCode MatConvert_SeqDCSRCUDA_SeqDCSR(Mat A, MatType type, MatReu
      -mat_dcsr_defrag_slack 0, the default) is multiplied by cuSPARSE's CSR product, and rows that get new entries
      afterwards by a fix-up kernel, until more than -mat_dcsr_cuda_csr_base_max_marked of the rows did
 .  -mat_dcsr_cuda_csr_base_max_marked <0.25> - the fraction of rows with new entries up to which the CSR base is used
+.  -mat_dcsr_cuda_csr_base_product <auto> - the product on the CSR base: cusparse (cuSPARSE plus the fix-up of the marked
+     rows), rows (one launch in row order that adds each marked row's new entries), auto (the tuner's choice)
 .  -mat_dcsr_cuda_long_row <256> - rows longer than this are summed in chunks of 2048 entries, a block each (not tuned)
 .  -mat_dcsr_cuda_defrag_spare <true> - keep the buffers a defragmentation replaced for the next one (no allocation)
 -  -mat_dcsr_cuda_trim <true> - give large batches' pooled work space back to the device

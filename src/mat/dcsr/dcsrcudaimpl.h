@@ -122,6 +122,15 @@ typedef struct {
   PetscInt      basem, basever;
   long long     basennz, ndirtyub;
   GpukitCSRSpMV csrmv;
+  /* the base's product (-mat_dcsr_cuda_csr_base_product): DCSR_BASE_AUTO (with -mat_dcsr_autotune the tuner's knob
+     "kernel" of tunerbase, "dcsr_base": cusparse, i.e. cuSPARSE plus the fix-up, or rows1 .. rows32, the base rows
+     kernel GpukitDCSRMultBaseRowsCUDA() with 1..32 lanes; without the tuner cusparse), DCSR_BASE_CUSPARSE or
+     DCSR_BASE_ROWS. blong: the base's rows longer than longrow for the rows kernel (blongok: built for this base) */
+  PetscInt           baseprod;
+  GpukitTuner        tunerbase;
+  GpukitDCSRBaseLong blong;
+  long long          blongalloc, blongpartalloc;
+  PetscBool          blongok;
 
   /* statistics of the device side (MatView ::ascii_info) */
   PetscInt  ndevdefrag, ndevgrow, nbatch;
@@ -140,8 +149,13 @@ typedef struct {
    is the rows kernel with t lanes per row (2..7: 1..32 lanes) */
 #define DCSR_MULT_ROWS   2
 #define DCSR_MULT_NROWST 6
-/* lastkernel of a product through the CSR base (cuSPARSE, and the fix-up of the marked rows) */
+/* lastkernel of a product through the CSR base (cuSPARSE and the fix-up of the marked rows, lasttpr 0; or the base rows
+   kernel, lasttpr its lanes per row) */
 #define DCSR_MULT_CSRBASE 3
+/* baseprod */
+#define DCSR_BASE_AUTO     -1
+#define DCSR_BASE_CUSPARSE 0
+#define DCSR_BASE_ROWS     1
 
 #define GPUKIT_DCSR_TRIM_BYTES (32.0 * 1048576.0)
 

@@ -1756,6 +1756,202 @@ cudaError_t GpukitDCSRMultRowsCUDA(const GpukitDCSRDev *A, const int2 *view, int
   }
 }
 
+/* ------------------------------------------------------------------------------------------------------
+   The CSR base's own product (GpukitDCSRMultBaseRowsCUDA(), the tuner's alternative to cuSPARSE plus the fix-up): ONE
+   launch in row order over the base's row pointers, each group of lanes adding the entries its row got since the base
+   (its tail record) before it writes z[r] once. The base's rows longer than longrow are summed by chunk blocks after the
+   row groups, their tails added by the chunk block that finishes the row. At most 40 registers (6 blocks of 256 per
+   SM): with 32, as the rows kernel, ptxas spilled 116-124 bytes (the tail and chunk code).
+   ------------------------------------------------------------------------------------------------------ */
+
+/* the entries of row r outside its base range [b0, b0 + bl), by L lanes: the pieces of its tail record
+   (tpiece[dirty[r] - 1]), or (w = -1: more pieces, or a long tail) its segments less the base part */
+template <int L>
+__device__ static inline double DCSRBaseTailSum(int r, long long b0, int bl, int d, int lane, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int4 *__restrict__ tpiece, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x)
+{
+  const int4 p = __ldg(tpiece + d - 1);
+  double     s = 0.0;
+  if (p.w >= 0) {
+    s = DCSRFusedSum<L>((long long)p.x, p.y, lane, colidx, values, x);
+    if (p.w > 0) s += DCSRFusedSum<L>((long long)p.z, p.w, lane, colidx, values, x);
+  } else {
+    const long long rk = (long long)r * K;
+    const int       ns = nseg[r];
+    for (int q = 0; q < ns; q++) {
+      const long long st   = segstart[rk + q];
+      const int       len  = seglen[rk + q];
+      const int       skip = st == b0 ? (bl < len ? bl : len) : 0;
+      s += DCSRFusedSum<L>(st + skip, len - skip, lane, colidx, values, x);
+    }
+  }
+  return s;
+}
+
+typedef struct {
+  long long longrow; /* base rows longer than this: the chunks' */
+  unsigned  nbrows;  /* blocks of the row groups; the chunk blocks follow */
+  int       nlong;   /* long base rows */
+} DCSRBaseRowsPlan;
+
+/* chunk c of the long base rows (lrow/lst/lln/lchunk: row, base start, base length, first chunk), then the row's sum, its
+   tail included, by its last chunk block in a fixed order (as DCSRFusedLong()) */
+__device__ static inline void DCSRBaseLong(int c, int nlong, const int *__restrict__ lrow, const int *__restrict__ lst, const int *__restrict__ lln, const int *__restrict__ lchunk, const int *__restrict__ dirty, const int4 *__restrict__ tpiece, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
+{
+  __shared__ double wpart[DCSR_LONG_BLOCK / 32];
+  __shared__ int    amlast;
+  const int         lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
+  double            s[4] = {0.0, 0.0, 0.0, 0.0}, sum;
+
+  const int g = DCSRLongChunkSum(c, nlong, lrow, lst, lln, lchunk, K, segstart, seglen, nseg, colidx, values, x, s);
+  sum = (s[0] + s[1]) + (s[2] + s[3]);
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
+  if (lane == 0) wpart[warp] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    sum = 0.0;
+    for (int w = 0; w < DCSR_LONG_BLOCK / 32; w++) sum += wpart[w];
+    part[c] = sum;
+    __threadfence(); /* the partial sum is visible before the count says so */
+    amlast = atomicAdd(&lcount[g], 1) == lchunk[g + 1] - lchunk[g] - 1;
+  }
+  __syncthreads();
+  if (amlast && warp == 0) { /* every chunk of the row is done: their sums in a fixed order, then its tail */
+    const int r = lrow[g], d = dirty[r];
+    __threadfence();
+    sum = 0.0;
+    for (int k = lchunk[g] + lane; k < lchunk[g + 1]; k += 32) sum += __ldcg(part + k);
+    if (d) sum += DCSRBaseTailSum<32>(r, (long long)lst[g], lln[g], d, lane, K, segstart, seglen, nseg, tpiece, colidx, values, x);
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
+    if (lane == 0) {
+      z[r]      = y ? y[r] + sum : sum;
+      lcount[g] = 0; /* for the next product */
+    }
+  }
+}
+
+/* blocks [0, nbrows): lane t % TPR of row t / TPR, in row order: the base part [rowptr[r], rowptr[r+1]), then, for a
+   row marked since the base (dirty[r] = its place in the tail table + 1), its tail; a long base row is skipped by its
+   whole group. Blocks from nbrows: the long base rows' chunks */
+template <int TPR>
+__global__ static void __launch_bounds__(DCSR_BLOCK, 6) DCSRMultBaseRowsKernel(DCSRBaseRowsPlan p, int m, const int *__restrict__ rowptr, const int *__restrict__ dirty, const int4 *__restrict__ tpiece, const int *__restrict__ lrow, const int *__restrict__ lst, const int *__restrict__ lln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
+{
+  const unsigned bid = blockIdx.x;
+  if (bid < p.nbrows) {
+    const long long t    = (long long)bid * DCSR_BLOCK + threadIdx.x;
+    const long long r    = t / TPR;
+    const int       lane = (int)(t % TPR);
+    if (r >= m) return; /* the whole group */
+    const int b0 = __ldg(rowptr + r), bl = __ldg(rowptr + r + 1) - b0;
+    if ((long long)bl > p.longrow) return; /* the whole group: the chunks' */
+    const int d   = __ldg(dirty + r);
+    double    sum = DCSRFusedSum<TPR>((long long)b0, bl, lane, colidx, values, x);
+    if (d) sum += DCSRBaseTailSum<TPR>((int)r, (long long)b0, bl, d, lane, K, segstart, seglen, nseg, tpiece, colidx, values, x);
+    DCSRGroupStore<TPR>(sum, lane, r, y, z);
+    return;
+  }
+  DCSRBaseLong((int)(bid - p.nbrows), p.nlong, lrow, lst, lln, lchunk, dirty, tpiece, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
+}
+
+template <int TPR>
+static cudaError_t DCSRMultBaseRowsLaunch(const GpukitDCSRDev *A, DCSRBaseRowsPlan p, unsigned nb, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, const double *x, const double *y, double *z, cudaStream_t stream)
+{
+  DCSRMultBaseRowsKernel<TPR><<<nb, DCSR_BLOCK, 0, stream>>>(p, A->m, rowptr, dirty, tpiece, L->lrow, L->lst, L->lln, L->lchunk, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, y, z, L->lpart, L->lcount);
+  return cudaGetLastError();
+}
+
+cudaError_t GpukitDCSRMultBaseRowsCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, int tpr, const double *x, const double *y, double *z, cudaStream_t stream)
+{
+  DCSRBaseRowsPlan p;
+  long long        nb;
+
+  if (A->m <= 0) return cudaSuccess;
+  if (!rowptr || !dirty || !L || L->longrow < 1 || A->cap > (long long)INT_MAX) return cudaErrorInvalidValue;
+  if (L->nlong > 0 && !(L->lrow && L->lst && L->lln && L->lchunk && L->lcount && L->lpart && L->nchunk > 0)) return cudaErrorInvalidValue;
+  p.longrow = L->longrow;
+  p.nlong   = (int)L->nlong;
+  nb        = ((long long)A->m * tpr + DCSR_BLOCK - 1) / DCSR_BLOCK;
+  if (nb + L->nchunk >= (long long)INT_MAX) return cudaErrorInvalidValue;
+  p.nbrows = (unsigned)nb;
+  nb += L->nchunk;
+  switch (tpr) {
+#define DCSR_BASEROWS_CASE(T) \
+  case T: \
+    return DCSRMultBaseRowsLaunch<T>(A, p, (unsigned)nb, rowptr, dirty, tpiece, L, x, y, z, stream);
+    DCSR_BASEROWS_CASE(1)
+    DCSR_BASEROWS_CASE(2)
+    DCSR_BASEROWS_CASE(4)
+    DCSR_BASEROWS_CASE(8)
+    DCSR_BASEROWS_CASE(16)
+    DCSR_BASEROWS_CASE(32)
+#undef DCSR_BASEROWS_CASE
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
+
+/* flag[r] = 1 for a base row longer than longrow, cnt[r] its chunks; the entries m hold 0 (the scans' totals) */
+__global__ static void DCSRBaseLongFlagKernel(int m, const int *__restrict__ rowptr, long long longrow, int *flag, int *cnt)
+{
+  const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < m) {
+    const int bl = rowptr[r + 1] - rowptr[r];
+    flag[r]      = (long long)bl > longrow;
+    cnt[r]       = (long long)bl > longrow ? (bl + GPUKIT_DCSR_LONG_CHUNK - 1) / GPUKIT_DCSR_LONG_CHUNK : 0;
+  } else if (r == m) {
+    flag[r] = 0;
+    cnt[r]  = 0;
+  }
+}
+
+/* in place: the exclusive scans of flag and cnt give each long row its place g and its first chunk */
+__global__ static void DCSRBaseLongFillKernel(int m, const int *__restrict__ rowptr, long long longrow, const int *__restrict__ pos, const int *__restrict__ cpos, int *lrow, int *lst, int *lln, int *lchunk)
+{
+  const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < m) {
+    const int b0 = rowptr[r], bl = rowptr[r + 1] - b0;
+    if ((long long)bl > longrow) {
+      const int g = pos[r];
+      lrow[g]     = (int)r;
+      lst[g]      = b0;
+      lln[g]      = bl;
+      lchunk[g]   = cpos[r];
+    }
+  } else if (r == m) lchunk[pos[m]] = cpos[m];
+}
+
+cudaError_t GpukitDCSRBaseLongCount(int m, const int *rowptr, long long longrow, int *work, long long *nlong, long long *nchunk, cudaStream_t stream)
+{
+  GpukitPoolTemp tmp(stream);
+  size_t         bytes = 0;
+  int           *flag = work, *cnt = work + (m + 1), *pos = work + 2 * ((long long)m + 1), *cpos = work + 3 * ((long long)m + 1);
+  int            h[2] = {0, 0};
+
+  *nlong  = 0;
+  *nchunk = 0;
+  if (m <= 0) return cudaSuccess;
+  if (longrow < 1) return cudaErrorInvalidValue;
+  DCSRBaseLongFlagKernel<<<DCSRGrid((long long)m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(m, rowptr, longrow, flag, cnt);
+  DCSR_CHECK(cudaGetLastError());
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, flag, pos, m + 1, stream));
+  DCSR_CHECK(tmp.Get(bytes));
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, flag, pos, m + 1, stream));
+  DCSR_CHECK(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, cnt, cpos, m + 1, stream));
+  DCSR_CHECK(cudaMemcpyAsync(&h[0], pos + m, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  DCSR_CHECK(cudaMemcpyAsync(&h[1], cpos + m, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  DCSR_CHECK(cudaStreamSynchronize(stream));
+  *nlong  = h[0];
+  *nchunk = h[1];
+  return cudaSuccess;
+}
+
+cudaError_t GpukitDCSRBaseLongFill(int m, const int *rowptr, const int *work, GpukitDCSRBaseLong *L, cudaStream_t stream)
+{
+  if (m <= 0 || L->nlong <= 0) return cudaSuccess;
+  DCSRBaseLongFillKernel<<<DCSRGrid((long long)m + 1, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(m, rowptr, L->longrow, work + 2 * ((long long)m + 1), work + 3 * ((long long)m + 1), L->lrow, L->lst, L->lln, L->lchunk);
+  DCSR_CHECK(cudaGetLastError());
+  return cudaMemsetAsync(L->lcount, 0, (size_t)L->nlong * sizeof(int), stream);
+}
+
 /* 8 lanes per row; z[col] += a(r, col) x[r] with atomics */
 __global__ static void DCSRMultTransposeKernel(int m, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, double *z)
 {

@@ -185,6 +185,27 @@ cudaError_t GpukitDCSRRowsView(const GpukitDCSRDev *A, int2 *view, int *multi, c
    whose rows all have at most one segment (a row of several, view length -1, is still summed right, through the segment
    table). */
 cudaError_t GpukitDCSRMultRowsCUDA(const GpukitDCSRDev *A, const int2 *view, int tpr, long long longrow, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int *lchunk, long long nchunk, double *lpart, int *lcount, const double *x, const double *y, double *z, cudaStream_t stream);
+/* The CSR base's own product, the alternative to cuSPARSE's product plus GpukitDCSRBaseFixup(): z = A x (y NULL) or
+   z = y + A x (y may be z) in ONE launch. Groups of tpr lanes (1, 2, 4, 8, 16, 32) take the rows in row order: the base
+   part [rowptr[r], rowptr[r+1]), then for a marked row (dirty[r] != 0) its tail record's pieces (or, w = -1, its
+   segments less the base part), and write z[r] once (coalesced, no read-modify-write of y). The base rows longer than
+   L->longrow are summed by chunks of GPUKIT_DCSR_LONG_CHUNK entries, a block each; the last chunk block of a row adds
+   the partial sums in a fixed order and then the row's tail. No atomics besides the chunk counters; the result does not
+   depend on the scheduling. L describes the long base rows (GpukitDCSRBaseLongCount()/GpukitDCSRBaseLongFill(), for this
+   base and longrow); the buffer must hold at most INT_MAX slots. */
+typedef struct {
+  long long longrow;                    /* base rows longer than this are the chunks' */
+  long long nlong, nchunk;              /* long base rows, their chunks */
+  int      *lrow, *lst, *lln, *lchunk;  /* [nlong] row, base start, base length; [nlong + 1] first chunk */
+  int      *lcount;                     /* [nlong] done chunks per row (zero, left zero) */
+  double   *lpart;                      /* [nchunk] the chunks' partial sums */
+} GpukitDCSRBaseLong;
+cudaError_t GpukitDCSRMultBaseRowsCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, int tpr, const double *x, const double *y, double *z, cudaStream_t stream);
+/* the long base rows: Count (work: 4 (m + 1) ints of scratch) gives their number and their chunks (one
+   synchronisation); the caller allocates L's arrays for them and Fill (the same work, not touched in between) writes
+   them and zeroes lcount */
+cudaError_t GpukitDCSRBaseLongCount(int m, const int *rowptr, long long longrow, int *work, long long *nlong, long long *nchunk, cudaStream_t stream);
+cudaError_t GpukitDCSRBaseLongFill(int m, const int *rowptr, const int *work, GpukitDCSRBaseLong *L, cudaStream_t stream);
 /* z += A^T x (z holds y, or zeros, on entry; atomics: the order of the sums is not fixed) */
 cudaError_t GpukitDCSRMultTransposeAddCUDA(const GpukitDCSRDev *A, const double *x, double *z, cudaStream_t stream);
 /* d[r] = A(r, r + coff) for the m rows (0 where not stored) */
