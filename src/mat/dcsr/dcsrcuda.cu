@@ -149,6 +149,14 @@ static PetscErrorCode DCSRCUDABaseFree_Private(Mat_SeqDCSRCUDA *cu)
   if (cu->baserow) PetscCallCUDA(cudaFree(cu->baserow));
   PetscCall(DCSRCUDAPoolFree_Private(cu->basetpiece));
   PetscCall(DCSRCUDABaseLongFree_Private(cu));
+  if (cu->basetsum) PetscCallCUDA(cudaFree(cu->basetsum));
+  if (cu->fixfork) PetscCallCUDA(cudaEventDestroy(cu->fixfork));
+  if (cu->fixjoin) PetscCallCUDA(cudaEventDestroy(cu->fixjoin));
+  if (cu->fixstream) PetscCallCUDA(cudaStreamDestroy(cu->fixstream));
+  cu->basetsum  = NULL;
+  cu->basetsumn = 0;
+  cu->fixfork = cu->fixjoin = NULL;
+  cu->fixstream = NULL;
   cu->baserow = cu->basedirty = cu->basecount = cu->basetrow = NULL;
   cu->basetpiece = NULL;
   cu->basem    = 0;
@@ -1042,7 +1050,7 @@ static PetscErrorCode DCSRCUDATunersDestroy_Private(Mat_SeqDCSRCUDA *cu)
   PetscFunctionBegin;
   PetscCall(GpukitTunerDestroy(&cu->tuner));
   PetscCall(GpukitTunerDestroy(&cu->tunerrows));
-  PetscCall(GpukitTunerDestroy(&cu->tunerbase));
+  for (PetscInt b = 0; b < DCSR_BASE_NBUCKETS; b++) PetscCall(GpukitTunerDestroy(&cu->tunerbase[b]));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1171,23 +1179,34 @@ static PetscInt DCSRCUDABaseTprGuess_Private(Mat A)
   return t;
 }
 
-/* the base product's tuner ("dcsr_base", knob kernel: cusparse | rows1 .. rows32; rows1 .. rows32 only with
-   -mat_dcsr_cuda_csr_base_product rows); none without -mat_dcsr_autotune or with cusparse forced */
-static const char *const DCSRCUDABaseLabels[] = {"cusparse", "rows1", "rows2", "rows4", "rows8", "rows16", "rows32"};
+/* the base product's tuners ("dcsr_base", knob kernel: cusparse | rows1 .. rows32 | cusparse_side; rows1 .. rows32 only
+   with -mat_dcsr_cuda_csr_base_product rows), one per bucket of the fraction of the rows marked since the base (none,
+   at most 1/16, 1/8, more: the fix-up's share of the work changes the best choice); none without -mat_dcsr_autotune or
+   with cusparse or side forced */
+static const char *const DCSRCUDABaseLabels[] = {"cusparse", "rows1", "rows2", "rows4", "rows8", "rows16", "rows32", "cusparse_side"};
+
+static PetscInt DCSRCUDABaseBucket_Private(const Mat_SeqDCSRCUDA *cu)
+{
+  if (cu->ndirtyub <= 0) return 0;
+  if (16 * cu->ndirtyub <= (long long)cu->d.m) return 1;
+  if (8 * cu->ndirtyub <= (long long)cu->d.m) return 2;
+  return 3;
+}
 
 static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
 {
   Mat_SeqDCSRCUDA   *cu = DCSRCUDAGet(A);
   const Mat_SeqDCSR *a  = (const Mat_SeqDCSR *)A->data;
+  const PetscInt     bk = DCSRCUDABaseBucket_Private(cu);
   GpukitTuneKnob     knob;
   char               csr[128], shape[256];
 
   PetscFunctionBegin;
   *tuner = NULL;
-  if (!cu->autotune || cu->baseprod == DCSR_BASE_CUSPARSE) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!cu->autotune || cu->baseprod == DCSR_BASE_CUSPARSE || cu->baseprod == DCSR_BASE_SIDE) PetscFunctionReturn(PETSC_SUCCESS);
   if (cu->tune_m != cu->d.m) PetscCall(DCSRCUDATunersDestroy_Private(cu));
-  if (cu->tunerbase) {
-    *tuner = cu->tunerbase;
+  if (cu->tunerbase[bk]) {
+    *tuner = cu->tunerbase[bk];
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscMemzero(&knob, sizeof(knob)));
@@ -1198,18 +1217,39 @@ static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
     knob.labels = DCSRCUDABaseLabels + 1;
     knob.start  = DCSRCUDALog2_Private(DCSRCUDABaseTprGuess_Private(A));
   } else {
-    knob.n = 1 + DCSR_MULT_NROWST;
+    knob.n = bk ? 2 + DCSR_MULT_NROWST : 1 + DCSR_MULT_NROWST; /* cusparse_side only where rows are marked */
     for (PetscInt i = 0; i < knob.n; i++) knob.values[i] = i;
     knob.labels = DCSRCUDABaseLabels;
-    knob.start  = 0; /* cuSPARSE: the rows kernel must beat it by the tuner's threshold */
+    knob.start  = 0; /* cuSPARSE: another candidate must beat it by the tuner's threshold */
   }
   PetscCall(GpukitTuneShapeCSR((PetscInt)cu->d.m, (PetscCount)a->nz, (PetscInt)cu->maxlen, csr, sizeof(csr)));
-  PetscCall(PetscSNPrintf(shape, sizeof(shape), "K%d.L%d.base.%s", cu->d.K, (int)PetscMin(cu->longrow, 999999), csr));
-  PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_base", 1, &knob, &cu->tunerbase));
-  PetscCall(GpukitTunerSetShape(cu->tunerbase, shape));
-  PetscCall(GpukitTunerSetDevice(cu->tunerbase, PETSC_TRUE));
+  PetscCall(PetscSNPrintf(shape, sizeof(shape), "K%d.L%d.base%d.%s", cu->d.K, (int)PetscMin(cu->longrow, 999999), (int)bk, csr));
+  PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_base", 1, &knob, &cu->tunerbase[bk]));
+  PetscCall(GpukitTunerSetShape(cu->tunerbase[bk], shape));
+  PetscCall(GpukitTunerSetDevice(cu->tunerbase[bk], PETSC_TRUE));
   cu->tune_m = cu->d.m;
-  *tuner     = cu->tunerbase;
+  *tuner     = cu->tunerbase[bk];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the side stream, its events and the sums of cusparse_side (for m/4 + 1 records, or ndirtyub when the base is kept
+   beyond a quarter of the rows) */
+static PetscErrorCode DCSRCUDABaseSide_Private(Mat_SeqDCSRCUDA *cu)
+{
+  PetscFunctionBegin;
+  if (!cu->fixstream) {
+    int lo, hi;
+    PetscCallCUDA(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    PetscCallCUDA(cudaStreamCreateWithPriority(&cu->fixstream, cudaStreamNonBlocking, hi));
+    PetscCallCUDA(cudaEventCreateWithFlags(&cu->fixfork, cudaEventDisableTiming));
+    PetscCallCUDA(cudaEventCreateWithFlags(&cu->fixjoin, cudaEventDisableTiming));
+  }
+  if (!cu->basetsum || cu->basetsumn < cu->ndirtyub) {
+    if (cu->basetsum) PetscCallCUDA(cudaFree(cu->basetsum));
+    cu->basetsum  = NULL;
+    cu->basetsumn = PetscMax((long long)cu->d.m / 4 + 1, cu->ndirtyub);
+    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->basetsum, (size_t)cu->basetsumn * sizeof(double), "the CSR base's fix-up sums"));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1284,17 +1324,22 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
        (rows with long tails go to a whole warp each) */
     const double tail = cu->ndirtyub > 0 ? (double)PetscMax((PetscCount)0, a->nz - (PetscCount)cu->basennz) / (double)cu->ndirtyub : 0.0;
     int          t    = 1;
-    PetscInt     blanes = 0; /* 0: cuSPARSE and the fix-up; t > 0: the base rows kernel with t lanes */
+    PetscInt     kb = 0, blanes = 0; /* kb: the tuner's value (0 cuSPARSE and the fix-up, 1 + log2(t) the base rows kernel
+                                           with t = blanes lanes, DCSR_BASE_KSIDE the fix-up beside cuSPARSE) */
 
     while (2 * t <= 8 && (double)(2 * t) <= 0.5 * tail) t *= 2;
     PetscCall(DCSRCUDABaseTunerSetUp_Private(A, &tuner));
     if (tuner) {
       PetscBool done;
       PetscCall(GpukitTunerGetConfig(tuner, &cfg, &done));
-      if (!done || cfg[0] > 0) PetscCall(DCSRCUDABaseLong_Private(A, stream)); /* a candidate, or the choice, needs it */
+      if (!done || (cfg[0] > 0 && cfg[0] < DCSR_BASE_KSIDE)) PetscCall(DCSRCUDABaseLong_Private(A, stream)); /* a candidate, or the choice, needs it */
+      if ((!done || cfg[0] == DCSR_BASE_KSIDE) && cu->ndirtyub > 0) PetscCall(DCSRCUDABaseSide_Private(cu));
     } else if (cu->baseprod == DCSR_BASE_ROWS) {
-      blanes = DCSRCUDABaseTprGuess_Private(A);
+      kb = 1 + DCSRCUDALog2_Private(DCSRCUDABaseTprGuess_Private(A));
       PetscCall(DCSRCUDABaseLong_Private(A, stream));
+    } else if (cu->baseprod == DCSR_BASE_SIDE) {
+      kb = DCSR_BASE_KSIDE;
+      if (cu->ndirtyub > 0) PetscCall(DCSRCUDABaseSide_Private(cu));
     }
     PetscCall(VecCUDAGetArrayRead(x, &xa));
     PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
@@ -1302,23 +1347,34 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
       DCSRCUDATuneState_Private(cu, (long long)a->nz);
       PetscCall(GpukitTunerSetRepeatable(tuner, (PetscBool)!(y && y == z)));
       PetscCall(GpukitTunerBegin(tuner, cu->tunestate, (void *)stream, &cfg, &nlaunch));
-      blanes = cfg[0] > 0 ? (PetscInt)1 << (cfg[0] - 1) : 0;
+      kb = cfg[0];
     } else nlaunch = 1;
+    blanes = kb > 0 && kb < DCSR_BASE_KSIDE ? (PetscInt)1 << (kb - 1) : 0;
     PetscCall(PetscLogGpuTimeBegin());
     for (PetscInt l = 0; l < nlaunch; l++) {
       if (blanes > 0) PetscCallCUDA(GpukitDCSRMultBaseRowsCUDA(&cu->d, cu->baserow, cu->basedirty, cu->basetpiece, &cu->blong, (int)blanes, xa, ya, za, stream));
       else {
+        const PetscBool side = (PetscBool)(kb == DCSR_BASE_KSIDE && cu->ndirtyub > 0);
+        if (side) { /* the fix-up's sums beside cuSPARSE's product: it reads only what the product reads */
+          PetscCallCUDA(cudaEventRecord(cu->fixfork, stream));
+          PetscCallCUDA(cudaStreamWaitEvent(cu->fixstream, cu->fixfork, 0));
+          PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, NULL, cu->basetsum, cu->fixstream));
+          PetscCallCUDA(cudaEventRecord(cu->fixjoin, cu->fixstream));
+        }
         if (cu->basennz > 0) PetscCall(GpukitCSRSpMVApply(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, ya, za, stream));
         else if (!ya) PetscCallCUDA(cudaMemsetAsync(za, 0, (size_t)cu->d.m * sizeof(double), stream));
         else if (ya != za) PetscCallCUDA(cudaMemcpyAsync(za, ya, (size_t)cu->d.m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-        if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, stream));
+        if (side) {
+          PetscCallCUDA(cudaStreamWaitEvent(stream, cu->fixjoin, 0));
+          PetscCallCUDA(GpukitDCSRBaseScatter(cu->basetrow, cu->basecount, cu->ndirtyub, cu->basetsum, za, stream));
+        } else if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, NULL, stream));
       }
       if (tuner) PetscCall(GpukitTunerMark(tuner));
     }
     PetscCall(PetscLogGpuTimeEnd());
     if (tuner) PetscCall(GpukitTunerEnd(tuner));
     cu->lastkernel = DCSR_MULT_CSRBASE;
-    cu->lasttpr    = blanes;
+    cu->lasttpr    = kb == DCSR_BASE_KSIDE ? -1 : blanes;
     PetscCall(DCSRCUDARestoreOutArrays_Private(y, z, &ya, &za));
     PetscCall(VecCUDARestoreArrayRead(x, &xa));
     PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)a->nz));
@@ -1701,12 +1757,12 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
     cu->basemaxdirty = frac;
   }
   {
-    const char *const prods[] = {"cusparse", "rows", "auto"};
+    const char *const prods[] = {"cusparse", "rows", "side", "auto"};
     PetscBool         flg;
-    PetscInt          sel = cu->baseprod < 0 ? 2 : cu->baseprod;
-    PetscCall(PetscOptionsEList("-mat_dcsr_cuda_csr_base_product", "The product on the CSR base: cuSPARSE's CSR product plus the fix-up of the rows marked since (cusparse), one launch in row order that adds each marked row's new entries before it writes the row (rows), or the tuner's choice (auto; cusparse without -mat_dcsr_autotune)", "MATDCSRCUDA", prods, 3, prods[sel], &sel, &flg));
+    PetscInt          sel = cu->baseprod < 0 ? 3 : cu->baseprod;
+    PetscCall(PetscOptionsEList("-mat_dcsr_cuda_csr_base_product", "The product on the CSR base: cuSPARSE's CSR product plus the fix-up of the rows marked since (cusparse), one launch in row order that adds each marked row's new entries before it writes the row (rows), the fix-up's sums computed on a second stream beside cuSPARSE's product and then added (side), or the tuner's choice (auto; cusparse without -mat_dcsr_autotune)", "MATDCSRCUDA", prods, 4, prods[sel], &sel, &flg));
     if (flg) {
-      cu->baseprod = sel == 2 ? DCSR_BASE_AUTO : sel;
+      cu->baseprod = sel == 3 ? DCSR_BASE_AUTO : sel;
       PetscCall(DCSRCUDATunersDestroy_Private(cu));
     }
   }
@@ -1761,7 +1817,7 @@ static PetscErrorCode MatDCSRCUDAGetDeviceBytes_SeqDCSRCUDA(Mat A, PetscLogDoubl
 
 /* "MatDCSRCUDAGetMultKernel_C" (composed; queried by tests/gpu/dcsr_cuda.c): the kernel of this block's last product
    (-1: none yet, 0 binned, 1 fused, 2 rows, 3 the CSR base) and the lanes per row of the rows kernel, or on the CSR base
-   of the base rows kernel (0: cuSPARSE and the fix-up; 0 for the others) */
+   of the base rows kernel (0: cuSPARSE and the fix-up after it, -1: the fix-up beside it; 0 for the others) */
 static PetscErrorCode MatDCSRCUDAGetMultKernel_SeqDCSRCUDA(Mat A, PetscInt *kernel, PetscInt *lanes)
 {
   Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
@@ -1816,14 +1872,16 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
   }
   if (!cu->usebase) PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: off (-mat_dcsr_cuda_csr_base false)\n"));
   else if (DCSRCUDABaseValid_Private(cu)) {
-    const char *prod = cu->baseprod == DCSR_BASE_CUSPARSE || (cu->baseprod == DCSR_BASE_AUTO && !cu->autotune) ? "cuSPARSE's CSR product plus the fix-up" : cu->baseprod == DCSR_BASE_ROWS ? "the base rows kernel" : "the tuner's choice of cuSPARSE plus the fix-up or the base rows kernel";
+    const char *prod = cu->baseprod == DCSR_BASE_CUSPARSE || (cu->baseprod == DCSR_BASE_AUTO && !cu->autotune) ? "cuSPARSE's CSR product plus the fix-up" : cu->baseprod == DCSR_BASE_ROWS ? "the base rows kernel" : cu->baseprod == DCSR_BASE_SIDE ? "cuSPARSE's CSR product with the fix-up beside it" : "the tuner's choice (cuSPARSE plus the fix-up, the base rows kernel, or the fix-up beside cuSPARSE), by the fraction of rows marked";
     PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: valid, %lld entries; at most %lld rows got new entries since (the product takes it while they are at most %g of the %d rows%s); its product: %s\n", cu->basennz, cu->ndirtyub, (double)cu->basemaxdirty, cu->d.m, cu->multkernel == DCSR_MULT_AUTO ? "" : "; not with a forced -mat_dcsr_cuda_mult_kernel", prod));
-    if (cu->lastkernel == DCSR_MULT_CSRBASE) PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: %s, %" PetscInt_FMT " lanes per row\n", cu->lasttpr ? "the base rows kernel" : "cuSPARSE plus the fix-up", cu->lasttpr));
-    if (cu->tunerbase) {
-      PetscCall(PetscViewerASCIIPushTab(viewer));
-      PetscCall(GpukitTunerView(cu->tunerbase, viewer));
-      PetscCall(PetscViewerASCIIPopTab(viewer));
+    if (cu->lastkernel == DCSR_MULT_CSRBASE) {
+      if (cu->lasttpr > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: the base rows kernel, %" PetscInt_FMT " lanes per row\n", cu->lasttpr));
+      else PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: cuSPARSE, the fix-up %s\n", cu->lasttpr < 0 ? "beside it" : "after it"));
     }
+    PetscCall(PetscViewerASCIIPushTab(viewer));
+    for (PetscInt b = 0; b < DCSR_BASE_NBUCKETS; b++)
+      if (cu->tunerbase[b]) PetscCall(GpukitTunerView(cu->tunerbase[b], viewer));
+    PetscCall(PetscViewerASCIIPopTab(viewer));
   }
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: none (the layout has not been plain CSR since the last upload or defragmentation; -mat_dcsr_defrag_slack 0 and MatDCSRDefragment() make one)\n"));
   if (cu->tuner || cu->tunerrows) {

@@ -31,6 +31,7 @@
   #include "dcsrkernels.h"
 
   #define DCSRCUDA_WHO "MATDCSRCUDA launches its kernels" /* for GpukitCUDAGetStream() errors */
+  #define DCSR_BASE_NBUCKETS 4 /* the base product's tuners: no row marked, at most 1/16, 1/8, more */
 
 /* MatSetValues() entries waiting for MatAssemblyEnd() (local indices, one InsertMode per assembly) */
 typedef struct {
@@ -127,10 +128,16 @@ typedef struct {
      kernel GpukitDCSRMultBaseRowsCUDA() with 1..32 lanes; without the tuner cusparse), DCSR_BASE_CUSPARSE or
      DCSR_BASE_ROWS. blong: the base's rows longer than longrow for the rows kernel (blongok: built for this base) */
   PetscInt           baseprod;
-  GpukitTuner        tunerbase;
+  GpukitTuner        tunerbase[DCSR_BASE_NBUCKETS]; /* one per bucket of the marked rows' fraction (DCSRCUDABaseBucket_Private()) */
   GpukitDCSRBaseLong blong;
   long long          blongalloc, blongpartalloc;
   PetscBool          blongok;
+  /* cusparse_side: the fix-up beside cuSPARSE's product, on fixstream (high priority, forked from and joined to PETSc's
+     stream by the events), its sums into basetsum[basetsumn] (one per record), then added to y on PETSc's stream */
+  cudaStream_t fixstream;
+  cudaEvent_t  fixfork, fixjoin;
+  double      *basetsum;
+  long long    basetsumn;
 
   /* statistics of the device side (MatView ::ascii_info) */
   PetscInt  ndevdefrag, ndevgrow, nbatch;
@@ -156,6 +163,9 @@ typedef struct {
 #define DCSR_BASE_AUTO     -1
 #define DCSR_BASE_CUSPARSE 0
 #define DCSR_BASE_ROWS     1
+#define DCSR_BASE_SIDE     2
+/* the base tuner's knob values: 0 cusparse, 1 + log2(t) the base rows kernel with t lanes, DCSR_BASE_KSIDE cusparse_side */
+#define DCSR_BASE_KSIDE    7
 
 #define GPUKIT_DCSR_TRIM_BYTES (32.0 * 1048576.0)
 

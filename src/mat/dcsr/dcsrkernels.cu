@@ -1045,7 +1045,7 @@ __device__ static inline double DCSRPieceSum(long long st, int len, int lane, co
    marked w = -1 are then taken one at a time by the whole warp, which walks the row's segments (all but the base part of
    the segment at rowptr[r]) */
 template <int L>
-__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ trow, const int4 *__restrict__ tpiece, const int *__restrict__ dcount, const double *__restrict__ x, double *y)
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ trow, const int4 *__restrict__ tpiece, const int *__restrict__ dcount, const double *__restrict__ x, double *y, double *tsum)
 {
   const long long tid    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long ngroup = (long long)gridDim.x * blockDim.x / L;
@@ -1069,7 +1069,10 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, 
       }
     }
     for (int o = L / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, L);
-    if (r >= 0 && !walk && lane == 0) y[r] += sum;
+    if (r >= 0 && !walk && lane == 0) {
+      if (tsum) tsum[g] = sum;
+      else y[r] += sum;
+    }
     /* the warp's long or many-piece rows, by all 32 lanes */
     unsigned wm = __ballot_sync(0xffffffffu, walk && lane == 0);
     while (wm) {
@@ -1088,12 +1091,30 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, 
         s += DCSRPieceSum<32>(st + skip, len - skip, wlane, colidx, values, x);
       }
       for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-      if (wlane == 0) y[rr] += s;
+      if (wlane == 0) {
+        if (tsum) tsum[g0 + src / L] = s; /* the record of lane src's group */
+        else y[rr] += s;
+      }
     }
   }
 }
 
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream)
+/* y[trow[g]] += tsum[g] for the *dcount records (a row has one record: no two threads write one entry) */
+__global__ static void DCSRBaseScatterKernel(const int *__restrict__ trow, const int *__restrict__ dcount, const double *__restrict__ tsum, double *y)
+{
+  const long long n = *dcount;
+  for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += (long long)gridDim.x * blockDim.x) y[__ldg(trow + g)] += __ldg(tsum + g);
+}
+
+cudaError_t GpukitDCSRBaseScatter(const int *trow, const int *dcount, long long nmax, const double *tsum, double *y, cudaStream_t stream)
+{
+  long long n = nmax < 1 ? 1 : nmax;
+  if (n > 262144) n = 262144;
+  DCSRBaseScatterKernel<<<DCSRGrid(n, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(trow, dcount, tsum, y);
+  return cudaGetLastError();
+}
+
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, double *tsum, cudaStream_t stream)
 {
   long long groups = nmax < 1 ? 1 : nmax, blocks;
 
@@ -1102,7 +1123,7 @@ cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const
   switch (lanes) {
 #define DCSR_FIXUP_CASE(L) \
   case L: \
-    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, trow, tpiece, dcount, x, y); \
+    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, trow, tpiece, dcount, x, y, tsum); \
     break;
     DCSR_FIXUP_CASE(1)
     DCSR_FIXUP_CASE(2)

@@ -136,7 +136,11 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
    a row breaks it (the caller zeroes it first and reads it back); the buffer must hold at most INT_MAX slots */
 cudaError_t GpukitDCSRPlainCheck(const GpukitDCSRDev *A, int *rowptr, int *bad, cudaStream_t stream);
 cudaError_t GpukitDCSRBaseMark(const GpukitDCSRDev *A, GpukitDCSRBatch b, const int *rowptr, int *dirty, int *trow, int4 *tpiece, int *dcount, cudaStream_t stream);
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, double *tsum, cudaStream_t stream);
+/* the fix-up beside cuSPARSE's product: GpukitDCSRBaseFixup() with tsum (not NULL, nmax doubles) writes each record's
+   sum to tsum[place] (y untouched, so it can run on another stream while the product writes y); GpukitDCSRBaseScatter()
+   then adds them: y[trow[g]] += tsum[g] */
+cudaError_t GpukitDCSRBaseScatter(const int *trow, const int *dcount, long long nmax, const double *tsum, double *y, cudaStream_t stream);
 
 /* row lengths -> bins of the product: bins 0..GPUKIT_DCSR_NBINS-1 hold the rows of length <= 4, 5..32, 33..256 and
    more (threads per row tuned by bin), the long bin GPUKIT_DCSR_NBINS the rows longer than longrow (>= 1; a block of
