@@ -29,16 +29,13 @@ PetscErrorCode GpukitCUSPARSEGetHandle(cudaStream_t stream, cusparseHandle_t *h)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* GpukitCSRSpMVApply - y = A x (z NULL) or y = z + A x (z may be y) for the m x n CSR (rowptr, col, val) of nnz entries,
-   all device arrays, on stream; see GpukitCSRSpMV in gpukitcuda.h */
-PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *s, PetscInt m, PetscInt n, PetscCount nnz, const int *rowptr, const int *col, const double *val, const double *x, const double *z, double *y, cudaStream_t stream)
+/* the descriptor, the work buffer and (when due, or now) ALG1's analysis for the CSR (rowptr, col, val) and x, y */
+static PetscErrorCode GpukitCSRSpMVSetUp_Private(GpukitCSRSpMV *s, cusparseHandle_t h, PetscInt m, PetscInt n, PetscCount nnz, const int *rowptr, const int *col, const double *val, const double *x, double *y, PetscBool now)
 {
-  cusparseHandle_t h;
-  const double     one = 1.0, zero = 0.0;
+  const double one = 1.0;
 
   PetscFunctionBegin;
   PetscCheck(nnz <= (PetscCount)PETSC_INT32_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "gpukit's cuSPARSE CSR product takes at most 2^31 - 1 entries, not %" PetscCount_FMT, nnz);
-  PetscCall(GpukitCUSPARSEGetHandle(stream, &h));
   if (!s->mat || s->row != rowptr || s->col != col || s->val != val || s->nnz != nnz || s->m != m || s->n != n) {
     if (s->mat) PetscCallCUSPARSE(cusparseDestroySpMat(s->mat));
     if (s->x) PetscCallCUSPARSE(cusparseDestroyDnVec(s->x));
@@ -58,27 +55,56 @@ PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *s, PetscInt m, PetscInt n, Pets
   }
   PetscCallCUSPARSE(cusparseDnVecSetValues(s->x, (void *)x));
   PetscCallCUSPARSE(cusparseDnVecSetValues(s->y, (void *)y));
-  if (z && z != y) PetscCallCUDA(cudaMemcpyAsync(y, z, (size_t)m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
   if (!s->bufok) { /* the same size for beta 0 and 1 */
     size_t need = 0;
     PetscCallCUSPARSE(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, &one, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, &need));
     if (need > s->bufsize || !s->buf) {
-      if (s->buf) PetscCallCUDA(GpukitPoolFree(s->buf, stream));
+      if (s->buf) PetscCallCUDA(GpukitPoolFree(s->buf, s->bufstream));
       s->buf = NULL;
-      PetscCallCUDA(GpukitPoolMalloc(&s->buf, need ? need : 1, stream));
+      PetscCallCUDA(GpukitPoolMalloc(&s->buf, need ? need : 1, s->bufstream));
       s->bufsize = need;
     }
     s->bufok = PETSC_TRUE;
   }
 #if CUDART_VERSION >= 12040
-  if (!s->prepok && s->ncalls >= s->prepafter) {
+  if (!s->prepok && (now || s->ncalls >= s->prepafter)) {
     /* the analysis ALG1 uses to balance irregular rows (MATAIJCUSPARSE does it once too); valid while the arrays stay */
     PetscCallCUSPARSE(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, &one, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, s->buf));
     s->prepok = PETSC_TRUE;
   }
+#else
+  (void)now;
 #endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* GpukitCSRSpMVApply - y = A x (z NULL) or y = z + A x (z may be y) for the m x n CSR (rowptr, col, val) of nnz entries,
+   all device arrays, on stream; see GpukitCSRSpMV in gpukitcuda.h */
+PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *s, PetscInt m, PetscInt n, PetscCount nnz, const int *rowptr, const int *col, const double *val, const double *x, const double *z, double *y, cudaStream_t stream)
+{
+  cusparseHandle_t h;
+  const double     one = 1.0, zero = 0.0;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitCUSPARSEGetHandle(stream, &h));
+  s->bufstream = stream;
+  PetscCall(GpukitCSRSpMVSetUp_Private(s, h, m, n, nnz, rowptr, col, val, x, y, PETSC_FALSE));
+  if (z && z != y) PetscCallCUDA(cudaMemcpyAsync(y, z, (size_t)m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
   s->ncalls++;
   PetscCallCUSPARSE(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, z ? &one : &zero, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, s->buf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* GpukitCSRSpMVAnalyse - what GpukitCSRSpMVApply() would set up, ALG1's analysis included whatever prepafter says, and no
+   product (e.g. before a tuner times the product against other kernels: the analysis then is not in a timed call) */
+PetscErrorCode GpukitCSRSpMVAnalyse(GpukitCSRSpMV *s, PetscInt m, PetscInt n, PetscCount nnz, const int *rowptr, const int *col, const double *val, const double *x, double *y, cudaStream_t stream)
+{
+  cusparseHandle_t h;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitCUSPARSEGetHandle(stream, &h));
+  s->bufstream = stream;
+  PetscCall(GpukitCSRSpMVSetUp_Private(s, h, m, n, nnz, rowptr, col, val, x, y, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

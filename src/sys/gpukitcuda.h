@@ -27,9 +27,11 @@ typedef struct {
   PetscInt             ncalls, prepafter;   /* products with mat so far; the product that makes the analysis */
   void                *buf;
   size_t               bufsize;
+  cudaStream_t         bufstream;           /* the stream of the last call (the pool's buffer follows it) */
 } GpukitCSRSpMV;
 
 PETSC_INTERN PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *, PetscInt, PetscInt, PetscCount, const int *, const int *, const double *, const double *, const double *, double *, cudaStream_t);
+PETSC_INTERN PetscErrorCode GpukitCSRSpMVAnalyse(GpukitCSRSpMV *, PetscInt, PetscInt, PetscCount, const int *, const int *, const double *, const double *, double *, cudaStream_t);
 PETSC_INTERN PetscErrorCode GpukitCSRSpMVReset(GpukitCSRSpMV *, cudaStream_t);
 
 /* the device arrays (VecCUDAGetArrayRead()) of the vectors one kernel launch reads, each vector got once however

@@ -1183,7 +1183,7 @@ static PetscInt DCSRCUDABaseTprGuess_Private(Mat A)
    with -mat_dcsr_cuda_csr_base_product rows), one per bucket of the fraction of the rows marked since the base (none,
    at most 1/16, 1/8, more: the fix-up's share of the work changes the best choice); none without -mat_dcsr_autotune or
    with cusparse or side forced */
-static const char *const DCSRCUDABaseLabels[] = {"cusparse", "rows1", "rows2", "rows4", "rows8", "rows16", "rows32", "cusparse_side"};
+static const char *const DCSRCUDABaseLabels[] = {"cusparse", "rows1", "rows2", "rows4", "rows8", "rows16", "rows32", "cusparse_side", "stream"};
 
 static PetscInt DCSRCUDABaseBucket_Private(const Mat_SeqDCSRCUDA *cu)
 {
@@ -1203,7 +1203,7 @@ static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
 
   PetscFunctionBegin;
   *tuner = NULL;
-  if (!cu->autotune || cu->baseprod == DCSR_BASE_CUSPARSE || cu->baseprod == DCSR_BASE_SIDE) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!cu->autotune || cu->baseprod == DCSR_BASE_CUSPARSE || cu->baseprod == DCSR_BASE_SIDE || cu->baseprod == DCSR_BASE_STREAM) PetscFunctionReturn(PETSC_SUCCESS);
   if (cu->tune_m != cu->d.m) PetscCall(DCSRCUDATunersDestroy_Private(cu));
   if (cu->tunerbase[bk]) {
     *tuner = cu->tunerbase[bk];
@@ -1217,8 +1217,9 @@ static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
     knob.labels = DCSRCUDABaseLabels + 1;
     knob.start  = DCSRCUDALog2_Private(DCSRCUDABaseTprGuess_Private(A));
   } else {
-    knob.n = bk ? 2 + DCSR_MULT_NROWST : 1 + DCSR_MULT_NROWST; /* cusparse_side only where rows are marked */
-    for (PetscInt i = 0; i < knob.n; i++) knob.values[i] = i;
+    knob.n = 0; /* cusparse, rows1 .. rows32, cusparse_side (only where rows are marked), stream */
+    for (PetscInt i = 0; i <= DCSR_BASE_KSTREAM; i++)
+      if (i != DCSR_BASE_KSIDE || bk) knob.values[knob.n++] = i;
     knob.labels = DCSRCUDABaseLabels;
     knob.start  = 0; /* cuSPARSE: another candidate must beat it by the tuner's threshold */
   }
@@ -1332,10 +1333,13 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
     if (tuner) {
       PetscBool done;
       PetscCall(GpukitTunerGetConfig(tuner, &cfg, &done));
-      if (!done || (cfg[0] > 0 && cfg[0] < DCSR_BASE_KSIDE)) PetscCall(DCSRCUDABaseLong_Private(A, stream)); /* a candidate, or the choice, needs it */
+      if (!done || (cfg[0] > 0 && cfg[0] != DCSR_BASE_KSIDE)) PetscCall(DCSRCUDABaseLong_Private(A, stream)); /* a candidate, or the choice, needs it */
       if ((!done || cfg[0] == DCSR_BASE_KSIDE) && cu->ndirtyub > 0) PetscCall(DCSRCUDABaseSide_Private(cu));
     } else if (cu->baseprod == DCSR_BASE_ROWS) {
       kb = 1 + DCSRCUDALog2_Private(DCSRCUDABaseTprGuess_Private(A));
+      PetscCall(DCSRCUDABaseLong_Private(A, stream));
+    } else if (cu->baseprod == DCSR_BASE_STREAM) {
+      kb = DCSR_BASE_KSTREAM;
       PetscCall(DCSRCUDABaseLong_Private(A, stream));
     } else if (cu->baseprod == DCSR_BASE_SIDE) {
       kb = DCSR_BASE_KSIDE;
@@ -1344,6 +1348,11 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
     PetscCall(VecCUDAGetArrayRead(x, &xa));
     PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
     if (tuner) {
+      PetscBool done;
+      PetscCall(GpukitTunerGetConfig(tuner, &cfg, &done));
+      /* a search times cuSPARSE after its analysis, as it runs once chosen (the analysis comes at the 4th product of a
+         base otherwise: before it, ALG1 is slower on irregular rows and lost to the rows kernel where it wins after) */
+      if (!done && cu->basennz > 0) PetscCall(GpukitCSRSpMVAnalyse(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, za, stream));
       DCSRCUDATuneState_Private(cu, (long long)a->nz);
       PetscCall(GpukitTunerSetRepeatable(tuner, (PetscBool)!(y && y == z)));
       PetscCall(GpukitTunerBegin(tuner, cu->tunestate, (void *)stream, &cfg, &nlaunch));
@@ -1352,7 +1361,8 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
     blanes = kb > 0 && kb < DCSR_BASE_KSIDE ? (PetscInt)1 << (kb - 1) : 0;
     PetscCall(PetscLogGpuTimeBegin());
     for (PetscInt l = 0; l < nlaunch; l++) {
-      if (blanes > 0) PetscCallCUDA(GpukitDCSRMultBaseRowsCUDA(&cu->d, cu->baserow, cu->basedirty, cu->basetpiece, &cu->blong, (int)blanes, xa, ya, za, stream));
+      if (kb == DCSR_BASE_KSTREAM) PetscCallCUDA(GpukitDCSRMultBaseStreamCUDA(&cu->d, cu->baserow, cu->basedirty, cu->basetpiece, &cu->blong, xa, ya, za, stream));
+      else if (blanes > 0) PetscCallCUDA(GpukitDCSRMultBaseRowsCUDA(&cu->d, cu->baserow, cu->basedirty, cu->basetpiece, &cu->blong, (int)blanes, xa, ya, za, stream));
       else {
         const PetscBool side = (PetscBool)(kb == DCSR_BASE_KSIDE && cu->ndirtyub > 0);
         if (side) { /* the fix-up's sums beside cuSPARSE's product: it reads only what the product reads */
@@ -1374,7 +1384,7 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
     PetscCall(PetscLogGpuTimeEnd());
     if (tuner) PetscCall(GpukitTunerEnd(tuner));
     cu->lastkernel = DCSR_MULT_CSRBASE;
-    cu->lasttpr    = kb == DCSR_BASE_KSIDE ? -1 : blanes;
+    cu->lasttpr    = kb == DCSR_BASE_KSIDE ? -1 : kb == DCSR_BASE_KSTREAM ? 64 : blanes;
     PetscCall(DCSRCUDARestoreOutArrays_Private(y, z, &ya, &za));
     PetscCall(VecCUDARestoreArrayRead(x, &xa));
     PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)a->nz));
@@ -1757,12 +1767,12 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
     cu->basemaxdirty = frac;
   }
   {
-    const char *const prods[] = {"cusparse", "rows", "side", "auto"};
+    const char *const prods[] = {"cusparse", "rows", "side", "stream", "auto"};
     PetscBool         flg;
-    PetscInt          sel = cu->baseprod < 0 ? 3 : cu->baseprod;
-    PetscCall(PetscOptionsEList("-mat_dcsr_cuda_csr_base_product", "The product on the CSR base: cuSPARSE's CSR product plus the fix-up of the rows marked since (cusparse), one launch in row order that adds each marked row's new entries before it writes the row (rows), the fix-up's sums computed on a second stream beside cuSPARSE's product and then added (side), or the tuner's choice (auto; cusparse without -mat_dcsr_autotune)", "MATDCSRCUDA", prods, 4, prods[sel], &sel, &flg));
+    PetscInt          sel = cu->baseprod < 0 ? 4 : cu->baseprod;
+    PetscCall(PetscOptionsEList("-mat_dcsr_cuda_csr_base_product", "The product on the CSR base: cuSPARSE's CSR product plus the fix-up of the rows marked since (cusparse), one launch in row order that adds each marked row's new entries before it writes the row (rows), the fix-up's sums computed on a second stream beside cuSPARSE's product and then added (side), a warp per 32 rows streaming their entries through shared memory (stream), or the tuner's choice (auto; cusparse without -mat_dcsr_autotune)", "MATDCSRCUDA", prods, 5, prods[sel], &sel, &flg));
     if (flg) {
-      cu->baseprod = sel == 3 ? DCSR_BASE_AUTO : sel;
+      cu->baseprod = sel == 4 ? DCSR_BASE_AUTO : sel;
       PetscCall(DCSRCUDATunersDestroy_Private(cu));
     }
   }
@@ -1817,7 +1827,8 @@ static PetscErrorCode MatDCSRCUDAGetDeviceBytes_SeqDCSRCUDA(Mat A, PetscLogDoubl
 
 /* "MatDCSRCUDAGetMultKernel_C" (composed; queried by tests/gpu/dcsr_cuda.c): the kernel of this block's last product
    (-1: none yet, 0 binned, 1 fused, 2 rows, 3 the CSR base) and the lanes per row of the rows kernel, or on the CSR base
-   of the base rows kernel (0: cuSPARSE and the fix-up after it, -1: the fix-up beside it; 0 for the others) */
+   of the base rows kernel (0: cuSPARSE and the fix-up after it, -1: the fix-up beside it, 64: the base stream kernel; 0 for
+   the others) */
 static PetscErrorCode MatDCSRCUDAGetMultKernel_SeqDCSRCUDA(Mat A, PetscInt *kernel, PetscInt *lanes)
 {
   Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
@@ -1872,10 +1883,11 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
   }
   if (!cu->usebase) PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: off (-mat_dcsr_cuda_csr_base false)\n"));
   else if (DCSRCUDABaseValid_Private(cu)) {
-    const char *prod = cu->baseprod == DCSR_BASE_CUSPARSE || (cu->baseprod == DCSR_BASE_AUTO && !cu->autotune) ? "cuSPARSE's CSR product plus the fix-up" : cu->baseprod == DCSR_BASE_ROWS ? "the base rows kernel" : cu->baseprod == DCSR_BASE_SIDE ? "cuSPARSE's CSR product with the fix-up beside it" : "the tuner's choice (cuSPARSE plus the fix-up, the base rows kernel, or the fix-up beside cuSPARSE), by the fraction of rows marked";
+    const char *prod = cu->baseprod == DCSR_BASE_CUSPARSE || (cu->baseprod == DCSR_BASE_AUTO && !cu->autotune) ? "cuSPARSE's CSR product plus the fix-up" : cu->baseprod == DCSR_BASE_ROWS ? "the base rows kernel" : cu->baseprod == DCSR_BASE_SIDE ? "cuSPARSE's CSR product with the fix-up beside it" : cu->baseprod == DCSR_BASE_STREAM ? "the base stream kernel" : "the tuner's choice (cuSPARSE plus the fix-up, the base rows kernel, the fix-up beside cuSPARSE, or the base stream kernel), by the fraction of rows marked";
     PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: valid, %lld entries; at most %lld rows got new entries since (the product takes it while they are at most %g of the %d rows%s); its product: %s\n", cu->basennz, cu->ndirtyub, (double)cu->basemaxdirty, cu->d.m, cu->multkernel == DCSR_MULT_AUTO ? "" : "; not with a forced -mat_dcsr_cuda_mult_kernel", prod));
     if (cu->lastkernel == DCSR_MULT_CSRBASE) {
-      if (cu->lasttpr > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: the base rows kernel, %" PetscInt_FMT " lanes per row\n", cu->lasttpr));
+      if (cu->lasttpr == 64) PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: the base stream kernel\n"));
+      else if (cu->lasttpr > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: the base rows kernel, %" PetscInt_FMT " lanes per row\n", cu->lasttpr));
       else PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: cuSPARSE, the fix-up %s\n", cu->lasttpr < 0 ? "beside it" : "after it"));
     }
     PetscCall(PetscViewerASCIIPushTab(viewer));
@@ -2064,7 +2076,8 @@ static PetscErrorCode MatConvert_SeqDCSRCUDA_SeqDCSR(Mat A, MatType type, MatReu
      afterwards by a fix-up kernel, until more than -mat_dcsr_cuda_csr_base_max_marked of the rows did
 .  -mat_dcsr_cuda_csr_base_max_marked <0.25> - the fraction of rows with new entries up to which the CSR base is used
 .  -mat_dcsr_cuda_csr_base_product <auto> - the product on the CSR base: cusparse (cuSPARSE plus the fix-up of the marked
-     rows), rows (one launch in row order that adds each marked row's new entries), auto (the tuner's choice)
+     rows), rows (one launch in row order that adds each marked row's new entries), side (the fix-up beside cuSPARSE on a
+     second stream), stream (a warp per 32 rows through shared memory), auto (the tuner's choice)
 .  -mat_dcsr_cuda_long_row <256> - rows longer than this are summed in chunks of 2048 entries, a block each (not tuned)
 .  -mat_dcsr_cuda_defrag_spare <true> - keep the buffers a defragmentation replaced for the next one (no allocation)
 -  -mat_dcsr_cuda_trim <true> - give large batches' pooled work space back to the device

@@ -166,6 +166,9 @@ typedef struct {
 #define DCSR_BASE_SIDE     2
 /* the base tuner's knob values: 0 cusparse, 1 + log2(t) the base rows kernel with t lanes, DCSR_BASE_KSIDE cusparse_side */
 #define DCSR_BASE_KSIDE    7
+/* ... and DCSR_BASE_KSTREAM the base stream kernel (GpukitDCSRMultBaseStreamCUDA()) */
+#define DCSR_BASE_KSTREAM  8
+#define DCSR_BASE_STREAM   3
 
 #define GPUKIT_DCSR_TRIM_BYTES (32.0 * 1048576.0)
 

@@ -1910,6 +1910,80 @@ cudaError_t GpukitDCSRMultBaseRowsCUDA(const GpukitDCSRDev *A, const int *rowptr
   }
 }
 
+/* The base stream kernel (GpukitDCSRMultBaseStreamCUDA()): a warp per 32 consecutive rows. Where their base entries are
+   at most DCSR_STREAM_CAP (and none is a long row), the warp multiplies them as one coalesced stream into shared memory
+   and each lane then adds its row's products in order (CSR-stream); otherwise each lane sums its row alone when it has
+   at most DCSR_STREAM_SHORT entries, and the whole warp sums each longer one in turn. Then each lane adds its row's tail
+   (marked rows) and writes z[r]. Long base rows (> longrow) are the chunk blocks', as in the base rows kernel. */
+#define DCSR_STREAM_CAP   256
+#define DCSR_STREAM_SHORT 32
+
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DCSRBaseRowsPlan p, int m, const int *__restrict__ rowptr, const int *__restrict__ dirty, const int4 *__restrict__ tpiece, const int *__restrict__ lrow, const int *__restrict__ lst, const int *__restrict__ lln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
+{
+  __shared__ double sm[DCSR_BLOCK / 32][DCSR_STREAM_CAP];
+  const unsigned    bid = blockIdx.x;
+  if (bid < p.nbrows) {
+    const int       lane = (int)(threadIdx.x & 31), wid = (int)(threadIdx.x >> 5);
+    const long long r0   = ((long long)bid * DCSR_BLOCK + threadIdx.x) - lane; /* the warp's first row */
+    if (r0 >= m) return;                                                       /* the whole warp */
+    const long long r     = r0 + lane;
+    const bool      valid = r < m;
+    const int       b     = __ldg(rowptr + (valid ? r : m));
+    const int       last  = r0 + 32 < m ? 32 : (int)(m - r0); /* rows of the warp */
+    int             e     = __shfl_down_sync(DCSR_FULL_MASK, b, 1);
+    if (valid && (lane == 31 || lane == last - 1)) e = __ldg(rowptr + r + 1);
+    const int  bl    = valid ? e - b : 0;
+    const bool islng = (long long)bl > p.longrow;
+    const int  wb    = __shfl_sync(DCSR_FULL_MASK, b, 0);
+    const int  we    = __shfl_sync(DCSR_FULL_MASK, e, last - 1);
+    const bool anyln = __any_sync(DCSR_FULL_MASK, islng);
+    double     sum   = 0.0;
+    if (!anyln && we - wb <= DCSR_STREAM_CAP) { /* CSR-stream */
+      double *w = sm[wid];
+      for (int k = lane; k < we - wb; k += 32) w[k] = __ldcs(values + wb + k) * __ldg(x + __ldcs(colidx + wb + k));
+      __syncwarp();
+      for (int k = b - wb; k < e - wb && valid; k++) sum += w[k];
+      __syncwarp();
+    } else {
+      if (valid && bl <= DCSR_STREAM_SHORT) sum = DCSRFusedSum<1>((long long)b, bl, 0, colidx, values, x);
+      unsigned med = __ballot_sync(DCSR_FULL_MASK, valid && bl > DCSR_STREAM_SHORT && !islng);
+      while (med) { /* the warp's medium rows, one at a time by all lanes */
+        const int q = __ffs(med) - 1;
+        med &= med - 1;
+        const int rb = __shfl_sync(DCSR_FULL_MASK, b, q), rl = __shfl_sync(DCSR_FULL_MASK, bl, q);
+        double    s  = DCSRFusedSum<32>((long long)rb, rl, lane, colidx, values, x);
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(DCSR_FULL_MASK, s, o);
+        s = __shfl_sync(DCSR_FULL_MASK, s, 0);
+        if (lane == q) sum = s;
+      }
+    }
+    if (!valid || islng) return; /* a long row: the chunks' (its tail included) */
+    const int d = __ldg(dirty + r);
+    if (d) sum += DCSRBaseTailSum<1>((int)r, (long long)b, bl, d, 0, K, segstart, seglen, nseg, tpiece, colidx, values, x);
+    z[r] = y ? y[r] + sum : sum;
+    return;
+  }
+  DCSRBaseLong((int)(bid - p.nbrows), p.nlong, lrow, lst, lln, lchunk, dirty, tpiece, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
+}
+
+cudaError_t GpukitDCSRMultBaseStreamCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, const double *x, const double *y, double *z, cudaStream_t stream)
+{
+  DCSRBaseRowsPlan p;
+  long long        nb;
+
+  if (A->m <= 0) return cudaSuccess;
+  if (!rowptr || !dirty || !L || L->longrow < 1 || A->cap > (long long)INT_MAX) return cudaErrorInvalidValue;
+  if (L->nlong > 0 && !(L->lrow && L->lst && L->lln && L->lchunk && L->lcount && L->lpart && L->nchunk > 0)) return cudaErrorInvalidValue;
+  p.longrow = L->longrow;
+  p.nlong   = (int)L->nlong;
+  nb        = ((long long)A->m + DCSR_BLOCK - 1) / DCSR_BLOCK; /* a warp per 32 rows */
+  if (nb + L->nchunk >= (long long)INT_MAX) return cudaErrorInvalidValue;
+  p.nbrows = (unsigned)nb;
+  nb += L->nchunk;
+  DCSRMultBaseStreamKernel<<<(unsigned)nb, DCSR_BLOCK, 0, stream>>>(p, A->m, rowptr, dirty, tpiece, L->lrow, L->lst, L->lln, L->lchunk, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, y, z, L->lpart, L->lcount);
+  return cudaGetLastError();
+}
+
 /* flag[r] = 1 for a base row longer than longrow, cnt[r] its chunks; the entries m hold 0 (the scans' totals) */
 __global__ static void DCSRBaseLongFlagKernel(int m, const int *__restrict__ rowptr, long long longrow, int *flag, int *cnt)
 {
