@@ -1910,12 +1910,13 @@ cudaError_t GpukitDCSRMultBaseRowsCUDA(const GpukitDCSRDev *A, const int *rowptr
   }
 }
 
-/* The base stream kernel (GpukitDCSRMultBaseStreamCUDA()): a warp per 32 consecutive rows. Where their base entries are
-   at most DCSR_STREAM_CAP (and none is a long row), the warp multiplies them as one coalesced stream into shared memory
-   and each lane then adds its row's products in order (CSR-stream); otherwise each lane sums its row alone when it has
-   at most DCSR_STREAM_SHORT entries, and the whole warp sums each longer one in turn. Then each lane adds its row's tail
-   (marked rows) and writes z[r]. Long base rows (> longrow) are the chunk blocks', as in the base rows kernel. */
-#define DCSR_STREAM_CAP   256
+/* The base stream kernel (GpukitDCSRMultBaseStreamCUDA()): a warp per 32 consecutive rows. Where none of them is a long
+   row, the warp multiplies their base entries as one coalesced stream into shared memory, DCSR_STREAM_CAP at a time, and
+   each lane adds the products of its row in the window in order (CSR-stream); in a warp with a long row each lane sums
+   its row alone when it has at most DCSR_STREAM_SHORT entries, and the whole warp sums each longer one in turn. Then
+   each lane adds its row's tail (marked rows) and writes z[r]. Long base rows (> longrow) are the chunk blocks', as in
+   the base rows kernel. */
+#define DCSR_STREAM_CAP   512
 #define DCSR_STREAM_SHORT 32
 
 __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DCSRBaseRowsPlan p, int m, const int *__restrict__ rowptr, const int *__restrict__ dirty, const int4 *__restrict__ tpiece, const int *__restrict__ lrow, const int *__restrict__ lst, const int *__restrict__ lln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
@@ -1938,12 +1939,17 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DC
     const int  we    = __shfl_sync(DCSR_FULL_MASK, e, last - 1);
     const bool anyln = __any_sync(DCSR_FULL_MASK, islng);
     double     sum   = 0.0;
-    if (!anyln && we - wb <= DCSR_STREAM_CAP) { /* CSR-stream */
-      double *w = sm[wid];
-      for (int k = lane; k < we - wb; k += 32) w[k] = __ldcs(values + wb + k) * __ldg(x + __ldcs(colidx + wb + k));
-      __syncwarp();
-      for (int k = b - wb; k < e - wb && valid; k++) sum += w[k];
-      __syncwarp();
+    if (!anyln) { /* CSR-stream, by windows of DCSR_STREAM_CAP entries: each lane adds the part of its row in the window */
+      double   *w   = sm[wid];
+      const int tot = we - wb;
+      for (int k0 = 0; k0 < tot; k0 += DCSR_STREAM_CAP) {
+        const int n  = tot - k0 < DCSR_STREAM_CAP ? tot - k0 : DCSR_STREAM_CAP;
+        const int lo = b - wb - k0 > 0 ? b - wb - k0 : 0, hi = e - wb - k0 < n ? e - wb - k0 : n;
+        for (int k = lane; k < n; k += 32) w[k] = __ldcs(values + wb + k0 + k) * __ldg(x + __ldcs(colidx + wb + k0 + k));
+        __syncwarp();
+        for (int k = lo; k < hi && valid; k++) sum += w[k];
+        __syncwarp();
+      }
     } else {
       if (valid && bl <= DCSR_STREAM_SHORT) sum = DCSRFusedSum<1>((long long)b, bl, 0, colidx, values, x);
       unsigned med = __ballot_sync(DCSR_FULL_MASK, valid && bl > DCSR_STREAM_SHORT && !islng);
