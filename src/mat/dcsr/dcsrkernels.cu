@@ -1910,14 +1910,11 @@ cudaError_t GpukitDCSRMultBaseRowsCUDA(const GpukitDCSRDev *A, const int *rowptr
   }
 }
 
-/* The base stream kernel (GpukitDCSRMultBaseStreamCUDA()): a warp per 32 consecutive rows. Where none of them is a long
-   row, the warp multiplies their base entries as one coalesced stream into shared memory, DCSR_STREAM_CAP at a time, and
-   each lane adds the products of its row in the window in order (CSR-stream); in a warp with a long row each lane sums
-   its row alone when it has at most DCSR_STREAM_SHORT entries, and the whole warp sums each longer one in turn. Then
-   each lane adds its row's tail (marked rows) and writes z[r]. Long base rows (> longrow) are the chunk blocks', as in
-   the base rows kernel. */
+/* The base stream kernel (GpukitDCSRMultBaseStreamCUDA()): a warp per 32 consecutive rows. The warp multiplies their
+   base entries (less those of its long rows) as one coalesced stream into shared memory, DCSR_STREAM_CAP at a time, and
+   each lane adds the products of its row in the window in order (CSR-stream). Then each lane adds its row's tail
+   (marked rows) and writes z[r]. Long base rows (> longrow) are the chunk blocks', as in the base rows kernel. */
 #define DCSR_STREAM_CAP   512
-#define DCSR_STREAM_SHORT 32
 
 __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DCSRBaseRowsPlan p, int m, const int *__restrict__ rowptr, const int *__restrict__ dirty, const int4 *__restrict__ tpiece, const int *__restrict__ lrow, const int *__restrict__ lst, const int *__restrict__ lln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
 {
@@ -1937,31 +1934,26 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DC
     const bool islng = (long long)bl > p.longrow;
     const int  wb    = __shfl_sync(DCSR_FULL_MASK, b, 0);
     const int  we    = __shfl_sync(DCSR_FULL_MASK, e, last - 1);
-    const bool anyln = __any_sync(DCSR_FULL_MASK, islng);
+    unsigned   lm    = __ballot_sync(DCSR_FULL_MASK, islng); /* lanes whose rows are the chunks' */
     double     sum   = 0.0;
-    if (!anyln) { /* CSR-stream, by windows of DCSR_STREAM_CAP entries: each lane adds the part of its row in the window */
-      double   *w   = sm[wid];
-      const int tot = we - wb;
-      for (int k0 = 0; k0 < tot; k0 += DCSR_STREAM_CAP) {
-        const int n  = tot - k0 < DCSR_STREAM_CAP ? tot - k0 : DCSR_STREAM_CAP;
-        const int lo = b - wb - k0 > 0 ? b - wb - k0 : 0, hi = e - wb - k0 < n ? e - wb - k0 : n;
-        for (int k = lane; k < n; k += 32) w[k] = __ldcs(values + wb + k0 + k) * __ldg(x + __ldcs(colidx + wb + k0 + k));
+    double    *w     = sm[wid];
+    int        s0    = wb;
+    /* CSR-stream over the warp's entries less its long rows' (intervals between them), by windows of DCSR_STREAM_CAP
+       entries: the warp multiplies a window into shared memory, each lane adds the products of its row in it in order */
+    while (true) {
+      const int q  = lm ? __ffs(lm) - 1 : -1;
+      const int s1 = q >= 0 ? __shfl_sync(DCSR_FULL_MASK, b, q) : we;
+      for (int k0 = s0; k0 < s1; k0 += DCSR_STREAM_CAP) {
+        const int n  = s1 - k0 < DCSR_STREAM_CAP ? s1 - k0 : DCSR_STREAM_CAP;
+        const int lo = (b > k0 ? b : k0) - k0, hi = (e < k0 + n ? e : k0 + n) - k0;
+        for (int k = lane; k < n; k += 32) w[k] = __ldcs(values + k0 + k) * __ldg(x + __ldcs(colidx + k0 + k));
         __syncwarp();
-        for (int k = lo; k < hi && valid; k++) sum += w[k];
+        for (int k = lo; k < hi && valid && !islng; k++) sum += w[k];
         __syncwarp();
       }
-    } else {
-      if (valid && bl <= DCSR_STREAM_SHORT) sum = DCSRFusedSum<1>((long long)b, bl, 0, colidx, values, x);
-      unsigned med = __ballot_sync(DCSR_FULL_MASK, valid && bl > DCSR_STREAM_SHORT && !islng);
-      while (med) { /* the warp's medium rows, one at a time by all lanes */
-        const int q = __ffs(med) - 1;
-        med &= med - 1;
-        const int rb = __shfl_sync(DCSR_FULL_MASK, b, q), rl = __shfl_sync(DCSR_FULL_MASK, bl, q);
-        double    s  = DCSRFusedSum<32>((long long)rb, rl, lane, colidx, values, x);
-        for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(DCSR_FULL_MASK, s, o);
-        s = __shfl_sync(DCSR_FULL_MASK, s, 0);
-        if (lane == q) sum = s;
-      }
+      if (q < 0) break;
+      s0 = __shfl_sync(DCSR_FULL_MASK, e, q);
+      lm &= lm - 1;
     }
     if (!valid || islng) return; /* a long row: the chunks' (its tail included) */
     const int d = __ldg(dirty + r);

@@ -205,9 +205,8 @@ typedef struct {
   double   *lpart;                      /* [nchunk] the chunks' partial sums */
 } GpukitDCSRBaseLong;
 cudaError_t GpukitDCSRMultBaseRowsCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, int tpr, const double *x, const double *y, double *z, cudaStream_t stream);
-/* the same product by a warp per 32 consecutive rows: their base entries as one coalesced stream through shared memory,
-   512 at a time (CSR-stream), or, in a warp with a long row, each lane its row up to 32 entries and the warp each longer
-   row in turn;
+/* the same product by a warp per 32 consecutive rows: their base entries (less the long rows') as one coalesced stream
+   through shared memory, 512 at a time, each lane adding its row's products (CSR-stream);
    then each lane its row's tail; long base rows by the chunks of L as above. Deterministic, no atomics on z */
 cudaError_t GpukitDCSRMultBaseStreamCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, const double *x, const double *y, double *z, cudaStream_t stream);
 /* the long base rows: Count (work: 4 (m + 1) ints of scratch) gives their number and their chunks (one
