@@ -273,13 +273,18 @@ def dcsr_section(L, key, recs, plt, img_dir, img_rel):
                  num(r.get("defragmented_ms"), ".4f"), ratio(r.get("defragmented_vs_aij")), num(r.get("defrag_ms"), ".3f"),
                  num(r.get("defrag_spmv"), ".1f"),
                  f"{num(r.get('defrag_later_ms'), '.3f')} ms = {num(r.get('defrag_later_spmv'), '.1f')}" if r.get("defrag_later_ms") is not None else "-",
-                 f"{num(r.get('segments_in_use'), '.0f')} / {num(r.get('max_segments'), '.0f')}"] for r in sp]
+                 f"{num(r.get('segments_in_use'), '.0f')} / {num(r.get('max_segments'), '.0f')}",
+                 base_product(r),
+                 f"{100 * r['fragmented_marked_fraction']:.1f}%" if isinstance(r.get("fragmented_marked_fraction"), (int, float)) else "-"] for r in sp]
         L.append(f"SpMV after the iterative protocol: DCSR fragmented and after MatDCSRDefragment against {base} with the same entries:")
         L.append("")
         L.append("(The later defragmentation, recorded since session 14: 10 more batches of new entries after the first one, "
                  "then one timed with the buffers the first one left, in SpMVs of the defragmented product.)")
         L.append("")
-        table(L, ["matrix", f"{base} ms", "fragmented ms", "vs base", "defragmented ms", "vs base", "defrag ms", "defrag (SpMVs)", "later defrag (SpMVs)", "segments in use / K"], rows)
+        L.append("(Since session 18: the fragmented product's kernel (on the CSR base: cuSPARSE with the fix-up after it or beside "
+                 "it, the base rows kernel with t lanes, or the base stream kernel), and the rows marked since the base.)")
+        L.append("")
+        table(L, ["matrix", f"{base} ms", "fragmented ms", "vs base", "defragmented ms", "vs base", "defrag ms", "defrag (SpMVs)", "later defrag (SpMVs)", "segments in use / K", "fragmented product", "rows marked"], rows)
     mem = [r for r in recs if r.get("test") == "memory"]
     if mem:
         rows = [[r["case"], str(r.get("nnz", "-")), num(r.get("aij_mult_ms"), ".4f"), num(r.get("dcsr_mult_ms"), ".4f"), ratio(r.get("dcsr_vs_aij")),
@@ -344,6 +349,21 @@ def build(recs, plt, img_dir, img_rel):
         for key, rr in runs(dcsr):
             dcsr_section(L, key, rr, plt, img_dir, img_rel)
     return L
+
+
+def base_product(r):
+    """the fragmented product's kernel of a DCSR spmv record (fragmented_kernel/_lanes, since session 18)"""
+    k, t = r.get("fragmented_kernel"), r.get("fragmented_lanes")
+    if k is None:
+        return "-"
+    k, t = int(k), int(t or 0)
+    if k != 3:
+        return {0: "binned", 1: "fused", 2: f"rows ({t} lanes)"}.get(k, str(k))
+    if t == 64:
+        return "base: stream"
+    if t > 0:
+        return f"base: rows ({t} lanes)"
+    return "base: cuSPARSE + fix-up beside" if t < 0 else "base: cuSPARSE + fix-up"
 
 
 def main():
