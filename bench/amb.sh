@@ -16,8 +16,12 @@
 # order below); GPUKIT_AMB_FORMATS (the default GPU list of amb_bench); GPUKIT_BENCH_BATCHES (7); GPUKIT_CASE_TIMEOUT
 # (90) seconds per matrix; GPUKIT_AMB_BUDGET (280) seconds for all matrices: later ones are skipped once it is spent;
 # GPUKIT_AMB_OPTIONS more options for every run (e.g. -ksp_its 0 -refresh 0 for a MatMult-only run);
-# GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git (pass them from the dev machine).
-# About 4-5 minutes on an H100 host (16 cores) at scale 3.
+# GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git (pass them from the dev machine);
+# GPUKIT_AMB_OUT another record file (instead of bench/results/amb/amb-<date>.jsonl);
+# GPUKIT_AMB_GPUS=n (n > 1, or "all": every GPU nvidia-smi lists): the matrices dealt round-robin to n GPUs, one run of
+# this script per GPU at the same time (CUDA_VISIBLE_DEVICES, its own budget), their records joined into the one file.
+# Every record's formats and baseline still ran on one GPU, in one process.
+# About 4-5 minutes on an H100 host (16 cores) at scale 3 for the first 6 matrices; all 13 in about that on 4 GPUs.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -52,11 +56,49 @@ grep -qs '^#define PETSC_HAVE_CUDA 1' "$PETSC_DIR/include/petscconf.h" || {
 }
 
 tbuild=$((SECONDS - t0))
+ngpu=${GPUKIT_AMB_GPUS:-1}
+[ "$ngpu" = all ] && ngpu=$(timeout 30 nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "${ngpu:-1}" -gt 1 ] 2>/dev/null; then # deal the matrices to the GPUs, one run of this script each
+  mkdir -p bench/results/amb
+  out=${GPUKIT_AMB_OUT:-bench/results/amb/amb-$(date -u +%Y-%m-%d).jsonl}
+  parts=()
+  pids=()
+  export GPUKIT_RUN_DATE=${GPUKIT_RUN_DATE:-$(date -u +%Y-%m-%dT%H:%M:%SZ)} # one run in the records and the report
+  for ((g = 0; g < ngpu; g++)); do
+    sub=""
+    k=0
+    for m in $matrices; do
+      [ $((k % ngpu)) -eq "$g" ] && sub="$sub $m"
+      k=$((k + 1))
+    done
+    [ -z "$sub" ] && continue
+    part=$(mktemp "${TMPDIR:-/tmp}/gpukit-amb-gpu$g.XXXXXX")
+    parts+=("$part")
+    echo "bench/amb.sh: GPU $g:$sub"
+    CUDA_VISIBLE_DEVICES=$g GPUKIT_AMB_GPUS=1 GPUKIT_AMB_MATRICES="$sub" GPUKIT_AMB_OUT="$part" GPUKIT_AMB_PART=1 OUT= bash "$0" >"$part.log" 2>&1 &
+    pids+=($!)
+  done
+  failed=0
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed=1
+    sed "s/^/[gpu part $i] /" "${parts[$i]}.log"
+  done
+  cat "${parts[@]}" >"$out"
+  rm -f "${parts[@]}" "${parts[@]/%/.log}"
+  if [ ! -s "$out" ]; then
+    echo "bench/amb.sh: no record from any GPU; nothing written" >&2
+    exit 1
+  fi
+  [ -n "${OUT:-}" ] && cp "$out" "$OUT/"
+  echo "== $out ($(wc -l <"$out") records from $ngpu GPUs${OUT:+, copied to \$OUT})"
+  command -v python3 >/dev/null 2>&1 && { python3 bench/report_formats.py --print "$out" || true; }
+  exit $failed
+fi
 t0=$SECONDS # the budget counts the measurements, not the build
 source "$top/bench/runinfo.sh" # commit, GPUKIT_COMMIT, GPUKIT_SOURCE_STATE, GPUKIT_HOST, ...
 export GPUKIT_DEVICE=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
 mkdir -p bench/results/amb
-out=bench/results/amb/amb-$(date -u +%Y-%m-%d).jsonl
+out=${GPUKIT_AMB_OUT:-bench/results/amb/amb-$(date -u +%Y-%m-%d).jsonl}
 tmp=$(mktemp "${TMPDIR:-/tmp}/gpukit-amb.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 echo "gpukit MATAMB benchmark: commit $GPUKIT_COMMIT (library sources: $GPUKIT_SOURCE_STATE), $GPUKIT_HOST ($GPUKIT_MACHINE), ${GPUKIT_DEVICE:-no GPU seen by nvidia-smi}, PETSc at $PETSC_DIR, scale $scale, $GPUKIT_DATE"
@@ -87,7 +129,7 @@ fi
 cp "$tmp" "$out"
 [ -n "${OUT:-}" ] && cp "$out" "$OUT/"
 echo "== $out ($(wc -l <"$out") records${OUT:+, copied to \$OUT})"
-if command -v python3 >/dev/null 2>&1; then
+if [ -z "${GPUKIT_AMB_PART:-}" ] && command -v python3 >/dev/null 2>&1; then # a part of a run on several GPUs: the whole prints it
   python3 bench/report_formats.py --print "$out" || true
 fi
 echo "bench/amb.sh: $((SECONDS - t0)) s in all (+ ${tbuild} s building)"
