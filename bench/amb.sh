@@ -18,8 +18,9 @@
 # GPUKIT_AMB_OPTIONS more options for every run (e.g. -ksp_its 0 -refresh 0 for a MatMult-only run);
 # GPUKIT_COMMIT and GPUKIT_SOURCE_STATE when the working tree has no .git (pass them from the dev machine);
 # GPUKIT_AMB_OUT another record file (instead of bench/results/amb/amb-<date>.jsonl);
-# GPUKIT_AMB_GPUS=n (n > 1, or "all": every GPU nvidia-smi lists): the matrices dealt round-robin to n GPUs, one run of
-# this script per GPU at the same time (CUDA_VISIBLE_DEVICES, its own budget), their records joined into the one file.
+# GPUKIT_AMB_GPUS=n (n > 1, or "all"): the matrices dealt round-robin to n GPUs (the first n of CUDA_VISIBLE_DEVICES
+# when set, else of nvidia-smi -L), one run of this script per GPU at the same time (its own budget), their records
+# joined into the one file.
 # Every record's formats and baseline still ran on one GPU, in one process.
 # About 4-5 minutes on an H100 host (16 cores) at scale 3 for the first 6 matrices; all 13 in about that on 4 GPUs.
 set -uo pipefail
@@ -57,12 +58,25 @@ grep -qs '^#define PETSC_HAVE_CUDA 1' "$PETSC_DIR/include/petscconf.h" || {
 
 tbuild=$((SECONDS - t0))
 ngpu=${GPUKIT_AMB_GPUS:-1}
-[ "$ngpu" = all ] && ngpu=$(timeout 30 nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then # the caller's GPUs (indices or UUIDs), in its order
+  IFS=, read -r -a gpus <<<"$CUDA_VISIBLE_DEVICES"
+else
+  mapfile -t gpus < <(timeout 30 nvidia-smi -L 2>/dev/null | grep '^GPU' | sed 's/^GPU \([0-9]*\):.*/\1/')
+fi
+[ "$ngpu" = all ] && ngpu=${#gpus[@]}
 if [ "${ngpu:-1}" -gt 1 ] 2>/dev/null; then # deal the matrices to the GPUs, one run of this script each
+  if [ "$ngpu" -gt "${#gpus[@]}" ]; then
+    echo "bench/amb.sh: GPUKIT_AMB_GPUS=$ngpu but ${#gpus[@]} GPU(s) visible (${CUDA_VISIBLE_DEVICES:-nvidia-smi -L}); using ${#gpus[@]}" >&2
+    ngpu=${#gpus[@]}
+  fi
+fi
+if [ "${ngpu:-1}" -gt 1 ] 2>/dev/null; then
   mkdir -p bench/results/amb
   out=${GPUKIT_AMB_OUT:-bench/results/amb/amb-$(date -u +%Y-%m-%d).jsonl}
   parts=()
   pids=()
+  trap 'kill "${pids[@]}" 2>/dev/null; rm -f "${parts[@]}" "${parts[@]/%/.log}"' EXIT
+  trap 'exit 130' INT TERM
   export GPUKIT_RUN_DATE=${GPUKIT_RUN_DATE:-$(date -u +%Y-%m-%dT%H:%M:%SZ)} # one run in the records and the report
   for ((g = 0; g < ngpu; g++)); do
     sub=""
@@ -74,17 +88,21 @@ if [ "${ngpu:-1}" -gt 1 ] 2>/dev/null; then # deal the matrices to the GPUs, one
     [ -z "$sub" ] && continue
     part=$(mktemp "${TMPDIR:-/tmp}/gpukit-amb-gpu$g.XXXXXX")
     parts+=("$part")
-    echo "bench/amb.sh: GPU $g:$sub"
-    CUDA_VISIBLE_DEVICES=$g GPUKIT_AMB_GPUS=1 GPUKIT_AMB_MATRICES="$sub" GPUKIT_AMB_OUT="$part" GPUKIT_AMB_PART=1 OUT= bash "$0" >"$part.log" 2>&1 &
+    echo "bench/amb.sh: GPU ${gpus[$g]}:$sub"
+    CUDA_VISIBLE_DEVICES=${gpus[$g]} GPUKIT_AMB_GPUS=1 GPUKIT_AMB_MATRICES="$sub" GPUKIT_AMB_OUT="$part" GPUKIT_AMB_PART=1 OUT= bash "$0" >"$part.log" 2>&1 &
     pids+=($!)
   done
+  if [ ${#parts[@]} -eq 0 ]; then
+    echo "bench/amb.sh: no matrix to measure (GPUKIT_AMB_MATRICES is empty)" >&2
+    exit 1
+  fi
   failed=0
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}" || failed=1
     sed "s/^/[gpu part $i] /" "${parts[$i]}.log"
   done
+  pids=()
   cat "${parts[@]}" >"$out"
-  rm -f "${parts[@]}" "${parts[@]/%/.log}"
   if [ ! -s "$out" ]; then
     echo "bench/amb.sh: no record from any GPU; nothing written" >&2
     exit 1

@@ -775,7 +775,7 @@ int main(int argc, char **argv)
           {"defrag_later_spmv",   tdefrag2 / tdefr,     (PetscBool)(tdefrag2 > 0)},
           {"segments_in_use_later", (PetscReal)inuse2,  (PetscBool)(tdefrag2 > 0)},
           {"fragmented_kernel",   (PetscReal)fragkernel, (PetscBool)(fragkernel >= 0)}, /* 0 binned, 1 fused, 2 rows, 3 the CSR base */
-          {"fragmented_lanes",    (PetscReal)fraglanes, (PetscBool)(fragkernel >= 0)},  /* on the base: 0 cuSPARSE + fix-up, t the base rows kernel */
+          {"fragmented_lanes",    (PetscReal)fraglanes, (PetscBool)(fragkernel >= 0)},  /* on the base: 0 cuSPARSE + fix-up after it, -1 beside it, 1..32 the base rows kernel's lanes, 64 the base stream kernel */
           {"fragmented_marked_rows", (PetscReal)fragmarked, (PetscBool)(fragmarked >= 0)},
           {"fragmented_marked_fraction", st.rows > 0 ? (PetscReal)fragmarked / (PetscReal)st.rows : 0, (PetscBool)(fragmarked >= 0 && st.rows > 0)},
           {"segments_in_use",     (PetscReal)inuse,     (PetscBool)(K > 0)},

@@ -1183,7 +1183,8 @@ static PetscInt DCSRCUDABaseTprGuess_Private(Mat A)
    -mat_dcsr_cuda_csr_base_product rows), one per bucket of the fraction of the rows marked since the base (none,
    at most 1/16, 1/8, more: the fix-up's share of the work changes the best choice); none without -mat_dcsr_autotune or
    with cusparse or side forced */
-static const char *const DCSRCUDABaseLabels[] = {"cusparse", "rows1", "rows2", "rows4", "rows8", "rows16", "rows32", "cusparse_side", "stream"};
+static const char *const DCSRCUDABaseLabels[]     = {"cusparse", "rows1", "rows2", "rows4", "rows8", "rows16", "rows32", "cusparse_side", "stream"};
+static const char *const DCSRCUDABaseAutoLabels[] = {"cusparse", "stream"}; /* labels[i] names values[i]: the auto knob's two */
 
 static PetscInt DCSRCUDABaseBucket_Private(const Mat_SeqDCSRCUDA *cu)
 {
@@ -1223,10 +1224,12 @@ static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
     knob.n         = 2;
     knob.values[0] = 0;
     knob.values[1] = DCSR_BASE_KSTREAM;
-    knob.labels    = DCSRCUDABaseLabels;
+    knob.labels    = DCSRCUDABaseAutoLabels;
     knob.start  = 0; /* cuSPARSE: another candidate must beat it by the tuner's threshold */
   }
-  PetscCall(GpukitTuneShapeCSR((PetscInt)cu->d.m, (PetscCount)a->nz, (PetscInt)cu->maxlen, csr, sizeof(csr)));
+  /* the key leaves the longest row out (x-1): the bins that count it are not built on the base path, so their count would
+     make the key depend on the matrix's history */
+  PetscCall(GpukitTuneShapeCSR((PetscInt)cu->d.m, (PetscCount)a->nz, 0, csr, sizeof(csr)));
   PetscCall(PetscSNPrintf(shape, sizeof(shape), "K%d.L%d.base%d.%s", cu->d.K, (int)PetscMin(cu->longrow, 999999), (int)bk, csr));
   PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_base", 1, &knob, &cu->tunerbase[bk]));
   PetscCall(GpukitTunerSetShape(cu->tunerbase[bk], shape));
@@ -1241,12 +1244,27 @@ static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
 static PetscErrorCode DCSRCUDABaseSide_Private(Mat_SeqDCSRCUDA *cu)
 {
   PetscFunctionBegin;
-  if (!cu->fixstream) {
-    int lo, hi;
-    PetscCallCUDA(cudaDeviceGetStreamPriorityRange(&lo, &hi));
-    PetscCallCUDA(cudaStreamCreateWithPriority(&cu->fixstream, cudaStreamNonBlocking, hi));
-    PetscCallCUDA(cudaEventCreateWithFlags(&cu->fixfork, cudaEventDisableTiming));
-    PetscCallCUDA(cudaEventCreateWithFlags(&cu->fixjoin, cudaEventDisableTiming));
+  if (!cu->fixstream || !cu->fixfork || !cu->fixjoin) { /* all three, or none kept */
+    int          lo, hi;
+    cudaStream_t st = NULL;
+    cudaEvent_t  ef = NULL, ej = NULL;
+    cudaError_t  err;
+    err = cudaDeviceGetStreamPriorityRange(&lo, &hi);
+    if (err == cudaSuccess) err = cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, hi);
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ef, cudaEventDisableTiming);
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ej, cudaEventDisableTiming);
+    if (err != cudaSuccess) {
+      if (ej) (void)cudaEventDestroy(ej);
+      if (ef) (void)cudaEventDestroy(ef);
+      if (st) (void)cudaStreamDestroy(st);
+    }
+    PetscCallCUDA(err);
+    if (cu->fixjoin) PetscCallCUDA(cudaEventDestroy(cu->fixjoin));
+    if (cu->fixfork) PetscCallCUDA(cudaEventDestroy(cu->fixfork));
+    if (cu->fixstream) PetscCallCUDA(cudaStreamDestroy(cu->fixstream));
+    cu->fixstream = st;
+    cu->fixfork   = ef;
+    cu->fixjoin   = ej;
   }
   if (!cu->basetsum || cu->basetsumn < cu->ndirtyub) {
     if (cu->basetsum) PetscCallCUDA(cudaFree(cu->basetsum));
@@ -1337,17 +1355,13 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
       PetscBool done;
       PetscCall(GpukitTunerGetConfig(tuner, &cfg, &done));
       if (!done || (cfg[0] > 0 && cfg[0] != DCSR_BASE_KSIDE)) PetscCall(DCSRCUDABaseLong_Private(A, stream)); /* a candidate, or the choice, needs it */
-      if (cfg[0] == DCSR_BASE_KSIDE && cu->ndirtyub > 0) PetscCall(DCSRCUDABaseSide_Private(cu));
     } else if (cu->baseprod == DCSR_BASE_ROWS) {
       kb = 1 + DCSRCUDALog2_Private(DCSRCUDABaseTprGuess_Private(A));
       PetscCall(DCSRCUDABaseLong_Private(A, stream));
     } else if (cu->baseprod == DCSR_BASE_STREAM) {
       kb = DCSR_BASE_KSTREAM;
       PetscCall(DCSRCUDABaseLong_Private(A, stream));
-    } else if (cu->baseprod == DCSR_BASE_SIDE) {
-      kb = DCSR_BASE_KSIDE;
-      if (cu->ndirtyub > 0) PetscCall(DCSRCUDABaseSide_Private(cu));
-    }
+    } else if (cu->baseprod == DCSR_BASE_SIDE) kb = DCSR_BASE_KSIDE;
     PetscCall(VecCUDAGetArrayRead(x, &xa));
     PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
     if (tuner) {
@@ -1355,13 +1369,14 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
       PetscCall(GpukitTunerGetConfig(tuner, &cfg, &done));
       /* a search times cuSPARSE after its analysis, as it runs once chosen (the analysis comes at the 4th product of a
          base otherwise: before it, ALG1 is slower on irregular rows and lost to the rows kernel where it wins after) */
-      if (!done && cu->basennz > 0) PetscCall(GpukitCSRSpMVAnalyse(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, za, stream));
+      if (!done && cu->basennz > 0 && cu->baseprod == DCSR_BASE_AUTO) PetscCall(GpukitCSRSpMVAnalyse(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, za, stream));
       DCSRCUDATuneState_Private(cu, (long long)a->nz);
       PetscCall(GpukitTunerSetRepeatable(tuner, (PetscBool)!(y && y == z)));
       PetscCall(GpukitTunerBegin(tuner, cu->tunestate, (void *)stream, &cfg, &nlaunch));
       kb = cfg[0];
     } else nlaunch = 1;
     blanes = kb > 0 && kb < DCSR_BASE_KSIDE ? (PetscInt)1 << (kb - 1) : 0;
+    if (kb == DCSR_BASE_KSIDE && cu->ndirtyub > 0) PetscCall(DCSRCUDABaseSide_Private(cu)); /* the stream, events, sums */
     PetscCall(PetscLogGpuTimeBegin());
     for (PetscInt l = 0; l < nlaunch; l++) {
       if (kb == DCSR_BASE_KSTREAM) PetscCallCUDA(GpukitDCSRMultBaseStreamCUDA(&cu->d, cu->baserow, cu->basedirty, cu->basetpiece, &cu->blong, xa, ya, za, stream));
@@ -1387,7 +1402,7 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
     PetscCall(PetscLogGpuTimeEnd());
     if (tuner) PetscCall(GpukitTunerEnd(tuner));
     cu->lastkernel = DCSR_MULT_CSRBASE;
-    cu->lasttpr    = kb == DCSR_BASE_KSIDE ? -1 : kb == DCSR_BASE_KSTREAM ? 64 : blanes;
+    cu->lasttpr    = kb == DCSR_BASE_KSIDE ? (cu->ndirtyub > 0 ? -1 : 0) : kb == DCSR_BASE_KSTREAM ? 64 : blanes; /* side: only with rows marked */
     PetscCall(DCSRCUDARestoreOutArrays_Private(y, z, &ya, &za));
     PetscCall(VecCUDARestoreArrayRead(x, &xa));
     PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)a->nz));

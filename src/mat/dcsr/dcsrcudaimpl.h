@@ -123,10 +123,12 @@ typedef struct {
   PetscInt      basem, basever;
   long long     basennz, ndirtyub;
   GpukitCSRSpMV csrmv;
-  /* the base's product (-mat_dcsr_cuda_csr_base_product): DCSR_BASE_AUTO (with -mat_dcsr_autotune the tuner's knob
-     "kernel" of tunerbase, "dcsr_base": cusparse, i.e. cuSPARSE plus the fix-up, or rows1 .. rows32, the base rows
-     kernel GpukitDCSRMultBaseRowsCUDA() with 1..32 lanes; without the tuner cusparse), DCSR_BASE_CUSPARSE or
-     DCSR_BASE_ROWS. blong: the base's rows longer than longrow for the rows kernel (blongok: built for this base) */
+  /* the base's product (-mat_dcsr_cuda_csr_base_product): DCSR_BASE_AUTO (with -mat_dcsr_autotune the tuner of the
+     marked rows' bucket, "dcsr_base", knob kernel: cusparse, i.e. cuSPARSE plus the fix-up, or stream, the base stream
+     kernel GpukitDCSRMultBaseStreamCUDA(); without the tuner cusparse), or forced: DCSR_BASE_CUSPARSE, DCSR_BASE_ROWS
+     (GpukitDCSRMultBaseRowsCUDA(), 1..32 lanes, tuned among themselves), DCSR_BASE_SIDE (the fix-up beside cuSPARSE),
+     DCSR_BASE_STREAM. blong: the base's rows longer than longrow for the rows and stream kernels (blongok: built for
+     this base) */
   PetscInt           baseprod;
   GpukitTuner        tunerbase[DCSR_BASE_NBUCKETS]; /* one per bucket of the marked rows' fraction (DCSRCUDABaseBucket_Private()) */
   GpukitDCSRBaseLong blong;

@@ -1118,6 +1118,8 @@ cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const
 {
   long long groups = nmax < 1 ? 1 : nmax, blocks;
 
+  if (!y && !tsum) return cudaErrorInvalidValue; /* the sums must go somewhere */
+
   if (groups > 262144) groups = 262144; /* grid-stride beyond: enough groups to fill the device */
   blocks = (groups * lanes + DCSR_BLOCK - 1) / DCSR_BLOCK;
   switch (lanes) {
@@ -1943,13 +1945,14 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DC
     while (true) {
       const int q  = lm ? __ffs(lm) - 1 : -1;
       const int s1 = q >= 0 ? __shfl_sync(DCSR_FULL_MASK, b, q) : we;
-      for (int k0 = s0; k0 < s1; k0 += DCSR_STREAM_CAP) {
+      for (int k0 = s0; s1 - k0 > 0;) { /* k0 += n below: no int overflow near INT_MAX entries */
         const int n  = s1 - k0 < DCSR_STREAM_CAP ? s1 - k0 : DCSR_STREAM_CAP;
         const int lo = (b > k0 ? b : k0) - k0, hi = (e < k0 + n ? e : k0 + n) - k0;
         for (int k = lane; k < n; k += 32) w[k] = __ldcs(values + k0 + k) * __ldg(x + __ldcs(colidx + k0 + k));
         __syncwarp();
         for (int k = lo; k < hi && valid && !islng; k++) sum += w[k];
         __syncwarp();
+        k0 += n;
       }
       if (q < 0) break;
       s0 = __shfl_sync(DCSR_FULL_MASK, e, q);
