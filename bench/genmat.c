@@ -4,7 +4,9 @@ static const char help[] = "Writes gpukit's generated large test matrices (tests
                            "  -seed s          seed (default 1)\n"
                            "  -o dir           write <dir>/<name>-s<scale>.petsc (MatView, binary; default: write nothing)\n"
                            "  -list            list the cases and exit\n"
-                           "  -check           also assemble each as AIJ and compare its statistics with the generator's\n";
+                           "  -check           also assemble each as AIJ and compare its statistics with the generator's\n"
+                           "  -span            the share of the entries whose 32-row group's columns fit a 16-bit window (max - min\n"
+                           "                   < 65536), and the CSR bytes a layout with 16-bit group-relative indices would keep\n";
 
 #include <petscmat.h>
 #include <petsctime.h>
@@ -40,7 +42,7 @@ int main(int argc, char **argv)
 {
   char            *names[64], dir[PETSC_MAX_PATH_LEN] = "";
   PetscInt         nn = 64, scale = GK_GEN_SCALE_DEFAULT, seed = 1, ncases;
-  PetscBool        set, hasdir, list = PETSC_FALSE, check = PETSC_FALSE;
+  PetscBool        set, hasdir, list = PETSC_FALSE, check = PETSC_FALSE, span = PETSC_FALSE;
   const GKGenCase *cs;
 
   PetscFunctionBeginUser;
@@ -52,6 +54,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsString("-o", "Directory for the PETSc binary files", "genmat", dir, dir, sizeof(dir), &hasdir));
   PetscCall(PetscOptionsBool("-list", "List the cases", "genmat", list, &list, NULL));
   PetscCall(PetscOptionsBool("-check", "Assemble as AIJ and compare the statistics", "genmat", check, &check, NULL));
+  PetscCall(PetscOptionsBool("-span", "Share of the entries in 32-row groups whose columns fit 16 bits", "genmat", span, &span, NULL));
   PetscOptionsEnd();
   PetscCall(GKGenerateList(&ncases, &cs));
   if (list) {
@@ -79,6 +82,26 @@ int main(int argc, char **argv)
     PetscCall(GKRowStatsPrint(PETSC_COMM_WORLD, names[i], &s, (PetscBool)(i == 0)));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s generated in %.2f s%s", "", t1 - t0, A ? "" : "\n"));
     if (A) PetscCall(PetscPrintf(PETSC_COMM_WORLD, ", AIJ assembly %.2f s\n", t2 - t1));
+    if (span) { /* the rows of each rank in groups of 32 (a warp's rows): do their columns fit one 16-bit window? */
+      PetscInt64 l[3] = {0, 0, 0}, g[3]; /* entries in fitting groups, entries, groups */
+      for (PetscInt w0 = 0; w0 < c->m; w0 += 32) {
+        const PetscInt w1 = PetscMin(c->m, w0 + 32);
+        PetscInt       lo = PETSC_MAX_INT, hi = -1;
+        for (PetscInt64 q = c->ia[w0]; q < c->ia[w1]; q++) {
+          lo = PetscMin(lo, c->ja[q]);
+          hi = PetscMax(hi, c->ja[q]);
+        }
+        if (hi < lo || hi - lo < 65536) l[0] += c->ia[w1] - c->ia[w0];
+        l[1] += c->ia[w1] - c->ia[w0];
+        l[2]++;
+      }
+      PetscCall(MPIU_Allreduce(l, g, 3, MPIU_INT64, MPI_SUM, PETSC_COMM_WORLD));
+      {
+        /* CSR: 12 B an entry and 4 B a row; 16-bit: 10 B an entry where its group fits (12 elsewhere), 4 B a row, 4 B a group */
+        const double csr = 12.0 * (double)g[1] + 4.0 * (double)s.rows, s16 = 10.0 * (double)g[0] + 12.0 * (double)(g[1] - g[0]) + 4.0 * (double)s.rows + 4.0 * (double)g[2];
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-14s 16-bit windows of 32 rows: %.1f%% of the entries; such a layout keeps %.3f of CSR's bytes (x and y not counted)\n", "", g[1] ? 100.0 * (double)g[0] / (double)g[1] : 0.0, csr > 0 ? s16 / csr : 1.0));
+      }
+    }
     if (check) {
       GKRowStats s2;
       PetscCall(GKMatRowStats(A, &s2));
