@@ -1543,8 +1543,33 @@ __device__ static inline void DCSRFusedGroup(long long t, long long o, long long
   DCSRGroupStore<TPR>(sum, lane, (long long)r, y, z);
 }
 
-/* chunk c of the long bin (as DCSRMultLongSplitKernel), then the row's sum by its last chunk block */
-__device__ static inline void DCSRFusedLong(int c, int nlong, const int *__restrict__ rows, const int *__restrict__ rowst, const int *__restrict__ rowln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
+/* the entries of row r outside its base range [b0, b0 + bl), by L lanes: the pieces of its tail record
+   (tpiece[dirty[r] - 1]), or (w = -1: more pieces, or a long tail) its segments less the base part */
+template <int L>
+__device__ static inline double DCSRBaseTailSum(int r, long long b0, int bl, int d, int lane, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int4 *__restrict__ tpiece, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x)
+{
+  const int4 p = __ldg(tpiece + d - 1);
+  double     s = 0.0;
+  if (p.w >= 0) {
+    s = DCSRFusedSum<L>((long long)p.x, p.y, lane, colidx, values, x);
+    if (p.w > 0) s += DCSRFusedSum<L>((long long)p.z, p.w, lane, colidx, values, x);
+  } else {
+    const long long rk = (long long)r * K;
+    const int       ns = nseg[r];
+    for (int q = 0; q < ns; q++) {
+      const long long st   = segstart[rk + q];
+      const int       len  = seglen[rk + q];
+      const int       skip = st == b0 ? (bl < len ? bl : len) : 0;
+      s += DCSRFusedSum<L>(st + skip, len - skip, lane, colidx, values, x);
+    }
+  }
+  return s;
+}
+
+/* chunk c of the long bin (as DCSRMultLongSplitKernel), then the row's sum by its last chunk block. TAIL (the CSR base's
+   long rows: rowst/rowln their base part): the finisher also adds the row's tail when it is marked (dirty, tpiece) */
+template <bool TAIL>
+__device__ static inline void DCSRLongChunks(int c, int nlong, const int *__restrict__ rows, const int *__restrict__ rowst, const int *__restrict__ rowln, const int *__restrict__ lchunk, const int *__restrict__ dirty, const int4 *__restrict__ tpiece, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
 {
   __shared__ double wpart[DCSR_LONG_BLOCK / 32];
   __shared__ int    amlast;
@@ -1568,6 +1593,10 @@ __device__ static inline void DCSRFusedLong(int c, int nlong, const int *__restr
     __threadfence();
     sum = 0.0;
     for (int k = lchunk[g] + lane; k < lchunk[g + 1]; k += 32) sum += __ldcg(part + k);
+    if (TAIL) {
+      const int r = rows[g], d = dirty[r];
+      if (d) sum += DCSRBaseTailSum<32>(r, (long long)rowst[g], rowln[g], d, lane, K, segstart, seglen, nseg, tpiece, colidx, values, x);
+    }
     for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
     if (lane == 0) {
       const int r = rows[g];
@@ -1621,7 +1650,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultFusedKernel(DCSRFus
   }
   {
     const long long o = p.binstart[GPUKIT_DCSR_NBINS];
-    DCSRFusedLong((int)(bid - p.bbeg[GPUKIT_DCSR_NBINS]), (int)(p.binstart[GPUKIT_DCSR_NBINS_ALL] - o), perm + o, rowst + o, rowln + o, lchunk, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
+    DCSRLongChunks<false>((int)(bid - p.bbeg[GPUKIT_DCSR_NBINS]), (int)(p.binstart[GPUKIT_DCSR_NBINS_ALL] - o), perm + o, rowst + o, rowln + o, lchunk, NULL, NULL, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
   }
 }
 
@@ -1656,7 +1685,7 @@ cudaError_t GpukitDCSRMultFusedCUDA(const GpukitDCSRDev *A, const int *perm, con
    order; a group of TPR lanes per row in row order, so that the groups of a warp write consecutive z[r] (coalesced,
    where the binned kernels scatter z by bin). Values and columns by streaming loads, x and the view through the
    read-only path, two entries in flight per lane (DCSRFusedSum: the fused kernel's order for the same TPR). Rows longer
-   than longrow are left to the long bin's chunks, in the same launch (DCSRFusedLong: the fused kernel's chunks and its
+   than longrow are left to the long bin's chunks, in the same launch (DCSRLongChunks<false>: the fused kernel's chunks and its
    fixed order of the partial sums).
    ------------------------------------------------------------------------------------------------------ */
 
@@ -1736,7 +1765,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK, 8) DCSRMultRowsKernel(DCSRR
     DCSRGroupStore<TPR>(sum, lane, r, y, z);
     return;
   }
-  DCSRFusedLong((int)(bid - p.nbrows), (int)p.nlong, perm + p.lo, rowst + p.lo, rowln + p.lo, lchunk, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
+  DCSRLongChunks<false>((int)(bid - p.nbrows), (int)p.nlong, perm + p.lo, rowst + p.lo, rowln + p.lo, lchunk, NULL, NULL, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
 }
 
 template <int TPR>
@@ -1787,70 +1816,11 @@ cudaError_t GpukitDCSRMultRowsCUDA(const GpukitDCSRDev *A, const int2 *view, int
    SM): with 32, as the rows kernel, ptxas spilled 116-124 bytes (the tail and chunk code).
    ------------------------------------------------------------------------------------------------------ */
 
-/* the entries of row r outside its base range [b0, b0 + bl), by L lanes: the pieces of its tail record
-   (tpiece[dirty[r] - 1]), or (w = -1: more pieces, or a long tail) its segments less the base part */
-template <int L>
-__device__ static inline double DCSRBaseTailSum(int r, long long b0, int bl, int d, int lane, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int4 *__restrict__ tpiece, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x)
-{
-  const int4 p = __ldg(tpiece + d - 1);
-  double     s = 0.0;
-  if (p.w >= 0) {
-    s = DCSRFusedSum<L>((long long)p.x, p.y, lane, colidx, values, x);
-    if (p.w > 0) s += DCSRFusedSum<L>((long long)p.z, p.w, lane, colidx, values, x);
-  } else {
-    const long long rk = (long long)r * K;
-    const int       ns = nseg[r];
-    for (int q = 0; q < ns; q++) {
-      const long long st   = segstart[rk + q];
-      const int       len  = seglen[rk + q];
-      const int       skip = st == b0 ? (bl < len ? bl : len) : 0;
-      s += DCSRFusedSum<L>(st + skip, len - skip, lane, colidx, values, x);
-    }
-  }
-  return s;
-}
-
 typedef struct {
   long long longrow; /* base rows longer than this: the chunks' */
   unsigned  nbrows;  /* blocks of the row groups; the chunk blocks follow */
   int       nlong;   /* long base rows */
 } DCSRBaseRowsPlan;
-
-/* chunk c of the long base rows (lrow/lst/lln/lchunk: row, base start, base length, first chunk), then the row's sum, its
-   tail included, by its last chunk block in a fixed order (as DCSRFusedLong()) */
-__device__ static inline void DCSRBaseLong(int c, int nlong, const int *__restrict__ lrow, const int *__restrict__ lst, const int *__restrict__ lln, const int *__restrict__ lchunk, const int *__restrict__ dirty, const int4 *__restrict__ tpiece, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
-{
-  __shared__ double wpart[DCSR_LONG_BLOCK / 32];
-  __shared__ int    amlast;
-  const int         lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
-  double            s[4] = {0.0, 0.0, 0.0, 0.0}, sum;
-
-  const int g = DCSRLongChunkSum(c, nlong, lrow, lst, lln, lchunk, K, segstart, seglen, nseg, colidx, values, x, s);
-  sum = (s[0] + s[1]) + (s[2] + s[3]);
-  for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
-  if (lane == 0) wpart[warp] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    sum = 0.0;
-    for (int w = 0; w < DCSR_LONG_BLOCK / 32; w++) sum += wpart[w];
-    part[c] = sum;
-    __threadfence(); /* the partial sum is visible before the count says so */
-    amlast = atomicAdd(&lcount[g], 1) == lchunk[g + 1] - lchunk[g] - 1;
-  }
-  __syncthreads();
-  if (amlast && warp == 0) { /* every chunk of the row is done: their sums in a fixed order, then its tail */
-    const int r = lrow[g], d = dirty[r];
-    __threadfence();
-    sum = 0.0;
-    for (int k = lchunk[g] + lane; k < lchunk[g + 1]; k += 32) sum += __ldcg(part + k);
-    if (d) sum += DCSRBaseTailSum<32>(r, (long long)lst[g], lln[g], d, lane, K, segstart, seglen, nseg, tpiece, colidx, values, x);
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(DCSR_FULL_MASK, sum, o);
-    if (lane == 0) {
-      z[r]      = y ? y[r] + sum : sum;
-      lcount[g] = 0; /* for the next product */
-    }
-  }
-}
 
 /* blocks [0, nbrows): lane t % TPR of row t / TPR, in row order: the base part [rowptr[r], rowptr[r+1]), then, for a
    row marked since the base (dirty[r] = its place in the tail table + 1), its tail; a long base row is skipped by its
@@ -1872,7 +1842,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK, 6) DCSRMultBaseRowsKernel(D
     DCSRGroupStore<TPR>(sum, lane, r, y, z);
     return;
   }
-  DCSRBaseLong((int)(bid - p.nbrows), p.nlong, lrow, lst, lln, lchunk, dirty, tpiece, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
+  DCSRLongChunks<true>((int)(bid - p.nbrows), p.nlong, lrow, lst, lln, lchunk, dirty, tpiece, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
 }
 
 template <int TPR>
@@ -1964,7 +1934,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DC
     z[r] = y ? y[r] + sum : sum;
     return;
   }
-  DCSRBaseLong((int)(bid - p.nbrows), p.nlong, lrow, lst, lln, lchunk, dirty, tpiece, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
+  DCSRLongChunks<true>((int)(bid - p.nbrows), p.nlong, lrow, lst, lln, lchunk, dirty, tpiece, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
 }
 
 cudaError_t GpukitDCSRMultBaseStreamCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, const double *x, const double *y, double *z, cudaStream_t stream)
