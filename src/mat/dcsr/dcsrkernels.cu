@@ -1845,6 +1845,22 @@ __global__ static void __launch_bounds__(DCSR_BLOCK, 6) DCSRMultBaseRowsKernel(D
   DCSRLongChunks<true>((int)(bid - p.nbrows), p.nlong, lrow, lst, lln, lchunk, dirty, tpiece, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
 }
 
+/* the launch of a base product: nthreads threads for the row groups, then a block per chunk of the long base rows */
+static cudaError_t DCSRBasePlan(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const GpukitDCSRBaseLong *L, long long nthreads, DCSRBaseRowsPlan *p, unsigned *nb)
+{
+  long long n;
+
+  if (!rowptr || !dirty || !L || L->longrow < 1 || A->cap > (long long)INT_MAX) return cudaErrorInvalidValue;
+  if (L->nlong > 0 && !(L->lrow && L->lst && L->lln && L->lchunk && L->lcount && L->lpart && L->nchunk > 0)) return cudaErrorInvalidValue;
+  p->longrow = L->longrow;
+  p->nlong   = (int)L->nlong;
+  n          = (nthreads + DCSR_BLOCK - 1) / DCSR_BLOCK;
+  if (n + L->nchunk >= (long long)INT_MAX) return cudaErrorInvalidValue;
+  p->nbrows = (unsigned)n;
+  *nb       = (unsigned)(n + L->nchunk);
+  return cudaSuccess;
+}
+
 template <int TPR>
 static cudaError_t DCSRMultBaseRowsLaunch(const GpukitDCSRDev *A, DCSRBaseRowsPlan p, unsigned nb, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, const double *x, const double *y, double *z, cudaStream_t stream)
 {
@@ -1855,21 +1871,14 @@ static cudaError_t DCSRMultBaseRowsLaunch(const GpukitDCSRDev *A, DCSRBaseRowsPl
 cudaError_t GpukitDCSRMultBaseRowsCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, int tpr, const double *x, const double *y, double *z, cudaStream_t stream)
 {
   DCSRBaseRowsPlan p;
-  long long        nb;
+  unsigned         nb;
 
   if (A->m <= 0) return cudaSuccess;
-  if (!rowptr || !dirty || !L || L->longrow < 1 || A->cap > (long long)INT_MAX) return cudaErrorInvalidValue;
-  if (L->nlong > 0 && !(L->lrow && L->lst && L->lln && L->lchunk && L->lcount && L->lpart && L->nchunk > 0)) return cudaErrorInvalidValue;
-  p.longrow = L->longrow;
-  p.nlong   = (int)L->nlong;
-  nb        = ((long long)A->m * tpr + DCSR_BLOCK - 1) / DCSR_BLOCK;
-  if (nb + L->nchunk >= (long long)INT_MAX) return cudaErrorInvalidValue;
-  p.nbrows = (unsigned)nb;
-  nb += L->nchunk;
+  DCSR_CHECK(DCSRBasePlan(A, rowptr, dirty, L, (long long)A->m * tpr, &p, &nb));
   switch (tpr) {
 #define DCSR_BASEROWS_CASE(T) \
   case T: \
-    return DCSRMultBaseRowsLaunch<T>(A, p, (unsigned)nb, rowptr, dirty, tpiece, L, x, y, z, stream);
+    return DCSRMultBaseRowsLaunch<T>(A, p, nb, rowptr, dirty, tpiece, L, x, y, z, stream);
     DCSR_BASEROWS_CASE(1)
     DCSR_BASEROWS_CASE(2)
     DCSR_BASEROWS_CASE(4)
@@ -1940,18 +1949,11 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DC
 cudaError_t GpukitDCSRMultBaseStreamCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, const double *x, const double *y, double *z, cudaStream_t stream)
 {
   DCSRBaseRowsPlan p;
-  long long        nb;
+  unsigned         nb;
 
   if (A->m <= 0) return cudaSuccess;
-  if (!rowptr || !dirty || !L || L->longrow < 1 || A->cap > (long long)INT_MAX) return cudaErrorInvalidValue;
-  if (L->nlong > 0 && !(L->lrow && L->lst && L->lln && L->lchunk && L->lcount && L->lpart && L->nchunk > 0)) return cudaErrorInvalidValue;
-  p.longrow = L->longrow;
-  p.nlong   = (int)L->nlong;
-  nb        = ((long long)A->m + DCSR_BLOCK - 1) / DCSR_BLOCK; /* a warp per 32 rows */
-  if (nb + L->nchunk >= (long long)INT_MAX) return cudaErrorInvalidValue;
-  p.nbrows = (unsigned)nb;
-  nb += L->nchunk;
-  DCSRMultBaseStreamKernel<<<(unsigned)nb, DCSR_BLOCK, 0, stream>>>(p, A->m, rowptr, dirty, tpiece, L->lrow, L->lst, L->lln, L->lchunk, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, y, z, L->lpart, L->lcount);
+  DCSR_CHECK(DCSRBasePlan(A, rowptr, dirty, L, (long long)A->m, &p, &nb)); /* a warp per 32 rows: a thread a row */
+  DCSRMultBaseStreamKernel<<<nb, DCSR_BLOCK, 0, stream>>>(p, A->m, rowptr, dirty, tpiece, L->lrow, L->lst, L->lln, L->lchunk, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, y, z, L->lpart, L->lcount);
   return cudaGetLastError();
 }
 
