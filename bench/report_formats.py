@@ -281,8 +281,9 @@ def dcsr_section(L, key, recs, plt, img_dir, img_rel):
         L.append("(The later defragmentation, recorded since session 14: 10 more batches of new entries after the first one, "
                  "then one timed with the buffers the first one left, in SpMVs of the defragmented product.)")
         L.append("")
-        L.append("(Since session 18: the fragmented product's kernel (on the CSR base: cuSPARSE with the fix-up after it or beside "
-                 "it, the base rows kernel with t lanes, or the base stream kernel), and the rows marked since the base.)")
+        L.append("(Since session 18: the fragmented product's kernel (on the CSR base: cuSPARSE and the fix-up, or the base stream "
+                 "kernel; the ablation records of session 18 also have the removed base rows kernel and the fix-up beside cuSPARSE), "
+                 "and the rows marked since the base.)")
         L.append("")
         table(L, ["matrix", f"{base} ms", "fragmented ms", "vs base", "defragmented ms", "vs base", "defrag ms", "defrag (SpMVs)", "later defrag (SpMVs)", "segments in use / K", "fragmented product", "rows marked"], rows)
     mem = [r for r in recs if r.get("test") == "memory"]

@@ -39,8 +39,7 @@ typedef struct {
   PetscInt    expect_base; /* -expect_csr_base: 1 the products of the comparisons marked want_base ran on the CSR base, 0 not */
   PetscBool   want_base;
   PetscInt    nbase_runs;
-  PetscInt    expect_baserows; /* -expect_csr_base_product: those products ran 0 cuSPARSE and the fix-up after it (lanes 0),
-                                  1 the base rows kernel (lanes 1..32), 2 the fix-up beside cuSPARSE (lanes -1), 3 the
+  PetscInt    expect_baserows; /* -expect_csr_base_product: those products ran 0 cuSPARSE and the fix-up (lanes 0), 1 the
                                   base stream kernel (lanes 64) */
   PetscInt    nbaserows_runs;
 } Ctx;
@@ -97,10 +96,9 @@ static PetscErrorCode CheckBaseKernel(Ctx *c, const char *what, const char *op)
   PetscCall(GKCheck((PetscBool)(c->expect_base ? kernel == 3 : kernel != 3), buf));
   if (kernel == 3) c->nbase_runs++;
   if (kernel == 3 && c->expect_baserows >= 0) {
-    const PetscInt got = lanes == 64 ? 3 : lanes > 0 ? 1 : lanes < 0 ? 2 : 0;
-    PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: %s on the CSR base ran %s (lanes %" PetscInt_FMT "), expected product %" PetscInt_FMT, what, op, got == 3 ? "the base stream kernel" : got == 1 ? "the base rows kernel" : got == 2 ? "cuSPARSE with the fix-up beside it" : "cuSPARSE and the fix-up after it", lanes, c->expect_baserows));
-    /* side runs only where rows are marked (the products right after a defragmentation are cuSPARSE's alone) */
-    PetscCall(GKCheck((PetscBool)(got == c->expect_baserows || (c->expect_baserows == 2 && got == 0)), buf));
+    const PetscInt got = lanes == 64 ? 1 : 0;
+    PetscCall(PetscSNPrintf(buf, sizeof(buf), "%s: %s on the CSR base ran %s (lanes %" PetscInt_FMT "), expected product %" PetscInt_FMT, what, op, got ? "the base stream kernel" : "cuSPARSE and the fix-up", lanes, c->expect_baserows));
+    PetscCall(GKCheck((PetscBool)(got == c->expect_baserows), buf));
     if (got == c->expect_baserows) c->nbaserows_runs++;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -746,7 +744,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-powerlaw", "Power-law rows of up to this many entries in the first assembly (0: none)", NULL, powerlaw, &powerlaw, NULL));
   c->expect_base     = -1;
   c->expect_baserows = -1;
-  PetscCall(PetscOptionsInt("-expect_csr_base_product", "With -expect_csr_base 1: the products on the CSR base ran 0 cuSPARSE and the fix-up after it, 1 the base rows kernel, 2 the fix-up beside cuSPARSE, 3 the base stream kernel", NULL, c->expect_baserows, &c->expect_baserows, NULL));
+  PetscCall(PetscOptionsInt("-expect_csr_base_product", "With -expect_csr_base 1: the products on the CSR base ran 0 cuSPARSE and the fix-up, 1 the base stream kernel", NULL, c->expect_baserows, &c->expect_baserows, NULL));
   PetscCall(PetscOptionsInt("-expect_csr_base", "1: the products after MatDCSRDefragment() (and after a few device entries, MatScale, MatShift) ran on the CSR base; 0: they did not", NULL, c->expect_base, &c->expect_base, NULL));
   PetscCall(PetscOptionsBool("-expect_rows_kernel", "The diagonal block's products ran the rows kernel exactly where every row had at most one segment, else fused", NULL, c->expect_rows, &c->expect_rows, NULL));
   PetscCall(PetscOptionsBool("-expect_rows_fallback", "With -expect_rows_kernel: some product of the diagonal block fell back on the fused kernel (fragmented rows)", NULL, expect_fallback, &expect_fallback, NULL));

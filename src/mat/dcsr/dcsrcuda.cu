@@ -149,14 +149,6 @@ static PetscErrorCode DCSRCUDABaseFree_Private(Mat_SeqDCSRCUDA *cu)
   if (cu->baserow) PetscCallCUDA(cudaFree(cu->baserow));
   PetscCall(DCSRCUDAPoolFree_Private(cu->basetpiece));
   PetscCall(DCSRCUDABaseLongFree_Private(cu));
-  if (cu->basetsum) PetscCallCUDA(cudaFree(cu->basetsum));
-  if (cu->fixfork) PetscCallCUDA(cudaEventDestroy(cu->fixfork));
-  if (cu->fixjoin) PetscCallCUDA(cudaEventDestroy(cu->fixjoin));
-  if (cu->fixstream) PetscCallCUDA(cudaStreamDestroy(cu->fixstream));
-  cu->basetsum  = NULL;
-  cu->basetsumn = 0;
-  cu->fixfork = cu->fixjoin = NULL;
-  cu->fixstream = NULL;
   cu->baserow = cu->basedirty = cu->basecount = cu->basetrow = NULL;
   cu->basetpiece = NULL;
   cu->basem    = 0;
@@ -1167,24 +1159,10 @@ static PetscErrorCode DCSRCUDABaseLong_Private(Mat A, cudaStream_t stream)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the base rows kernel's lanes per row when nothing tunes them (as DCSRCUDARowsTprGuess_Private(), from the host's entry
-   count: the bins' count is not kept on the base path) */
-static PetscInt DCSRCUDABaseTprGuess_Private(Mat A)
-{
-  const Mat_SeqDCSR *a    = (const Mat_SeqDCSR *)A->data;
-  const double       mean = a->m > 0 ? (double)a->nz / (double)a->m : 0.0;
-  PetscInt           t    = 1;
-
-  while (2 * t <= 32 && (double)(2 * t) <= 0.5 * mean) t *= 2;
-  return t;
-}
-
-/* the base product's tuners ("dcsr_base", knob kernel: cusparse | stream; rows1 .. rows32 with
-   -mat_dcsr_cuda_csr_base_product rows), one per bucket of the fraction of the rows marked since the base (none,
-   at most 1/16, 1/8, more: the fix-up's share of the work changes the best choice); none without -mat_dcsr_autotune or
-   with cusparse or side forced */
-static const char *const DCSRCUDABaseLabels[]     = {"cusparse", "rows1", "rows2", "rows4", "rows8", "rows16", "rows32", "cusparse_side", "stream"};
-static const char *const DCSRCUDABaseAutoLabels[] = {"cusparse", "stream"}; /* labels[i] names values[i]: the auto knob's two */
+/* the base product's tuners ("dcsr_base", knob kernel: cusparse | stream), one per bucket of the fraction of the rows
+   marked since the base (none, at most 1/16, 1/8, more: the fix-up's share of the work changes the best choice); none
+   without -mat_dcsr_autotune or with a product forced */
+static const char *const DCSRCUDABaseLabels[] = {"cusparse", "stream"}; /* labels[i] names values[i] */
 
 static PetscInt DCSRCUDABaseBucket_Private(const Mat_SeqDCSRCUDA *cu)
 {
@@ -1204,29 +1182,19 @@ static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
 
   PetscFunctionBegin;
   *tuner = NULL;
-  if (!cu->autotune || cu->baseprod == DCSR_BASE_CUSPARSE || cu->baseprod == DCSR_BASE_SIDE || cu->baseprod == DCSR_BASE_STREAM) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!cu->autotune || cu->baseprod != DCSR_BASE_AUTO) PetscFunctionReturn(PETSC_SUCCESS);
   if (cu->tune_m != cu->d.m) PetscCall(DCSRCUDATunersDestroy_Private(cu));
   if (cu->tunerbase[bk]) {
     *tuner = cu->tunerbase[bk];
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscMemzero(&knob, sizeof(knob)));
-  knob.name = "kernel";
-  if (cu->baseprod == DCSR_BASE_ROWS) {
-    knob.n = DCSR_MULT_NROWST;
-    for (PetscInt i = 0; i < knob.n; i++) knob.values[i] = 1 + i;
-    knob.labels = DCSRCUDABaseLabels + 1;
-    knob.start  = DCSRCUDALog2_Private(DCSRCUDABaseTprGuess_Private(A));
-  } else {
-    /* cusparse and stream: the rows kernel (1..32 lanes) and cusparse_side never beat both on the generated matrices (H200,
-       2026-11-27: stencil7 0.922x / 0.875x against stream's 0.959x, powerlaw 0.66x / 0.841x against cusparse's 0.842x),
-       and a search over all nine cost the power-law matrix 13 SpMVs a batch; they stay as forced products */
-    knob.n         = 2;
-    knob.values[0] = 0;
-    knob.values[1] = DCSR_BASE_KSTREAM;
-    knob.labels    = DCSRCUDABaseAutoLabels;
-    knob.start  = 0; /* cuSPARSE: another candidate must beat it by the tuner's threshold */
-  }
+  knob.name      = "kernel";
+  knob.n         = 2;
+  knob.values[0] = DCSR_BASE_CUSPARSE;
+  knob.values[1] = DCSR_BASE_STREAM;
+  knob.labels    = DCSRCUDABaseLabels;
+  knob.start     = 0; /* cuSPARSE: the stream kernel must beat it by the tuner's threshold */
   /* the key leaves the longest row out (x-1): the bins that count it are not built on the base path, so their count would
      make the key depend on the matrix's history */
   PetscCall(GpukitTuneShapeCSR((PetscInt)cu->d.m, (PetscCount)a->nz, 0, csr, sizeof(csr)));
@@ -1236,42 +1204,6 @@ static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
   PetscCall(GpukitTunerSetDevice(cu->tunerbase[bk], PETSC_TRUE));
   cu->tune_m = cu->d.m;
   *tuner     = cu->tunerbase[bk];
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* the side stream, its events and the sums of cusparse_side (for m/4 + 1 records, or ndirtyub when the base is kept
-   beyond a quarter of the rows) */
-static PetscErrorCode DCSRCUDABaseSide_Private(Mat_SeqDCSRCUDA *cu)
-{
-  PetscFunctionBegin;
-  if (!cu->fixstream || !cu->fixfork || !cu->fixjoin) { /* all three, or none kept */
-    int          lo, hi;
-    cudaStream_t st = NULL;
-    cudaEvent_t  ef = NULL, ej = NULL;
-    cudaError_t  err;
-    err = cudaDeviceGetStreamPriorityRange(&lo, &hi);
-    if (err == cudaSuccess) err = cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, hi);
-    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ef, cudaEventDisableTiming);
-    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ej, cudaEventDisableTiming);
-    if (err != cudaSuccess) {
-      if (ej) (void)cudaEventDestroy(ej);
-      if (ef) (void)cudaEventDestroy(ef);
-      if (st) (void)cudaStreamDestroy(st);
-    }
-    PetscCallCUDA(err);
-    if (cu->fixjoin) PetscCallCUDA(cudaEventDestroy(cu->fixjoin));
-    if (cu->fixfork) PetscCallCUDA(cudaEventDestroy(cu->fixfork));
-    if (cu->fixstream) PetscCallCUDA(cudaStreamDestroy(cu->fixstream));
-    cu->fixstream = st;
-    cu->fixfork   = ef;
-    cu->fixjoin   = ej;
-  }
-  if (!cu->basetsum || cu->basetsumn < cu->ndirtyub) {
-    if (cu->basetsum) PetscCallCUDA(cudaFree(cu->basetsum));
-    cu->basetsum  = NULL;
-    cu->basetsumn = PetscMax((long long)cu->d.m / 4 + 1, cu->ndirtyub);
-    PetscCall(DCSRCUDAMalloc_Private((void **)&cu->basetsum, (size_t)cu->basetsumn * sizeof(double), "the CSR base's fix-up sums"));
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1339,70 +1271,50 @@ static PetscErrorCode MatMultAdd_SeqDCSRCUDA_Private(Mat A, Vec x, Vec y, Vec z)
   PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
   PetscCall(PetscLogEventBegin(MAT_DCSRCUDA_Mult, A, x, z, 0));
   if (cu->multkernel == DCSR_MULT_AUTO && DCSRCUDABaseValid_Private(cu) && (double)cu->ndirtyub <= (double)cu->basemaxdirty * (double)cu->d.m) {
-    /* the CSR base: cuSPARSE, then the marked rows (fix-up); or the base rows kernel, which does both in one launch */
+    /* the CSR base: cuSPARSE, then the marked rows (fix-up); or the base stream kernel, which does both in one launch */
     const Mat_SeqDCSR *a = (const Mat_SeqDCSR *)A->data;
     /* the fix-up's lanes per marked row: about two entries a lane of what the rows got since the base (their new
        segments, mostly a few entries: one lane per row then, so that a warp has 32 rows' loads in flight); at most 8
        (rows with long tails go to a whole warp each) */
     const double tail = cu->ndirtyub > 0 ? (double)PetscMax((PetscCount)0, a->nz - (PetscCount)cu->basennz) / (double)cu->ndirtyub : 0.0;
     int          t    = 1;
-    PetscInt     kb = 0, blanes = 0; /* kb: the tuner's value (0 cuSPARSE and the fix-up, 1 + log2(t) the base rows kernel
-                                           with t = blanes lanes, DCSR_BASE_KSIDE the fix-up beside cuSPARSE) */
+    PetscInt     prod = cu->baseprod == DCSR_BASE_STREAM ? DCSR_BASE_STREAM : DCSR_BASE_CUSPARSE; /* without the tuner */
+    PetscBool    searching = PETSC_FALSE;
 
     while (2 * t <= 8 && (double)(2 * t) <= 0.5 * tail) t *= 2;
     PetscCall(DCSRCUDABaseTunerSetUp_Private(A, &tuner));
     if (tuner) {
       PetscBool done;
       PetscCall(GpukitTunerGetConfig(tuner, &cfg, &done));
-      if (!done || (cfg[0] > 0 && cfg[0] != DCSR_BASE_KSIDE)) PetscCall(DCSRCUDABaseLong_Private(A, stream)); /* a candidate, or the choice, needs it */
-    } else if (cu->baseprod == DCSR_BASE_ROWS) {
-      kb = 1 + DCSRCUDALog2_Private(DCSRCUDABaseTprGuess_Private(A));
-      PetscCall(DCSRCUDABaseLong_Private(A, stream));
-    } else if (cu->baseprod == DCSR_BASE_STREAM) {
-      kb = DCSR_BASE_KSTREAM;
-      PetscCall(DCSRCUDABaseLong_Private(A, stream));
-    } else if (cu->baseprod == DCSR_BASE_SIDE) kb = DCSR_BASE_KSIDE;
+      searching = (PetscBool)!done;
+      if (searching || cfg[0] == DCSR_BASE_STREAM) PetscCall(DCSRCUDABaseLong_Private(A, stream)); /* a candidate, or the choice, needs it */
+    } else if (prod == DCSR_BASE_STREAM) PetscCall(DCSRCUDABaseLong_Private(A, stream));
     PetscCall(VecCUDAGetArrayRead(x, &xa));
     PetscCall(DCSRCUDAGetOutArrays_Private(y, z, &ya, &za));
     if (tuner) {
-      PetscBool done;
-      PetscCall(GpukitTunerGetConfig(tuner, &cfg, &done));
       /* a search times cuSPARSE after its analysis, as it runs once chosen (the analysis comes at the 4th product of a
-         base otherwise: before it, ALG1 is slower on irregular rows and lost to the rows kernel where it wins after) */
-      if (!done && cu->basennz > 0 && cu->baseprod == DCSR_BASE_AUTO) PetscCall(GpukitCSRSpMVAnalyse(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, za, stream));
+         base otherwise: before it, ALG1 is slower on irregular rows and lost where it wins after) */
+      if (searching && cu->basennz > 0) PetscCall(GpukitCSRSpMVAnalyse(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, za, stream));
       DCSRCUDATuneState_Private(cu, (long long)a->nz);
       PetscCall(GpukitTunerSetRepeatable(tuner, (PetscBool)!(y && y == z)));
       PetscCall(GpukitTunerBegin(tuner, cu->tunestate, (void *)stream, &cfg, &nlaunch));
-      kb = cfg[0];
+      prod = cfg[0];
     } else nlaunch = 1;
-    blanes = kb > 0 && kb < DCSR_BASE_KSIDE ? (PetscInt)1 << (kb - 1) : 0;
-    if (kb == DCSR_BASE_KSIDE && cu->ndirtyub > 0) PetscCall(DCSRCUDABaseSide_Private(cu)); /* the stream, events, sums */
     PetscCall(PetscLogGpuTimeBegin());
     for (PetscInt l = 0; l < nlaunch; l++) {
-      if (kb == DCSR_BASE_KSTREAM) PetscCallCUDA(GpukitDCSRMultBaseStreamCUDA(&cu->d, cu->baserow, cu->basedirty, cu->basetpiece, &cu->blong, xa, ya, za, stream));
-      else if (blanes > 0) PetscCallCUDA(GpukitDCSRMultBaseRowsCUDA(&cu->d, cu->baserow, cu->basedirty, cu->basetpiece, &cu->blong, (int)blanes, xa, ya, za, stream));
+      if (prod == DCSR_BASE_STREAM) PetscCallCUDA(GpukitDCSRMultBaseStreamCUDA(&cu->d, cu->baserow, cu->basedirty, cu->basetpiece, &cu->blong, xa, ya, za, stream));
       else {
-        const PetscBool side = (PetscBool)(kb == DCSR_BASE_KSIDE && cu->ndirtyub > 0);
-        if (side) { /* the fix-up's sums beside cuSPARSE's product: it reads only what the product reads */
-          PetscCallCUDA(cudaEventRecord(cu->fixfork, stream));
-          PetscCallCUDA(cudaStreamWaitEvent(cu->fixstream, cu->fixfork, 0));
-          PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, NULL, cu->basetsum, cu->fixstream));
-          PetscCallCUDA(cudaEventRecord(cu->fixjoin, cu->fixstream));
-        }
         if (cu->basennz > 0) PetscCall(GpukitCSRSpMVApply(&cu->csrmv, cu->d.m, cu->d.n, (PetscCount)cu->basennz, cu->baserow, cu->d.colidx, cu->d.values, xa, ya, za, stream));
         else if (!ya) PetscCallCUDA(cudaMemsetAsync(za, 0, (size_t)cu->d.m * sizeof(double), stream));
         else if (ya != za) PetscCallCUDA(cudaMemcpyAsync(za, ya, (size_t)cu->d.m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
-        if (side) {
-          PetscCallCUDA(cudaStreamWaitEvent(stream, cu->fixjoin, 0));
-          PetscCallCUDA(GpukitDCSRBaseScatter(cu->basetrow, cu->basecount, cu->ndirtyub, cu->basetsum, za, stream));
-        } else if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, NULL, stream));
+        if (cu->ndirtyub > 0) PetscCallCUDA(GpukitDCSRBaseFixup(&cu->d, cu->baserow, cu->basetrow, cu->basetpiece, cu->basecount, cu->ndirtyub, t, xa, za, stream));
       }
       if (tuner) PetscCall(GpukitTunerMark(tuner));
     }
     PetscCall(PetscLogGpuTimeEnd());
     if (tuner) PetscCall(GpukitTunerEnd(tuner));
     cu->lastkernel = DCSR_MULT_CSRBASE;
-    cu->lasttpr    = kb == DCSR_BASE_KSIDE ? (cu->ndirtyub > 0 ? -1 : 0) : kb == DCSR_BASE_KSTREAM ? 64 : blanes; /* side: only with rows marked */
+    cu->lasttpr    = prod == DCSR_BASE_STREAM ? DCSR_BASE_STREAM_CODE : 0;
     PetscCall(DCSRCUDARestoreOutArrays_Private(y, z, &ya, &za));
     PetscCall(VecCUDARestoreArrayRead(x, &xa));
     PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)a->nz));
@@ -1785,12 +1697,12 @@ static PetscErrorCode DCSRCUDASetFromOptions_Private(Mat M, PetscInt nblk, const
     cu->basemaxdirty = frac;
   }
   {
-    const char *const prods[] = {"cusparse", "rows", "side", "stream", "auto"};
+    const char *const prods[] = {"cusparse", "stream", "auto"};
     PetscBool         flg;
-    PetscInt          sel = cu->baseprod < 0 ? 4 : cu->baseprod;
-    PetscCall(PetscOptionsEList("-mat_dcsr_cuda_csr_base_product", "The product on the CSR base: cuSPARSE's CSR product plus the fix-up of the rows marked since (cusparse), one launch in row order that adds each marked row's new entries before it writes the row (rows), the fix-up's sums computed on a second stream beside cuSPARSE's product and then added (side), a warp per 32 rows streaming their entries through shared memory (stream), or the tuner's choice (auto; cusparse without -mat_dcsr_autotune)", "MATDCSRCUDA", prods, 5, prods[sel], &sel, &flg));
+    PetscInt          sel = cu->baseprod < 0 ? 2 : cu->baseprod;
+    PetscCall(PetscOptionsEList("-mat_dcsr_cuda_csr_base_product", "The product on the CSR base: cuSPARSE's CSR product plus the fix-up of the rows marked since (cusparse), one launch with a warp per 32 rows streaming their entries through shared memory and adding the marked rows' new entries (stream), or the tuner's choice (auto; cusparse without -mat_dcsr_autotune)", "MATDCSRCUDA", prods, 3, prods[sel], &sel, &flg));
     if (flg) {
-      cu->baseprod = sel == 4 ? DCSR_BASE_AUTO : sel;
+      cu->baseprod = sel == 2 ? DCSR_BASE_AUTO : sel;
       PetscCall(DCSRCUDATunersDestroy_Private(cu));
     }
   }
@@ -1845,8 +1757,7 @@ static PetscErrorCode MatDCSRCUDAGetDeviceBytes_SeqDCSRCUDA(Mat A, PetscLogDoubl
 
 /* "MatDCSRCUDAGetMultKernel_C" (composed; queried by tests/gpu/dcsr_cuda.c): the kernel of this block's last product
    (-1: none yet, 0 binned, 1 fused, 2 rows, 3 the CSR base) and the lanes per row of the rows kernel, or on the CSR base
-   of the base rows kernel (0: cuSPARSE and the fix-up after it, -1: the fix-up beside it, 64: the base stream kernel; 0 for
-   the others) */
+   the product (0: cuSPARSE and the fix-up, DCSR_BASE_STREAM_CODE (64): the base stream kernel; 0 for the others) */
 static PetscErrorCode MatDCSRCUDAGetMultKernel_SeqDCSRCUDA(Mat A, PetscInt *kernel, PetscInt *lanes)
 {
   Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
@@ -1901,12 +1812,10 @@ static PetscErrorCode DCSRCUDAViewInfo(Mat A, PetscViewer viewer)
   }
   if (!cu->usebase) PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: off (-mat_dcsr_cuda_csr_base false)\n"));
   else if (DCSRCUDABaseValid_Private(cu)) {
-    const char *prod = cu->baseprod == DCSR_BASE_CUSPARSE || (cu->baseprod == DCSR_BASE_AUTO && !cu->autotune) ? "cuSPARSE's CSR product plus the fix-up" : cu->baseprod == DCSR_BASE_ROWS ? "the base rows kernel" : cu->baseprod == DCSR_BASE_SIDE ? "cuSPARSE's CSR product with the fix-up beside it" : cu->baseprod == DCSR_BASE_STREAM ? "the base stream kernel" : "the tuner's choice of cuSPARSE plus the fix-up or the base stream kernel, by the fraction of rows marked";
+    const char *prod = cu->baseprod == DCSR_BASE_STREAM ? "the base stream kernel" : cu->baseprod == DCSR_BASE_CUSPARSE || !cu->autotune ? "cuSPARSE's CSR product plus the fix-up" : "the tuner's choice of cuSPARSE plus the fix-up or the base stream kernel, by the fraction of rows marked";
     PetscCall(PetscViewerASCIIPrintf(viewer, "  CSR base: valid, %lld entries; at most %lld rows got new entries since (the product takes it while they are at most %g of the %d rows%s); its product: %s\n", cu->basennz, cu->ndirtyub, (double)cu->basemaxdirty, cu->d.m, cu->multkernel == DCSR_MULT_AUTO ? "" : "; not with a forced -mat_dcsr_cuda_mult_kernel", prod));
     if (cu->lastkernel == DCSR_MULT_CSRBASE) {
-      if (cu->lasttpr == 64) PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: the base stream kernel\n"));
-      else if (cu->lasttpr > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: the base rows kernel, %" PetscInt_FMT " lanes per row\n", cu->lasttpr));
-      else PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: cuSPARSE, the fix-up %s\n", cu->lasttpr < 0 ? "beside it" : "after it"));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  last product on the base: %s\n", cu->lasttpr == DCSR_BASE_STREAM_CODE ? "the base stream kernel" : "cuSPARSE, then the fix-up"));
     }
     PetscCall(PetscViewerASCIIPushTab(viewer));
     for (PetscInt b = 0; b < DCSR_BASE_NBUCKETS; b++)
@@ -2094,8 +2003,8 @@ static PetscErrorCode MatConvert_SeqDCSRCUDA_SeqDCSR(Mat A, MatType type, MatReu
      afterwards by a fix-up kernel, until more than -mat_dcsr_cuda_csr_base_max_marked of the rows did
 .  -mat_dcsr_cuda_csr_base_max_marked <0.25> - the fraction of rows with new entries up to which the CSR base is used
 .  -mat_dcsr_cuda_csr_base_product <auto> - the product on the CSR base: cusparse (cuSPARSE plus the fix-up of the marked
-     rows), rows (one launch in row order that adds each marked row's new entries), side (the fix-up beside cuSPARSE on a
-     second stream), stream (a warp per 32 rows through shared memory), auto (the tuner's choice)
+     rows), stream (one launch: a warp per 32 rows through shared memory, the marked rows' new entries added), auto (the
+     tuner's choice)
 .  -mat_dcsr_cuda_long_row <256> - rows longer than this are summed in chunks of 2048 entries, a block each (not tuned)
 .  -mat_dcsr_cuda_defrag_spare <true> - keep the buffers a defragmentation replaced for the next one (no allocation)
 -  -mat_dcsr_cuda_trim <true> - give large batches' pooled work space back to the device

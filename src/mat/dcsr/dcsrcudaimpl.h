@@ -125,21 +125,13 @@ typedef struct {
   GpukitCSRSpMV csrmv;
   /* the base's product (-mat_dcsr_cuda_csr_base_product): DCSR_BASE_AUTO (with -mat_dcsr_autotune the tuner of the
      marked rows' bucket, "dcsr_base", knob kernel: cusparse, i.e. cuSPARSE plus the fix-up, or stream, the base stream
-     kernel GpukitDCSRMultBaseStreamCUDA(); without the tuner cusparse), or forced: DCSR_BASE_CUSPARSE, DCSR_BASE_ROWS
-     (GpukitDCSRMultBaseRowsCUDA(), 1..32 lanes, tuned among themselves), DCSR_BASE_SIDE (the fix-up beside cuSPARSE),
-     DCSR_BASE_STREAM. blong: the base's rows longer than longrow for the rows and stream kernels (blongok: built for
-     this base) */
+     kernel GpukitDCSRMultBaseStreamCUDA(); without the tuner cusparse), or forced: DCSR_BASE_CUSPARSE, DCSR_BASE_STREAM.
+     blong: the base's rows longer than longrow for the stream kernel (blongok: built for this base) */
   PetscInt           baseprod;
   GpukitTuner        tunerbase[DCSR_BASE_NBUCKETS]; /* one per bucket of the marked rows' fraction (DCSRCUDABaseBucket_Private()) */
   GpukitDCSRBaseLong blong;
   long long          blongalloc, blongpartalloc;
   PetscBool          blongok;
-  /* cusparse_side: the fix-up beside cuSPARSE's product, on fixstream (high priority, forked from and joined to PETSc's
-     stream by the events), its sums into basetsum[basetsumn] (one per record), then added to y on PETSc's stream */
-  cudaStream_t fixstream;
-  cudaEvent_t  fixfork, fixjoin;
-  double      *basetsum;
-  long long    basetsumn;
 
   /* statistics of the device side (MatView ::ascii_info) */
   PetscInt  ndevdefrag, ndevgrow, nbatch;
@@ -158,19 +150,15 @@ typedef struct {
    is the rows kernel with t lanes per row (2..7: 1..32 lanes) */
 #define DCSR_MULT_ROWS   2
 #define DCSR_MULT_NROWST 6
-/* lastkernel of a product through the CSR base (cuSPARSE and the fix-up of the marked rows, lasttpr 0; or the base rows
-   kernel, lasttpr its lanes per row) */
+/* lastkernel of a product through the CSR base (cuSPARSE and the fix-up of the marked rows, lasttpr 0; or the base
+   stream kernel, lasttpr DCSR_BASE_STREAM_CODE) */
 #define DCSR_MULT_CSRBASE 3
-/* baseprod */
-#define DCSR_BASE_AUTO     -1
-#define DCSR_BASE_CUSPARSE 0
-#define DCSR_BASE_ROWS     1
-#define DCSR_BASE_SIDE     2
-/* the base tuner's knob values: 0 cusparse, 1 + log2(t) the base rows kernel with t lanes, DCSR_BASE_KSIDE cusparse_side */
-#define DCSR_BASE_KSIDE    7
-/* ... and DCSR_BASE_KSTREAM the base stream kernel (GpukitDCSRMultBaseStreamCUDA()) */
-#define DCSR_BASE_KSTREAM  8
-#define DCSR_BASE_STREAM   3
+/* baseprod (also the values of the base tuner's knob), and the lane code of a product on the base by the stream kernel
+   (lasttpr, "MatDCSRCUDAGetMultKernel_C") */
+#define DCSR_BASE_AUTO        -1
+#define DCSR_BASE_CUSPARSE    0
+#define DCSR_BASE_STREAM      1
+#define DCSR_BASE_STREAM_CODE 64
 
 #define GPUKIT_DCSR_TRIM_BYTES (32.0 * 1048576.0)
 

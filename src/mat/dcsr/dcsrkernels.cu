@@ -1045,7 +1045,7 @@ __device__ static inline double DCSRPieceSum(long long st, int len, int lane, co
    marked w = -1 are then taken one at a time by the whole warp, which walks the row's segments (all but the base part of
    the segment at rowptr[r]) */
 template <int L>
-__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ trow, const int4 *__restrict__ tpiece, const int *__restrict__ dcount, const double *__restrict__ x, double *y, double *tsum)
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const int *__restrict__ rowptr, const int *__restrict__ trow, const int4 *__restrict__ tpiece, const int *__restrict__ dcount, const double *__restrict__ x, double *y)
 {
   const long long tid    = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long ngroup = (long long)gridDim.x * blockDim.x / L;
@@ -1069,10 +1069,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, 
       }
     }
     for (int o = L / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, L);
-    if (r >= 0 && !walk && lane == 0) {
-      if (tsum) tsum[g] = sum;
-      else y[r] += sum;
-    }
+    if (r >= 0 && !walk && lane == 0) y[r] += sum;
     /* the warp's long or many-piece rows, by all 32 lanes */
     unsigned wm = __ballot_sync(0xffffffffu, walk && lane == 0);
     while (wm) {
@@ -1091,41 +1088,21 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRBaseFixupKernel(int K, 
         s += DCSRPieceSum<32>(st + skip, len - skip, wlane, colidx, values, x);
       }
       for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-      if (wlane == 0) {
-        if (tsum) tsum[g0 + src / L] = s; /* the record of lane src's group */
-        else y[rr] += s;
-      }
+      if (wlane == 0) y[rr] += s;
     }
   }
 }
 
-/* y[trow[g]] += tsum[g] for the *dcount records (a row has one record: no two threads write one entry) */
-__global__ static void DCSRBaseScatterKernel(const int *__restrict__ trow, const int *__restrict__ dcount, const double *__restrict__ tsum, double *y)
-{
-  const long long n = *dcount;
-  for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += (long long)gridDim.x * blockDim.x) y[__ldg(trow + g)] += __ldg(tsum + g);
-}
-
-cudaError_t GpukitDCSRBaseScatter(const int *trow, const int *dcount, long long nmax, const double *tsum, double *y, cudaStream_t stream)
-{
-  long long n = nmax < 1 ? 1 : nmax;
-  if (n > 262144) n = 262144;
-  DCSRBaseScatterKernel<<<DCSRGrid(n, DCSR_BLOCK), DCSR_BLOCK, 0, stream>>>(trow, dcount, tsum, y);
-  return cudaGetLastError();
-}
-
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, double *tsum, cudaStream_t stream)
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream)
 {
   long long groups = nmax < 1 ? 1 : nmax, blocks;
-
-  if (!y && !tsum) return cudaErrorInvalidValue; /* the sums must go somewhere */
 
   if (groups > 262144) groups = 262144; /* grid-stride beyond: enough groups to fill the device */
   blocks = (groups * lanes + DCSR_BLOCK - 1) / DCSR_BLOCK;
   switch (lanes) {
 #define DCSR_FIXUP_CASE(L) \
   case L: \
-    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, trow, tpiece, dcount, x, y, tsum); \
+    DCSRBaseFixupKernel<L><<<(unsigned)blocks, DCSR_BLOCK, 0, stream>>>(A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, rowptr, trow, tpiece, dcount, x, y); \
     break;
     DCSR_FIXUP_CASE(1)
     DCSR_FIXUP_CASE(2)
@@ -1809,44 +1786,21 @@ cudaError_t GpukitDCSRMultRowsCUDA(const GpukitDCSRDev *A, const int2 *view, int
 }
 
 /* ------------------------------------------------------------------------------------------------------
-   The CSR base's own product (GpukitDCSRMultBaseRowsCUDA(), the tuner's alternative to cuSPARSE plus the fix-up): ONE
-   launch in row order over the base's row pointers, each group of lanes adding the entries its row got since the base
-   (its tail record) before it writes z[r] once. The base's rows longer than longrow are summed by chunk blocks after the
-   row groups, their tails added by the chunk block that finishes the row. At most 40 registers (6 blocks of 256 per
-   SM): with 32, as the rows kernel, ptxas spilled 116-124 bytes (the tail and chunk code).
+   The CSR base's own product (GpukitDCSRMultBaseStreamCUDA(), the tuner's alternative to cuSPARSE plus the fix-up): ONE
+   launch over the base's row pointers, each row's entries since the base (its tail record) added before z[r] is written
+   once. The base's rows longer than longrow are summed by chunk blocks after the row warps, their tails added by the
+   chunk block that finishes the row. (A variant with 1-32 lanes a row, and the fix-up on a second stream beside
+   cuSPARSE, were measured in session 18 and removed: neither beat both of these on the generated matrices.)
    ------------------------------------------------------------------------------------------------------ */
 
 typedef struct {
   long long longrow; /* base rows longer than this: the chunks' */
   unsigned  nbrows;  /* blocks of the row groups; the chunk blocks follow */
   int       nlong;   /* long base rows */
-} DCSRBaseRowsPlan;
-
-/* blocks [0, nbrows): lane t % TPR of row t / TPR, in row order: the base part [rowptr[r], rowptr[r+1]), then, for a
-   row marked since the base (dirty[r] = its place in the tail table + 1), its tail; a long base row is skipped by its
-   whole group. Blocks from nbrows: the long base rows' chunks */
-template <int TPR>
-__global__ static void __launch_bounds__(DCSR_BLOCK, 6) DCSRMultBaseRowsKernel(DCSRBaseRowsPlan p, int m, const int *__restrict__ rowptr, const int *__restrict__ dirty, const int4 *__restrict__ tpiece, const int *__restrict__ lrow, const int *__restrict__ lst, const int *__restrict__ lln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
-{
-  const unsigned bid = blockIdx.x;
-  if (bid < p.nbrows) {
-    const long long t    = (long long)bid * DCSR_BLOCK + threadIdx.x;
-    const long long r    = t / TPR;
-    const int       lane = (int)(t % TPR);
-    if (r >= m) return; /* the whole group */
-    const int b0 = __ldg(rowptr + r), bl = __ldg(rowptr + r + 1) - b0;
-    if ((long long)bl > p.longrow) return; /* the whole group: the chunks' */
-    const int d   = __ldg(dirty + r);
-    double    sum = DCSRFusedSum<TPR>((long long)b0, bl, lane, colidx, values, x);
-    if (d) sum += DCSRBaseTailSum<TPR>((int)r, (long long)b0, bl, d, lane, K, segstart, seglen, nseg, tpiece, colidx, values, x);
-    DCSRGroupStore<TPR>(sum, lane, r, y, z);
-    return;
-  }
-  DCSRLongChunks<true>((int)(bid - p.nbrows), p.nlong, lrow, lst, lln, lchunk, dirty, tpiece, K, segstart, seglen, nseg, colidx, values, x, y, z, part, lcount);
-}
+} DCSRBaseLaunchPlan;
 
 /* the launch of a base product: nthreads threads for the row groups, then a block per chunk of the long base rows */
-static cudaError_t DCSRBasePlan(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const GpukitDCSRBaseLong *L, long long nthreads, DCSRBaseRowsPlan *p, unsigned *nb)
+static cudaError_t DCSRBasePlan(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const GpukitDCSRBaseLong *L, long long nthreads, DCSRBaseLaunchPlan *p, unsigned *nb)
 {
   long long n;
 
@@ -1861,35 +1815,6 @@ static cudaError_t DCSRBasePlan(const GpukitDCSRDev *A, const int *rowptr, const
   return cudaSuccess;
 }
 
-template <int TPR>
-static cudaError_t DCSRMultBaseRowsLaunch(const GpukitDCSRDev *A, DCSRBaseRowsPlan p, unsigned nb, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, const double *x, const double *y, double *z, cudaStream_t stream)
-{
-  DCSRMultBaseRowsKernel<TPR><<<nb, DCSR_BLOCK, 0, stream>>>(p, A->m, rowptr, dirty, tpiece, L->lrow, L->lst, L->lln, L->lchunk, A->K, A->segstart, A->seglen, A->nseg, A->colidx, A->values, x, y, z, L->lpart, L->lcount);
-  return cudaGetLastError();
-}
-
-cudaError_t GpukitDCSRMultBaseRowsCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, int tpr, const double *x, const double *y, double *z, cudaStream_t stream)
-{
-  DCSRBaseRowsPlan p;
-  unsigned         nb;
-
-  if (A->m <= 0) return cudaSuccess;
-  DCSR_CHECK(DCSRBasePlan(A, rowptr, dirty, L, (long long)A->m * tpr, &p, &nb));
-  switch (tpr) {
-#define DCSR_BASEROWS_CASE(T) \
-  case T: \
-    return DCSRMultBaseRowsLaunch<T>(A, p, nb, rowptr, dirty, tpiece, L, x, y, z, stream);
-    DCSR_BASEROWS_CASE(1)
-    DCSR_BASEROWS_CASE(2)
-    DCSR_BASEROWS_CASE(4)
-    DCSR_BASEROWS_CASE(8)
-    DCSR_BASEROWS_CASE(16)
-    DCSR_BASEROWS_CASE(32)
-#undef DCSR_BASEROWS_CASE
-  default:
-    return cudaErrorInvalidValue;
-  }
-}
 
 /* The base stream kernel (GpukitDCSRMultBaseStreamCUDA()): a warp per 32 consecutive rows. The warp multiplies their
    base entries (less those of its long rows) as one coalesced stream into shared memory, DCSR_STREAM_CAP at a time, and
@@ -1897,7 +1822,7 @@ cudaError_t GpukitDCSRMultBaseRowsCUDA(const GpukitDCSRDev *A, const int *rowptr
    (marked rows) and writes z[r]. Long base rows (> longrow) are the chunk blocks', as in the base rows kernel. */
 #define DCSR_STREAM_CAP   512
 
-__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DCSRBaseRowsPlan p, int m, const int *__restrict__ rowptr, const int *__restrict__ dirty, const int4 *__restrict__ tpiece, const int *__restrict__ lrow, const int *__restrict__ lst, const int *__restrict__ lln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DCSRBaseLaunchPlan p, int m, const int *__restrict__ rowptr, const int *__restrict__ dirty, const int4 *__restrict__ tpiece, const int *__restrict__ lrow, const int *__restrict__ lst, const int *__restrict__ lln, const int *__restrict__ lchunk, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, const double *__restrict__ values, const double *__restrict__ x, const double *y, double *z, double *part, int *lcount)
 {
   __shared__ double sm[DCSR_BLOCK / 32][DCSR_STREAM_CAP];
   const unsigned    bid = blockIdx.x;
@@ -1948,7 +1873,7 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRMultBaseStreamKernel(DC
 
 cudaError_t GpukitDCSRMultBaseStreamCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, const double *x, const double *y, double *z, cudaStream_t stream)
 {
-  DCSRBaseRowsPlan p;
+  DCSRBaseLaunchPlan p;
   unsigned         nb;
 
   if (A->m <= 0) return cudaSuccess;

@@ -136,11 +136,7 @@ cudaError_t GpukitDCSRDefragment(GpukitDCSRDev *A, double slack, const int *extr
    a row breaks it (the caller zeroes it first and reads it back); the buffer must hold at most INT_MAX slots */
 cudaError_t GpukitDCSRPlainCheck(const GpukitDCSRDev *A, int *rowptr, int *bad, cudaStream_t stream);
 cudaError_t GpukitDCSRBaseMark(const GpukitDCSRDev *A, GpukitDCSRBatch b, const int *rowptr, int *dirty, int *trow, int4 *tpiece, int *dcount, cudaStream_t stream);
-cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, double *tsum, cudaStream_t stream);
-/* the fix-up beside cuSPARSE's product: GpukitDCSRBaseFixup() with tsum (not NULL, nmax doubles) writes each record's
-   sum to tsum[place] (y untouched, so it can run on another stream while the product writes y); GpukitDCSRBaseScatter()
-   then adds them: y[trow[g]] += tsum[g] */
-cudaError_t GpukitDCSRBaseScatter(const int *trow, const int *dcount, long long nmax, const double *tsum, double *y, cudaStream_t stream);
+cudaError_t GpukitDCSRBaseFixup(const GpukitDCSRDev *A, const int *rowptr, const int *trow, const int4 *tpiece, const int *dcount, long long nmax, int lanes, const double *x, double *y, cudaStream_t stream);
 
 /* row lengths -> bins of the product: bins 0..GPUKIT_DCSR_NBINS-1 hold the rows of length <= 4, 5..32, 33..256 and
    more (threads per row tuned by bin), the long bin GPUKIT_DCSR_NBINS the rows longer than longrow (>= 1; a block of
@@ -190,13 +186,14 @@ cudaError_t GpukitDCSRRowsView(const GpukitDCSRDev *A, int2 *view, int *multi, c
    table). */
 cudaError_t GpukitDCSRMultRowsCUDA(const GpukitDCSRDev *A, const int2 *view, int tpr, long long longrow, const int *perm, const int *rowst, const int *rowln, const long long binstart[], const int *lchunk, long long nchunk, double *lpart, int *lcount, const double *x, const double *y, double *z, cudaStream_t stream);
 /* The CSR base's own product, the alternative to cuSPARSE's product plus GpukitDCSRBaseFixup(): z = A x (y NULL) or
-   z = y + A x (y may be z) in ONE launch. Groups of tpr lanes (1, 2, 4, 8, 16, 32) take the rows in row order: the base
-   part [rowptr[r], rowptr[r+1]), then for a marked row (dirty[r] != 0) its tail record's pieces (or, w = -1, its
-   segments less the base part), and write z[r] once (coalesced, no read-modify-write of y). The base rows longer than
-   L->longrow are summed by chunks of GPUKIT_DCSR_LONG_CHUNK entries, a block each; the last chunk block of a row adds
-   the partial sums in a fixed order and then the row's tail. No atomics besides the chunk counters; the result does not
-   depend on the scheduling. L describes the long base rows (GpukitDCSRBaseLongCount()/GpukitDCSRBaseLongFill(), for this
-   base and longrow); the buffer must hold at most INT_MAX slots. */
+   z = y + A x (y may be z) in ONE launch. A warp takes 32 consecutive rows: their base entries (less the long rows') as
+   one coalesced stream through shared memory, 512 at a time, each lane adding its row's products in order (CSR-stream);
+   then each lane adds its row's tail if it is marked (dirty[r] != 0: its tail record's pieces, or, w = -1, its segments
+   less the base part) and writes z[r] once (no read-modify-write of y). The base rows longer than L->longrow are summed
+   by chunks of GPUKIT_DCSR_LONG_CHUNK entries, a block each; the last chunk block of a row adds the partial sums in a
+   fixed order and then the row's tail. No atomics besides the chunk counters; the result does not depend on the
+   scheduling. L describes the long base rows (GpukitDCSRBaseLongCount()/GpukitDCSRBaseLongFill(), for this base and
+   longrow); the buffer must hold at most INT_MAX slots. */
 typedef struct {
   long long longrow;                    /* base rows longer than this are the chunks' */
   long long nlong, nchunk;              /* long base rows, their chunks */
@@ -204,10 +201,6 @@ typedef struct {
   int      *lcount;                     /* [nlong] done chunks per row (zero, left zero) */
   double   *lpart;                      /* [nchunk] the chunks' partial sums */
 } GpukitDCSRBaseLong;
-cudaError_t GpukitDCSRMultBaseRowsCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, int tpr, const double *x, const double *y, double *z, cudaStream_t stream);
-/* the same product by a warp per 32 consecutive rows: their base entries (less the long rows') as one coalesced stream
-   through shared memory, 512 at a time, each lane adding its row's products (CSR-stream);
-   then each lane its row's tail; long base rows by the chunks of L as above. Deterministic, no atomics on z */
 cudaError_t GpukitDCSRMultBaseStreamCUDA(const GpukitDCSRDev *A, const int *rowptr, const int *dirty, const int4 *tpiece, const GpukitDCSRBaseLong *L, const double *x, const double *y, double *z, cudaStream_t stream);
 /* the long base rows: Count (work: 4 (m + 1) ints of scratch) gives their number and their chunks (one
    synchronisation); the caller allocates L's arrays for them and Fill (the same work, not touched in between) writes
