@@ -30,7 +30,7 @@ PetscErrorCode GpukitCUSPARSEGetHandle(cudaStream_t stream, cusparseHandle_t *h)
 }
 
 /* the descriptor, the work buffer and (when due, or now) ALG1's analysis for the CSR (rowptr, col, val) and x, y */
-static PetscErrorCode GpukitCSRSpMVSetUp_Private(GpukitCSRSpMV *s, cusparseHandle_t h, PetscInt m, PetscInt n, PetscCount nnz, const int *rowptr, const int *col, const double *val, const double *x, double *y, PetscBool now)
+static PetscErrorCode GpukitCSRSpMVSetUp_Private(GpukitCSRSpMV *s, cusparseHandle_t h, PetscInt m, PetscInt n, PetscCount nnz, const int *rowptr, const int *col, const double *val, const double *x, double *y, PetscBool now, cudaStream_t stream)
 {
   const double one = 1.0;
 
@@ -59,9 +59,9 @@ static PetscErrorCode GpukitCSRSpMVSetUp_Private(GpukitCSRSpMV *s, cusparseHandl
     size_t need = 0;
     PetscCallCUSPARSE(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, &one, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, &need));
     if (need > s->bufsize || !s->buf) {
-      if (s->buf) PetscCallCUDA(GpukitPoolFree(s->buf, s->bufstream));
+      if (s->buf) PetscCallCUDA(GpukitPoolFree(s->buf, stream));
       s->buf = NULL;
-      PetscCallCUDA(GpukitPoolMalloc(&s->buf, need ? need : 1, s->bufstream));
+      PetscCallCUDA(GpukitPoolMalloc(&s->buf, need ? need : 1, stream));
       s->bufsize = need;
     }
     s->bufok = PETSC_TRUE;
@@ -87,8 +87,7 @@ PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *s, PetscInt m, PetscInt n, Pets
 
   PetscFunctionBegin;
   PetscCall(GpukitCUSPARSEGetHandle(stream, &h));
-  s->bufstream = stream;
-  PetscCall(GpukitCSRSpMVSetUp_Private(s, h, m, n, nnz, rowptr, col, val, x, y, PETSC_FALSE));
+  PetscCall(GpukitCSRSpMVSetUp_Private(s, h, m, n, nnz, rowptr, col, val, x, y, PETSC_FALSE, stream));
   if (z && z != y) PetscCallCUDA(cudaMemcpyAsync(y, z, (size_t)m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
   s->ncalls++;
   PetscCallCUSPARSE(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->mat, s->x, z ? &one : &zero, s->y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, s->buf));
@@ -103,8 +102,7 @@ PetscErrorCode GpukitCSRSpMVAnalyse(GpukitCSRSpMV *s, PetscInt m, PetscInt n, Pe
 
   PetscFunctionBegin;
   PetscCall(GpukitCUSPARSEGetHandle(stream, &h));
-  s->bufstream = stream;
-  PetscCall(GpukitCSRSpMVSetUp_Private(s, h, m, n, nnz, rowptr, col, val, x, y, PETSC_TRUE));
+  PetscCall(GpukitCSRSpMVSetUp_Private(s, h, m, n, nnz, rowptr, col, val, x, y, PETSC_TRUE, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

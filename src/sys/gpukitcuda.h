@@ -27,7 +27,6 @@ typedef struct {
   PetscInt             ncalls, prepafter;   /* products with mat so far; the product that makes the analysis */
   void                *buf;
   size_t               bufsize;
-  cudaStream_t         bufstream;           /* the stream of the last call (the pool's buffer follows it) */
 } GpukitCSRSpMV;
 
 PETSC_INTERN PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *, PetscInt, PetscInt, PetscCount, const int *, const int *, const double *, const double *, const double *, double *, cudaStream_t);
