@@ -51,7 +51,9 @@ static PetscBool   gpu;
 static const char *aijtype, *dcsrtype;
 static PetscInt    nwrong; /* failed checks, for -strict */
 
-#define REFRAG 10 /* batches of new entries between the first defragmentation and the later one timed */
+#define REFRAG 10 /* batches of new entries between the first defragmentation and the later one timed (host path, or
+                     without a CSR base to count the marked rows) */
+#define REFRAG_MAX 200 /* on the GPU: batches until the next would pass the auto defragmentation's bound, at most this */
 
 /* new random entries outside the generated pattern: about frac * nnz in all, in the local rows in proportion */
 static PetscErrorCode MakeBatch(const GKCSR *c, PetscReal frac, PetscInt64 salt, Batch *b)
@@ -614,7 +616,8 @@ int main(int argc, char **argv)
     /* 2. iterative, 3. fragmented / defragmented SpMV */
     {
       Batch    *bs;
-      PetscReal tcoo = 0, th = 0, td = 0, tsv, tfrag = 0, tdefr = 0, tdefrag = 0, tdefrag2 = 0, taijf = 0, tbatch = 0;
+      PetscReal tcoo = 0, th = 0, td = 0, tsv, tfrag = 0, tdefr = 0, tdefrag = 0, tdefrag2 = 0, taijf = 0, tbatch = 0, tfragb = 0, taijb = 0;
+      PetscInt  nrefrag = 0, nbounddefrag = 0, boundmarked = -1, boundrows = -1;
       PetscInt  fragkernel = -1, fraglanes = 0, fragmarked = -1;
       Mat       A    = NULL, D = NULL;
       PetscInt  ntot = 0, K = 0, inuse = 0, inuse2 = 0;
@@ -677,11 +680,11 @@ int main(int argc, char **argv)
         PetscCall(TimeMult(D, x, y, batches, batchms, &tfrag));
         if (gpu && isdcsr && size == 1) { /* which product ran, and how many rows the batches marked since the CSR base */
           PetscErrorCode (*fk)(Mat, PetscInt *, PetscInt *) = NULL;
-          PetscErrorCode (*fm)(Mat, PetscInt *)             = NULL;
+          PetscErrorCode (*fm)(Mat, PetscInt *, PetscInt *) = NULL;
           PetscCall(PetscObjectQueryFunction((PetscObject)D, "MatDCSRCUDAGetMultKernel_C", &fk));
           PetscCall(PetscObjectQueryFunction((PetscObject)D, "MatDCSRCUDAGetBaseMarked_C", &fm));
           if (fk) PetscCall((*fk)(D, &fragkernel, &fraglanes));
-          if (fm) PetscCall((*fm)(D, &fragmarked));
+          if (fm) PetscCall((*fm)(D, &fragmarked, NULL));
         }
 #if !defined(GPUKIT_BENCH_NO_TYPES)
         if (isdcsr) {
@@ -696,11 +699,21 @@ int main(int argc, char **argv)
         PetscCall(TimeMult(D, x, y, batches, batchms, &tdefr));
         PetscCall(Check(y, yref, w, "DCSR after defragmentation", &ok));
 #if !defined(GPUKIT_BENCH_NO_TYPES)
-        if (isdcsr && !(gpu && td == 0)) { /* a later defragmentation: REFRAG more batches of new entries (device path on
-                         the GPU), then one timed with the buffers the first one left (no allocation); its product checked
-                         against the fragmented one's (skipped when the device protocol failed above) */
+        if (isdcsr && !(gpu && td == 0)) { /* a later defragmentation: more batches of new entries (device path on the
+                         GPU), then one timed with the buffers the first one left (no allocation); its product checked
+                         against the fragmented one's (skipped when the device protocol failed above). On one GPU with a
+                         CSR base: batches until the next one would take the marked rows past the auto defragmentation's
+                         bound (-mat_dcsr_defrag_fraction), i.e. the most fragmented state the default policy leaves, where
+                         the fragmented product is timed again against an AIJCUSPARSE copy of the same entries; else
+                         REFRAG batches */
           PetscReal err, nrm;
-          for (PetscInt s = 0; s < REFRAG; s++) {
+          PetscErrorCode (*fm)(Mat, PetscInt *, PetscInt *) = NULL;
+          PetscInt mk = 0, mkprev = 0, bound = -1;
+          if (gpu && size == 1) PetscCall(PetscObjectQueryFunction((PetscObject)D, "MatDCSRCUDAGetBaseMarked_C", &fm));
+          if (fm) PetscCall((*fm)(D, &mk, &bound));
+          if (mk < 0 || bound < 0) fm = NULL;
+          mkprev = mk;
+          for (PetscInt s = 0; s < (fm ? REFRAG_MAX : REFRAG); s++) {
             Batch b;
             PetscCall(MakeBatch(c, ifrac, 5000 + s, &b));
             if (gpu) {
@@ -711,6 +724,30 @@ int main(int argc, char **argv)
               PetscCall(FreeDev(&d));
             } else PetscCall(InsertHost(D, &b, x, y, 0));
             PetscCall(FreeBatch(&b));
+            nrefrag++;
+            if (fm) {
+              PetscCall((*fm)(D, &mk, &bound));
+              if (mk < mkprev) { /* the policy defragmented after all (a batch marked more than the last): count again */
+                nbounddefrag++;
+                mkprev = 0;
+              }
+              if (mk >= 0 && mk + (mk - mkprev) > bound) break; /* the next batch like this one would defragment */
+              mkprev = mk;
+            }
+          }
+          if (fm && mk > 0) { /* the fragmented product at the bound, against AIJCUSPARSE with the same entries */
+            Mat Ab;
+            Vec t;
+            PetscCall(TimeMult(D, x, w, batches, batchms, &tfragb));
+            PetscCall(MatConvert(D, MATAIJ, MAT_INITIAL_MATRIX, &Ab));
+            PetscCall(MatConvert(Ab, aijtype, MAT_INPLACE_MATRIX, &Ab));
+            PetscCall(TimeMult(Ab, x, y, batches, batchms, &taijb));
+            PetscCall(VecDuplicate(y, &t));
+            PetscCall(Check(w, y, t, "DCSR fragmented at the policy's bound", &ok));
+            PetscCall(VecDestroy(&t));
+            PetscCall(MatDestroy(&Ab));
+            boundmarked = mk;
+            boundrows   = bound;
           }
           PetscCall(MatMult(D, x, w));
           PetscCall(MatDCSRGetInfo(D, NULL, &inuse2, NULL, NULL)); /* what the batches left (an auto defragmentation may have run) */
@@ -735,7 +772,8 @@ int main(int argc, char **argv)
       PetscCall(MatDestroy(&A));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  iterative %" PetscInt_FMT " x [%g nnz new, %" PetscInt_FMT " MatMult]: %s COO rebuild %.1f ms, MatSetValues %.0f ms (extrapolated); %s MatSetValues %.1f ms%s", steps, (double)ifrac, mults, aijtype, 1e3 * (double)tcoo, 1e3 * (double)tsv, dcsrtype, 1e3 * (double)th, okh ? "" : th > 0 ? " (WRONG)" : " (not run: -host_path false)"));
       if (gpu) PetscCall(PetscPrintf(PETSC_COMM_WORLD, ", device COO %.1f ms%s (a batch alone: %.3f ms = %.1f %s SpMVs)", 1e3 * (double)td, okd ? "" : " (WRONG or missing)", 1e3 * (double)tbatch, taijf > 0 ? (double)(tbatch / taijf) : 0.0, aijtype));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n  SpMV after it: %s %.4f ms, %s fragmented %.4f ms (%" PetscInt_FMT " of %" PetscInt_FMT " segments in use), defragmented %.4f ms; MatDCSRDefragment %.3f ms = %.1f SpMVs (a later one, after %d more batches, %" PetscInt_FMT " segments in use then, its buffers reused: %.3f ms = %.1f SpMVs)\n", aijtype, 1e3 * (double)taijf, dcsrtype, 1e3 * (double)tfrag, inuse, K, 1e3 * (double)tdefr, 1e3 * (double)tdefrag, tdefr > 0 ? (double)(tdefrag / tdefr) : 0.0, REFRAG, inuse2, 1e3 * (double)tdefrag2, tdefr > 0 ? (double)(tdefrag2 / tdefr) : 0.0));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n  SpMV after it: %s %.4f ms, %s fragmented %.4f ms (%" PetscInt_FMT " of %" PetscInt_FMT " segments in use), defragmented %.4f ms; MatDCSRDefragment %.3f ms = %.1f SpMVs (a later one, after %" PetscInt_FMT " more batches, %" PetscInt_FMT " segments in use then, its buffers reused: %.3f ms = %.1f SpMVs)\n", aijtype, 1e3 * (double)taijf, dcsrtype, 1e3 * (double)tfrag, inuse, K, 1e3 * (double)tdefr, 1e3 * (double)tdefrag, tdefr > 0 ? (double)(tdefrag / tdefr) : 0.0, nrefrag, inuse2, 1e3 * (double)tdefrag2, tdefr > 0 ? (double)(tdefrag2 / tdefr) : 0.0));
+      if (boundmarked > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  At the auto defragmentation's bound (%" PetscInt_FMT " of at most %" PetscInt_FMT " rows marked, %.1f%%, after %" PetscInt_FMT " batches): %s %.4f ms, %s fragmented %.4f ms = %.2fx\n", boundmarked, boundrows, st.rows > 0 ? 100.0 * (double)boundmarked / (double)st.rows : 0.0, nrefrag, aijtype, 1e3 * (double)taijb, dcsrtype, 1e3 * (double)tfragb, tfragb > 0 ? (double)(taijb / tfragb) : 0.0));
       {
         KV kv[] = {
           {"steps",            (PetscReal)steps,   PETSC_TRUE},
@@ -774,6 +812,14 @@ int main(int argc, char **argv)
           {"defrag_later_ms",     1e3 * tdefrag2,       (PetscBool)(tdefrag2 > 0)}, /* after REFRAG more batches, the first one's buffers reused */
           {"defrag_later_spmv",   tdefrag2 / tdefr,     (PetscBool)(tdefrag2 > 0)},
           {"segments_in_use_later", (PetscReal)inuse2,  (PetscBool)(tdefrag2 > 0)},
+          {"later_batches",       (PetscReal)nrefrag,   (PetscBool)(nrefrag > 0)}, /* batches before the later defragmentation */
+          {"bound_marked_rows",   (PetscReal)boundmarked, (PetscBool)(boundmarked > 0)}, /* at the auto policy's bound (since session 19) */
+          {"bound_rows",          (PetscReal)boundrows, (PetscBool)(boundmarked > 0)},
+          {"bound_marked_fraction", st.rows > 0 ? (PetscReal)boundmarked / (PetscReal)st.rows : 0, (PetscBool)(boundmarked > 0 && st.rows > 0)},
+          {"bound_aij_ms",        1e3 * taijb,          (PetscBool)(boundmarked > 0)},
+          {"bound_fragmented_ms", 1e3 * tfragb,         (PetscBool)(boundmarked > 0)},
+          {"bound_fragmented_vs_aij", tfragb > 0 ? taijb / tfragb : 0, (PetscBool)(boundmarked > 0 && tfragb > 0)},
+          {"bound_policy_defrags", (PetscReal)nbounddefrag, (PetscBool)(boundmarked > 0)},
           {"fragmented_kernel",   (PetscReal)fragkernel, (PetscBool)(fragkernel >= 0)}, /* 0 binned, 1 fused, 2 rows, 3 the CSR base */
           {"fragmented_lanes",    (PetscReal)fraglanes, (PetscBool)(fragkernel >= 0)},  /* on the base: 0 cuSPARSE + fix-up after it, -1 beside it, 1..32 the base rows kernel's lanes, 64 the base stream kernel */
           {"fragmented_marked_rows", (PetscReal)fragmarked, (PetscBool)(fragmarked >= 0)},

@@ -1769,13 +1769,17 @@ static PetscErrorCode MatDCSRCUDAGetMultKernel_SeqDCSRCUDA(Mat A, PetscInt *kern
 }
 
 /* "MatDCSRCUDAGetBaseMarked_C" (composed; queried by bench/dcsr_bench.c): the rows marked since the CSR base was made
-   (exact after an assembly: the count is read back with the segment statistics), -1 without a valid base */
-static PetscErrorCode MatDCSRCUDAGetBaseMarked_SeqDCSRCUDA(Mat A, PetscInt *marked)
+   (exact after an assembly: the count is read back with the segment statistics), -1 without a valid base; bound: the
+   most fragmented rows that -mat_dcsr_defrag auto leaves (-mat_dcsr_defrag_fraction times the rows), -1 under another
+   policy */
+static PetscErrorCode MatDCSRCUDAGetBaseMarked_SeqDCSRCUDA(Mat A, PetscInt *marked, PetscInt *bound)
 {
+  Mat_SeqDCSR     *a  = (Mat_SeqDCSR *)A->data;
   Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
 
   PetscFunctionBegin;
   *marked = DCSRCUDABaseValid_Private(cu) ? (PetscInt)cu->ndirtyub : -1;
+  if (bound) *bound = a->defrag == MAT_DCSR_DEFRAG_AUTO ? (PetscInt)PetscFloorReal(a->defrag_fraction * (PetscReal)a->m) : -1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
