@@ -445,9 +445,14 @@ static PetscErrorCode DCSRCUDADefrag_Private(Mat A, const int *extra)
   }
   if (plain && cu->d.used <= (long long)INT_MAX) PetscCall(DCSRCUDABaseSet_Private(A, cu->d.used, PETSC_TRUE, stream)); /* the compaction zeroed the marks */
   /* the rows kept their lengths, hence their bins and long-row chunks: only the product's row table changes (no
-     re-binning, no synchronisation at the next product) */
+     re-binning, no synchronisation at the next product); with a CSR base, whose product does not read the table, it is
+     made by the next product that does (DCSRCUDABins_Private()) */
   if (binsok) {
-    PetscCallCUDA(GpukitDCSRRowTable(&cu->d, cu->perm, cu->rowst, cu->rowln, stream));
+    if (DCSRCUDABaseValid_Private(cu)) cu->rowtablestale = PETSC_TRUE;
+    else {
+      PetscCallCUDA(GpukitDCSRRowTable(&cu->d, cu->perm, cu->rowst, cu->rowln, stream));
+      cu->rowtablestale = PETSC_FALSE;
+    }
     cu->binver = cu->structver;
   }
   /* without the spare the old buffers went back to the pool: keep as much as the next defragmentation's new buffers
@@ -921,7 +926,12 @@ static PetscErrorCode DCSRCUDABins_Private(Mat A, cudaStream_t stream)
   Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
 
   PetscFunctionBegin;
-  if (cu->perm && cu->binver == cu->structver && cu->permm == cu->d.m) PetscFunctionReturn(PETSC_SUCCESS);
+  if (cu->perm && cu->binver == cu->structver && cu->permm == cu->d.m) {
+    if (cu->rowtablestale) PetscCallCUDA(GpukitDCSRRowTable(&cu->d, cu->perm, cu->rowst, cu->rowln, stream)); /* deferred by a defragmentation */
+    cu->rowtablestale = PETSC_FALSE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  cu->rowtablestale = PETSC_FALSE; /* the binning below writes the table */
   if (cu->permm != cu->d.m || !cu->perm) {
     PetscCall(DCSRCUDAFreeBins_Private(cu));
     PetscCall(DCSRCUDAMalloc_Private((void **)&cu->perm, (size_t)cu->d.m * sizeof(int), "the product's row bins"));

@@ -53,6 +53,8 @@ typedef struct {
   PetscInt  permm;
   long long binstart[GPUKIT_DCSR_NBINS_ALL + 1], nnz, maxlen;
   PetscInt  binver;
+  PetscBool rowtablestale; /* the bins are those of binver but rowst/rowln not yet: a defragmentation that left a CSR base
+                              (whose product does not read them) defers the table to the next product that does */
   PetscInt  longrow;
   /* the long bin split by entries (GpukitDCSRLongChunks()): lchunk[nlong + 1] first chunk of each long row, lpart[nchunk]
      the chunks' partial sums; allocated sizes lchunkalloc, lpartalloc (grown, never shrunk while the bins live) */
