@@ -131,6 +131,8 @@ typedef struct {
      blong: the base's rows longer than longrow for the stream kernel (blongok: built for this base) */
   PetscInt           baseprod;
   GpukitTuner        tunerbase[DCSR_BASE_NBUCKETS]; /* one per bucket of the marked rows' fraction (DCSRCUDABaseBucket_Private()) */
+  long long          tunerbasennz[DCSR_BASE_NBUCKETS]; /* the base's entries when that tuner was made: a base that has drifted
+                                                          by more than 1/16 from them gets a new tuner (its shape key, its search) */
   GpukitDCSRBaseLong blong;
   long long          blongalloc, blongpartalloc;
   PetscBool          blongok;
