@@ -679,66 +679,10 @@ __device__ static inline long long DCSRMergedPlace(int s, int k, int c, int ns, 
   return d;
 }
 
-#define DCSR_MERGE_SHORT 16 /* segments up to this long are counted with independent loads instead of a binary search */
-
 /* entry k (0..rowlen-1, in the order of the segments) of a row with ns > 1 segments to its sorted place at out */
 __device__ static inline void DCSRMoveMulti(long long k, int ns, long long base, long long out, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ colidx, const double *__restrict__ values, int *ncol, double *nval)
 {
   long long acc = 0;
-  if (ns <= 4) { /* the common case (K = 4): the row's table read at once, the other segments counted with independent
-                    loads where they are short; three dependent loads instead of one chain per segment and search step */
-    long long st[4];
-    int       ln[4];
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-      st[q] = q < ns ? segstart[base + q] : 0;
-      ln[q] = q < ns ? seglen[base + q] : 0;
-    }
-    int  s    = 0;
-    bool here = false; /* segment s holds entry k */
-#pragma unroll
-    for (int q = 0; q < 3; q++) {
-      here = here || k < acc + ln[q];
-      if (!here && q + 1 < ns) {
-        acc += ln[q];
-        s = q + 1;
-      }
-    }
-    long long src = 0;
-    int       len = 0;
-#pragma unroll
-    for (int q = 0; q < 4; q++)
-      if (q == s) {
-        src = st[q];
-        len = ln[q];
-      }
-    if (k - acc >= len) return; /* past the row (not reached: k < rowlen) */
-    src += k - acc;
-    const int c = colidx[src];
-    long long d = k - acc;
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-      if (q == s || q >= ns) continue;
-      if (ln[q] <= DCSR_MERGE_SHORT) {
-        int n = 0;
-#pragma unroll
-        for (int j = 0; j < DCSR_MERGE_SHORT; j++)
-          if (j < ln[q]) n += colidx[st[q] + j] < c;
-        d += n;
-      } else {
-        int lo = 0, hi = ln[q];
-        while (lo < hi) {
-          const int mid = lo + (hi - lo) / 2;
-          if (colidx[st[q] + mid] < c) lo = mid + 1;
-          else hi = mid;
-        }
-        d += lo;
-      }
-    }
-    ncol[out + d] = c;
-    nval[out + d] = values[src];
-    return;
-  }
   for (int s = 0; s < ns; s++) {
     const int len = seglen[base + s];
     if (k < acc + len) {
