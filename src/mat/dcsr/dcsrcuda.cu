@@ -1182,6 +1182,12 @@ static PetscInt DCSRCUDABaseBucket_Private(const Mat_SeqDCSRCUDA *cu)
   return 3;
 }
 
+/* whether an entry count moved by more than 1/16 from the one a tuning was made at */
+static inline PetscBool DCSRCUDADrifted_Private(long long nnz, long long ref)
+{
+  return (PetscBool)(16 * (nnz > ref ? nnz - ref : ref - nnz) > ref);
+}
+
 static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
 {
   Mat_SeqDCSRCUDA   *cu = DCSRCUDAGet(A);
@@ -1200,7 +1206,7 @@ static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
        random columns) is another operator, with another shape key; measured on stencil7 at scale 3 (H100): the choice
        of the assembled matrix, the stream kernel, ran at 0.81x aijcusparse after 10% new entries */
     const long long z0 = cu->tunerbasennz[bk], z = cu->basennz;
-    if (16 * (z > z0 ? z - z0 : z0 - z) <= z0) {
+    if (!DCSRCUDADrifted_Private(z, z0)) {
       *tuner = cu->tunerbase[bk];
       PetscFunctionReturn(PETSC_SUCCESS);
     }
@@ -1230,7 +1236,7 @@ static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
 /* the tuners' operator state: moved when the entry count drifts by more than 1/16 from where the current search began */
 static void DCSRCUDATuneState_Private(Mat_SeqDCSRCUDA *cu, long long nnz)
 {
-  if (cu->tunennz <= 0 || 16 * (nnz > cu->tunennz ? nnz - cu->tunennz : cu->tunennz - nnz) > cu->tunennz) {
+  if (cu->tunennz <= 0 || DCSRCUDADrifted_Private(nnz, cu->tunennz)) {
     cu->tunestate++;
     cu->tunennz = nnz;
   }
