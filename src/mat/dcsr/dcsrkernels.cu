@@ -726,9 +726,15 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRCompactLongKernel(const
   #define DCSR_TILE_UNROLL 4
 #endif
 
+/* a row of several segments with at most DCSR_MERGE_WARP entries (and at most 32 segments) is merged by the whole warp
+   of its tile: its lanes load the row's entries (two each) and place each by counting the row's smaller columns through
+   shuffles, no dependent loads; longer ones (rare: rows that got new entries are mostly short) by DCSRMoveMulti() */
+#define DCSR_MERGE_WARP 64
+
 /* the other rows, a warp per tile of 32 consecutive rows: the lanes scan the tile's row lengths and move its entries
    together (entry e of the tile by lane e % 32: consecutive rows that are contiguous in the buffer are read and written
-   coalesced); a row with several segments merges them sorted. Then each lane rewrites the segment table of its row
+   coalesced); a row with several segments merges them sorted (the short ones by the warp together, after the
+   entries of the other rows). Then each lane rewrites the segment table of its row
    (long rows included): one segment of capacity off[r+1] - off[r] (or none), the old entries s < nseg zeroed (I1);
    rowptr (not NULL) gets the row's start, zero (not NULL, m+1 ints) zeros, and the lane of row m-1 writes rowptr[m]
    and *dused (the total, off[m]). No early return: every lane takes part in the shuffles. */
@@ -740,11 +746,13 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRCompactTileKernel(int m
   const bool      in   = r < m;
   const int       ns   = in ? nseg[r] : 0;
   const int       len  = in ? rowlen[r] : 0;
-  const int       mine = len > DCSR_DEFRAG_LONG ? 0 : len; /* long rows: moved by DCSRCompactLongKernel */
+  const bool      wm   = ns > 1 && ns <= 32 && len > 0 && len <= DCSR_MERGE_WARP; /* merged by the warp below */
+  const int       mine = (len > DCSR_DEFRAG_LONG || wm) ? 0 : len;                 /* long rows: moved by DCSRCompactLongKernel */
   const long long base = r * K;
   const long long out  = in ? off[r] : 0;
   const long long st0  = ns >= 1 ? segstart[base] : 0;
   int             incl = mine, total;
+  unsigned        todo;
 
   if (tile * 32 >= m) return; /* the whole warp (tile is the same for its 32 lanes) */
   for (int o = 1; o < 32; o <<= 1) {
@@ -785,6 +793,61 @@ __global__ static void __launch_bounds__(DCSR_BLOCK) DCSRCompactTileKernel(int m
       if (d[u] >= 0) {
         ncol[d[u]] = c[u];
         nval[d[u]] = v[u];
+      }
+  }
+  /* the short rows of several segments, one after the other, each by the whole warp */
+  todo = __ballot_sync(DCSR_FULL_MASK_D, wm);
+  while (todo) {
+    const int       i    = __ffs((int)todo) - 1;
+    const int       nsi  = __shfl_sync(DCSR_FULL_MASK_D, ns, i);
+    const int       leni = __shfl_sync(DCSR_FULL_MASK_D, len, i);
+    const long long oui  = __shfl_sync(DCSR_FULL_MASK_D, out, i);
+    const long long bi   = (tile * 32 + i) * K;
+    long long       ss   = 0;
+    int             sl   = 0, sincl, c[2], rk[2];
+    double          v[2];
+    todo &= todo - 1;
+    if (lane < nsi) { /* the row's segment table, a segment a lane */
+      ss = segstart[bi + lane];
+      sl = seglen[bi + lane];
+    }
+    sincl = sl;
+    for (int o = 1; o < 32; o <<= 1) {
+      const int w = __shfl_up_sync(DCSR_FULL_MASK_D, sincl, o);
+      if (lane >= o) sincl += w;
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) { /* entries lane and lane + 32 of the row, in the order of its segments */
+      const int k = lane + 32 * h;
+      int       q = 0; /* their segment: the first lane with sincl > k */
+      for (int b = 16; b > 0; b >>= 1) {
+        const int w = __shfl_sync(DCSR_FULL_MASK_D, sincl, q + b - 1);
+        if (w <= k) q += b;
+      }
+      q                  = q < 31 ? q : 31;
+      const long long sq = __shfl_sync(DCSR_FULL_MASK_D, ss, q);
+      const int       eq = __shfl_sync(DCSR_FULL_MASK_D, sincl - sl, q);
+      c[h]               = INT_MAX; /* no entry: larger than every column */
+      v[h]               = 0.0;
+      rk[h]              = 0;
+      if (k < leni) {
+        c[h] = colidx[sq + (k - eq)];
+        v[h] = values[sq + (k - eq)];
+      }
+    }
+    if (leni <= 32) /* the row's columns are distinct: an entry's place is the count of smaller ones */
+      for (int j = 0; j < 32; j++) rk[0] += __shfl_sync(DCSR_FULL_MASK_D, c[0], j) < c[0];
+    else
+      for (int j = 0; j < 32; j++) {
+        const int a0 = __shfl_sync(DCSR_FULL_MASK_D, c[0], j), a1 = __shfl_sync(DCSR_FULL_MASK_D, c[1], j);
+        rk[0] += (a0 < c[0]) + (a1 < c[0]);
+        rk[1] += (a0 < c[1]) + (a1 < c[1]);
+      }
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+      if (lane + 32 * h < leni) {
+        ncol[oui + rk[h]] = c[h];
+        nval[oui + rk[h]] = v[h];
       }
   }
   __syncwarp(); /* every lane has read the tables of the tile's rows */
