@@ -1222,7 +1222,7 @@ static PetscErrorCode MatDCSRGetInfo_SeqDCSR(Mat A, PetscInt *K, PetscInt *maxse
 .  -mat_dcsr_min_segment <4>       - smallest capacity of a new segment
 .  -mat_dcsr_capacity_factor <1.2> - buffer capacity over what is needed when allocated or grown
 .  -mat_dcsr_defrag <auto,always,never> - when `MatAssemblyEnd()` defragments
-.  -mat_dcsr_defrag_fraction <0.125> - auto: defragment when more rows than this fraction have several segments
+.  -mat_dcsr_defrag_fraction <0.0625> - auto: defragment when more rows than this fraction have several segments
 -  -mat_dcsr_reorder_rows          - place the rows grouped by length at defragmentation (no gain for the host product)
 
    Level: intermediate
@@ -1244,7 +1244,7 @@ PetscErrorCode MatCreate_SeqDCSR(Mat A)
   a->minseg          = 4;
   a->capfactor       = 1.2;
   a->defrag          = MAT_DCSR_DEFRAG_AUTO;
-  a->defrag_fraction = 0.125; /* MATDCSRCUDA measured: the CSR base's fix-up at 1/4 of the rows cost up to 0.2 of a product */
+  a->defrag_fraction = 0.0625; /* MATDCSRCUDA measured: the CSR base's fix-up at 1/8 of the rows cost up to 0.16 of a product (x and y beyond L2) */
   a->roworiented     = PETSC_TRUE;
   a->m               = A->rmap->n;
   a->n               = A->cmap->n;

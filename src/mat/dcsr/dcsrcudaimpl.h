@@ -116,7 +116,7 @@ typedef struct {
      adds them after cuSPARSE's product (GpukitDCSRBaseFixup(), reading the table in order). Valid for structure version
      basever; ndirtyub bounds the marked rows (from the batches' counts, on the host); the product leaves the base for
      the other kernels while more than basemaxdirty (-mat_dcsr_cuda_csr_base_max_marked, 0.25) of the rows may be marked
-     (the default auto defragmentation comes at an eighth of the rows fragmented, -mat_dcsr_defrag_fraction 0.125) */
+     (the default auto defragmentation comes at a sixteenth of the rows fragmented, -mat_dcsr_defrag_fraction 0.0625) */
   PetscBool     usebase, baseok;
   PetscReal     basemaxdirty;
   int          *baserow, *basedirty, *basecount; /* one allocation of 2 m + 2 ints */
