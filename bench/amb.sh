@@ -57,61 +57,12 @@ grep -qs '^#define PETSC_HAVE_CUDA 1' "$PETSC_DIR/include/petscconf.h" || {
 }
 
 tbuild=$((SECONDS - t0))
-ngpu=${GPUKIT_AMB_GPUS:-1}
-if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then # the caller's GPUs (indices or UUIDs), in its order
-  IFS=, read -r -a gpus <<<"$CUDA_VISIBLE_DEVICES"
-else
-  mapfile -t gpus < <(timeout 30 nvidia-smi -L 2>/dev/null | grep '^GPU' | sed 's/^GPU \([0-9]*\):.*/\1/')
-fi
-[ "$ngpu" = all ] && ngpu=${#gpus[@]}
-if [ "${ngpu:-1}" -gt 1 ] 2>/dev/null; then # deal the matrices to the GPUs, one run of this script each
-  if [ "$ngpu" -gt "${#gpus[@]}" ]; then
-    echo "bench/amb.sh: GPUKIT_AMB_GPUS=$ngpu but ${#gpus[@]} GPU(s) visible (${CUDA_VISIBLE_DEVICES:-nvidia-smi -L}); using ${#gpus[@]}" >&2
-    ngpu=${#gpus[@]}
-  fi
-fi
-if [ "${ngpu:-1}" -gt 1 ] 2>/dev/null; then
-  mkdir -p bench/results/amb
-  out=${GPUKIT_AMB_OUT:-bench/results/amb/amb-$(date -u +%Y-%m-%d).jsonl}
-  parts=()
-  pids=()
-  trap 'kill "${pids[@]}" 2>/dev/null; rm -f "${parts[@]}" "${parts[@]/%/.log}"' EXIT
-  trap 'exit 130' INT TERM
-  export GPUKIT_RUN_DATE=${GPUKIT_RUN_DATE:-$(date -u +%Y-%m-%dT%H:%M:%SZ)} # one run in the records and the report
-  for ((g = 0; g < ngpu; g++)); do
-    sub=""
-    k=0
-    for m in $matrices; do
-      [ $((k % ngpu)) -eq "$g" ] && sub="$sub $m"
-      k=$((k + 1))
-    done
-    [ -z "$sub" ] && continue
-    part=$(mktemp "${TMPDIR:-/tmp}/gpukit-amb-gpu$g.XXXXXX")
-    parts+=("$part")
-    echo "bench/amb.sh: GPU ${gpus[$g]}:$sub"
-    CUDA_VISIBLE_DEVICES=${gpus[$g]} GPUKIT_AMB_GPUS=1 GPUKIT_AMB_MATRICES="$sub" GPUKIT_AMB_OUT="$part" GPUKIT_AMB_PART=1 OUT= bash "$0" >"$part.log" 2>&1 &
-    pids+=($!)
-  done
-  if [ ${#parts[@]} -eq 0 ]; then
-    echo "bench/amb.sh: no matrix to measure (GPUKIT_AMB_MATRICES is empty)" >&2
-    exit 1
-  fi
-  failed=0
-  for i in "${!pids[@]}"; do
-    wait "${pids[$i]}" || failed=1
-    sed "s/^/[gpu part $i] /" "${parts[$i]}.log"
-  done
-  pids=()
-  cat "${parts[@]}" >"$out"
-  if [ ! -s "$out" ]; then
-    echo "bench/amb.sh: no record from any GPU; nothing written" >&2
-    exit 1
-  fi
-  [ -n "${OUT:-}" ] && cp "$out" "$OUT/"
-  echo "== $out ($(wc -l <"$out") records from $ngpu GPUs${OUT:+, copied to \$OUT})"
-  command -v python3 >/dev/null 2>&1 && { python3 bench/report_formats.py --print "$out" || true; }
-  exit $failed
-fi
+source "$top/bench/deal.sh"
+mkdir -p bench/results/amb
+# shellcheck disable=SC2086
+gk_deal_gpus bench/amb.sh "$0" "${GPUKIT_AMB_GPUS:-1}" GPUKIT_AMB "${GPUKIT_AMB_OUT:-bench/results/amb/amb-$(date -u +%Y-%m-%d).jsonl}" $matrices
+rc=$?
+[ $rc -ne 2 ] && exit $rc # 2: one GPU, measured here
 t0=$SECONDS # the budget counts the measurements, not the build
 source "$top/bench/runinfo.sh" # commit, GPUKIT_COMMIT, GPUKIT_SOURCE_STATE, GPUKIT_HOST, ...
 export GPUKIT_DEVICE=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)

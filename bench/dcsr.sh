@@ -13,7 +13,13 @@
 # default "stencil7:2 powerlaw:3 rmat20:2 fem_p1:2": 3.5M, 17M, 3.6M, 2.9M nonzeros); GPUKIT_DCSR_OPTIONS more
 # options (e.g. -iter_steps 20); GPUKIT_CASE_TIMEOUT (240; powerlaw:3 takes about 150 s, most of it the 50 COO rebuilds of the baseline) seconds per matrix; GPUKIT_DCSR_BUDGET (280) seconds for
 # all: later matrices are skipped once it is spent; GPUKIT_DCSR_OUT another record file (e.g. for runs side by side on
-# several GPUs); GPUKIT_COMMIT, GPUKIT_SOURCE_STATE as in bench/gpu.sh.
+# several GPUs); GPUKIT_COMMIT, GPUKIT_SOURCE_STATE as in bench/gpu.sh; GPUKIT_DCSR_GPUS=n (n > 1, or "all"): the
+# matrices dealt round-robin to n GPUs, one run of this script per GPU at the same time (bench/deal.sh; each its own
+# budget), the records joined into the one file.
+# The generated large set of issue 15 at scale 3 on 4 GPUs, the COO rebuild baseline timed on one step in 5:
+#   GPUKIT_DCSR_GPUS=all GPUKIT_DCSR_OPTIONS="-iter_coo_sample 5" GPUKIT_DCSR_MATRICES="stencil7:3 stencil27:3
+#   stencil7_perm:3 fem_p1:3 fem_p2:3 fem_elast:3 band_wide:3 powerlaw:3 powerlaw_band:3 rmat20:3 rmat22:3 circuit:3
+#   lp_rect:3" GPUKIT_CASE_TIMEOUT=300 GPUKIT_DCSR_BUDGET=500 bash bench/dcsr.sh
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -44,6 +50,12 @@ grep -qs '^#define PETSC_HAVE_CUDA 1' "$PETSC_DIR/include/petscconf.h" || {
   exit 1
 }
 tbuild=$((SECONDS - t0))
+source "$top/bench/deal.sh"
+mkdir -p bench/results/dcsr
+# shellcheck disable=SC2086
+gk_deal_gpus bench/dcsr.sh "$0" "${GPUKIT_DCSR_GPUS:-1}" GPUKIT_DCSR "${GPUKIT_DCSR_OUT:-bench/results/dcsr/dcsr-$(date -u +%Y-%m-%d).jsonl}" $matrices
+rc=$?
+[ $rc -ne 2 ] && exit $rc # 2: one GPU, measured here
 t0=$SECONDS # the budget counts the measurements, not the build
 source "$top/bench/runinfo.sh"
 export GPUKIT_DEVICE=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -n 1)
@@ -79,7 +91,7 @@ fi
 cp "$tmp" "$out"
 [ -n "${OUT:-}" ] && cp "$out" "$OUT/"
 echo "== $out ($(wc -l <"$out") records${OUT:+, copied to \$OUT})"
-if command -v python3 >/dev/null 2>&1; then
+if [ -z "${GPUKIT_DCSR_PART:-}" ] && command -v python3 >/dev/null 2>&1; then # a part of a run on several GPUs: the whole prints it
   python3 bench/report_formats.py --print "$out" || true
 fi
 echo "bench/dcsr.sh: $((SECONDS - t0)) s in all (+ ${tbuild} s building)"
