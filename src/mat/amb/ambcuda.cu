@@ -1217,6 +1217,20 @@ static PetscErrorCode MatAMBGetInfo_AMBCUDA(Mat A, PetscInt *b, PetscInt *W, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the plan's segment width, block counts for b = 1..8 and (row, segment) pairs, for tests that count them on the host
+   (npairs 0: the rules chose the fallback before counting, nothing counted) */
+static PetscErrorCode MatAMBCUDAGetPlanCounts_AMBCUDA(Mat A, PetscInt *W, PetscInt64 blk[], PetscInt64 *npairs)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+
+  PetscFunctionBegin;
+  PetscCall(AMBCUDAPrepare_Private(A));
+  *W = cu->planopt.W;
+  for (PetscInt b = 0; b < GPUKIT_AMB_CUDA_MAX_B; b++) blk[b] = cu->blk[b];
+  *npairs = cu->npairs;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the layout the device product uses now (before the first product: the one it starts with) */
 static PetscErrorCode MatAMBCUDAGetLayout_AMBCUDA(Mat A, const char **name)
 {
@@ -1760,6 +1774,7 @@ static PetscErrorCode AMBCUDACompose_Private(Mat A, PetscBool on)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaijambcuda_seqaij_C", on ? GPUKIT_FN(MatConvert_SeqAMBCUDA_SeqAIJ) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetStats_C", on ? GPUKIT_FN(MatAMBCUDAGetStats_AMBCUDA) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetLayout_C", on ? GPUKIT_FN(MatAMBCUDAGetLayout_AMBCUDA) : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetPlanCounts_C", on ? GPUKIT_FN(MatAMBCUDAGetPlanCounts_AMBCUDA) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetHostStats_C", on ? GPUKIT_FN(MatAMBCUDAGetHostStats_AMBCUDA) : NULL));
   /* for code that reads the AIJ arrays directly (MatSeqAIJGetArrayRead(), MatSeqAIJGetCSRAndMemType()): call
      PetscTryMethod(A, "GpukitMatSyncHost_C", (Mat), (A)) first */

@@ -228,37 +228,114 @@ __global__ void RefreshKernel(int nnz, const long long *__restrict__ map, const 
   if (e < nnz) val[map[e]] = (T)a[e];
 }
 
-/* sums of the pairs' block counts for b = 1..8 (warp-reduced, then one atomic per warp and b) */
-__global__ void BlockCountsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, unsigned long long *__restrict__ out)
+/* the plan's block counts: for each b = i + 1, the blocks the greedy cover of every (row, segment) pair takes (a block
+   starts at the pair's first entry and at every entry at least b columns past the last block's start), and the pairs.
+   Rows of at most AMB_COUNT_LONG entries: a thread each, their entries read AMB_COUNT_BATCH at a time (one load latency
+   for the batch, not one an entry); longer rows (power-law rows reach 50000 entries, which one thread walked in 7 ms)
+   go to a list and a block each, a thread per segment: the pairs are independent, and a pair's entries are found by
+   two binary searches. Exact in both. */
+constexpr int AMB_COUNT_LONG  = 1024;
+constexpr int AMB_COUNT_BATCH = 8;
+
+/* entry c of a pair: a new block for each b = i + 1 that it is at least b columns past the block's start */
+__device__ __forceinline__ void CountEntry(int c, int col0[GPUKIT_AMB_CUDA_MAX_B], unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1])
 {
-  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1];
-  for (int i = 0; i <= GPUKIT_AMB_CUDA_MAX_B; i++) cnt[i] = 0;
-  if (r < m) {
-    int gcur = -1, col0[GPUKIT_AMB_CUDA_MAX_B];
-    for (int e = rowptr[r]; e < rowptr[r + 1]; e++) {
-      const int col = colidx[e], g = col >> ws; /* col / W */
-      if (g != gcur) {
-        gcur = g;
-        cnt[GPUKIT_AMB_CUDA_MAX_B]++;
-        for (int i = 0; i < GPUKIT_AMB_CUDA_MAX_B; i++) {
-          col0[i] = col;
-          cnt[i]++;
-        }
-      } else {
-        for (int i = 0; i < GPUKIT_AMB_CUDA_MAX_B; i++)
-          if (col - col0[i] >= i + 1) {
-            col0[i] = col;
-            cnt[i]++;
-          }
-      }
+#pragma unroll
+  for (int i = 0; i < GPUKIT_AMB_CUDA_MAX_B; i++)
+    if (c - col0[i] >= i + 1) {
+      col0[i] = c;
+      cnt[i]++;
     }
-  }
+}
+
+/* the first pair entry: starts a block for every b (col0 = c - b makes CountEntry() start one) */
+__device__ __forceinline__ void CountPairStart(int c, int col0[GPUKIT_AMB_CUDA_MAX_B], unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1])
+{
+  cnt[GPUKIT_AMB_CUDA_MAX_B]++;
+#pragma unroll
+  for (int i = 0; i < GPUKIT_AMB_CUDA_MAX_B; i++) col0[i] = c - (i + 1);
+}
+
+/* warp sums, then one atomic per warp and count; every thread of the warp calls it */
+__device__ __forceinline__ void CountFlush(const unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1], unsigned long long *__restrict__ out)
+{
+#pragma unroll
   for (int i = 0; i <= GPUKIT_AMB_CUDA_MAX_B; i++) {
     unsigned long long v = cnt[i];
     for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
     if ((threadIdx.x & 31) == 0 && v) atomicAdd(out + i, v);
   }
+}
+
+/* a thread per row; rows longer than AMB_COUNT_LONG are listed (longrows[atomicAdd(nlong)]) for BlockCountsLongKernel */
+__global__ void BlockCountsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, unsigned long long *__restrict__ out, int *__restrict__ longrows, unsigned long long *__restrict__ nlong)
+{
+  const long long    r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1];
+#pragma unroll
+  for (int i = 0; i <= GPUKIT_AMB_CUDA_MAX_B; i++) cnt[i] = 0;
+  if (r < m) {
+    const int beg = rowptr[r], end = rowptr[r + 1];
+    if (end - beg > AMB_COUNT_LONG) longrows[atomicAdd(nlong, 1ULL)] = (int)r;
+    else {
+      int gcur = -1, col0[GPUKIT_AMB_CUDA_MAX_B];
+      for (int e = beg; e < end; e += AMB_COUNT_BATCH) {
+        int c[AMB_COUNT_BATCH];
+#pragma unroll
+        for (int k = 0; k < AMB_COUNT_BATCH; k++) c[k] = e + k < end ? colidx[e + k] : 0;
+#pragma unroll
+        for (int k = 0; k < AMB_COUNT_BATCH; k++)
+          if (e + k < end) {
+            const int g = c[k] >> ws; /* c / W */
+            if (g != gcur) {
+              gcur = g;
+              CountPairStart(c[k], col0, cnt);
+            }
+            CountEntry(c[k], col0, cnt);
+          }
+      }
+    }
+  }
+  CountFlush(cnt, out);
+}
+
+/* the first entry of row entries [lo, hi) whose column is at least c (hi when none) */
+__device__ __forceinline__ int RowLowerBound(const int *__restrict__ colidx, int lo, int hi, long long c)
+{
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if ((long long)colidx[mid] < c) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* the listed long rows, a block each (grid-stride over *nlong), a thread per segment of the row's column range */
+__global__ void BlockCountsLongKernel(const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, const int *__restrict__ longrows, const unsigned long long *__restrict__ nlong, unsigned long long *__restrict__ out)
+{
+  unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1];
+  const long long    nl = (long long)*nlong;
+#pragma unroll
+  for (int i = 0; i <= GPUKIT_AMB_CUDA_MAX_B; i++) cnt[i] = 0;
+  for (long long l = blockIdx.x; l < nl; l += gridDim.x) {
+    const int r = longrows[l], beg = rowptr[r], end = rowptr[r + 1];
+    const int g0 = colidx[beg] >> ws, g1 = colidx[end - 1] >> ws;
+    for (long long g = g0 + (long long)threadIdx.x; g <= g1; g += blockDim.x) {
+      const int e0 = RowLowerBound(colidx, beg, end, g << ws), e1 = RowLowerBound(colidx, e0, end, (g + 1) << ws);
+      int       col0[GPUKIT_AMB_CUDA_MAX_B];
+      if (e0 == e1) continue; /* no entry in this segment */
+      CountPairStart(colidx[e0], col0, cnt);
+      for (int e = e0; e < e1; e += AMB_COUNT_BATCH) {
+        int c[AMB_COUNT_BATCH];
+#pragma unroll
+        for (int k = 0; k < AMB_COUNT_BATCH; k++) c[k] = e + k < e1 ? colidx[e + k] : 0;
+#pragma unroll
+        for (int k = 0; k < AMB_COUNT_BATCH; k++)
+          if (e + k < e1) CountEntry(c[k], col0, cnt);
+      }
+    }
+  }
+  CountFlush(cnt, out);
 }
 
 /* ------------------------------------------------------------------------------------------------------------------
@@ -723,13 +800,21 @@ extern "C" cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *A, int W, lo
 {
   GpukitPoolTemp     out(stream);
   unsigned long long h[GPUKIT_AMB_CUDA_MAX_B + 1];
+  const long long    maxlong = A ? A->nnz / (AMB_COUNT_LONG + 1) : 0; /* at most this many rows are long */
+  const size_t       hb = sizeof(h) + sizeof(unsigned long long);  /* the counts, then the long rows' count */
 
   if (!ValidCSR(A) || !blk || !npairs || W < 32 || W > 65536 || (W & (W - 1))) return cudaErrorInvalidValue;
-  GPUKIT_AMB_TRY(out.Get(sizeof(h)));
-  GPUKIT_AMB_TRY(cudaMemsetAsync(out.p, 0, sizeof(h), stream));
+  GPUKIT_AMB_TRY(out.Get(hb + (size_t)(maxlong > 0 ? maxlong : 1) * sizeof(int)));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(out.p, 0, hb, stream));
   if (A->m > 0) {
-    BlockCountsKernel<<<Blocks(A->m, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, Log2(W), out.As<unsigned long long>());
+    unsigned long long *cnt = out.As<unsigned long long>(), *nlong = cnt + GPUKIT_AMB_CUDA_MAX_B + 1;
+    int                *longrows = (int *)(out.As<char>() + hb);
+    BlockCountsKernel<<<Blocks(A->m, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, Log2(W), cnt, longrows, nlong);
     GPUKIT_AMB_TRY(cudaGetLastError());
+    if (maxlong > 0) { /* a block per listed row (the kernel reads their count) */
+      BlockCountsLongKernel<<<(unsigned)(maxlong < 1024 ? maxlong : 1024), THREADS, 0, stream>>>(A->rowptr, A->colidx, Log2(W), longrows, nlong, cnt);
+      GPUKIT_AMB_TRY(cudaGetLastError());
+    }
   }
   GPUKIT_AMB_TRY(cudaMemcpyAsync(h, out.p, sizeof(h), cudaMemcpyDeviceToHost, stream));
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
