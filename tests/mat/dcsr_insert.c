@@ -113,6 +113,26 @@ int main(int argc, char **argv)
   PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "MAT_NEW_NONZERO_LOCATION_ERR", "new nonzero with MAT_NEW_NONZERO_LOCATION_ERR"));
   PetscCall(MatSetValues(A, 1, &row, 1, &row, v, INSERT_VALUES));
   PetscCall(Assemble(A));
+  PetscCall(MatSetOption(R, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
+  PetscCall(MatSetValues(R, 1, &row, 1, &row, v, INSERT_VALUES));
+  PetscCall(Assemble(R));
+
+  /* 3b. MAT_NEW_NONZERO_ALLOCATION_ERR false after MAT_NEW_NONZERO_LOCATION_ERR replaces it, as in AIJ (what
+     SNESComputeJacobianDefault() does to a DMDA's matrix): new entries are inserted, in own and off-process columns */
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatSetOption(R, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  for (PetscInt i = rstart; i < rend; i++) {
+    PetscInt    c[2] = {(i + 2) % N, (i + N / 2 + 1) % N};
+    PetscScalar w[2] = {3.0, -4.0};
+    PetscCall(MatSetValues(A, 1, &i, 2, c, w, ADD_VALUES));
+    PetscCall(MatSetValues(R, 1, &i, 2, c, w, ADD_VALUES));
+  }
+  PetscCall(Assemble(A));
+  PetscCall(Assemble(R));
+  PetscCall(GKCheckMatClose(A, R, 0.0, "MAT_NEW_NONZERO_ALLOCATION_ERR false after MAT_NEW_NONZERO_LOCATION_ERR: new entries inserted as AIJ"));
+  PetscCall(NNZ(A, &nza));
+  PetscCall(NNZ(R, &nzr));
+  PetscCall(GKCheck((PetscBool)(nza == nzr), "MAT_NEW_NONZERO_ALLOCATION_ERR false after MAT_NEW_NONZERO_LOCATION_ERR: same pattern as AIJ"));
   PetscCall(MatSetOption(A, MAT_NEW_NONZERO_LOCATIONS, PETSC_TRUE));
 
   /* 4. indices out of range: clear error, the matrix unchanged (also the valid entries of the same call) */

@@ -1131,8 +1131,12 @@ PETSC_INTERN PetscErrorCode DCSRSetOption_Private(Mat A, MatOption op, PetscBool
   case MAT_KEEP_NONZERO_PATTERN:
     a->keepnz = flg;
     break;
-  case MAT_NEW_NONZERO_ALLOCATION_ERR: /* a new nonzero never reallocates the matrix: nothing to refuse */
-    PetscCall(PetscInfo(A, "gpukit: MATDCSR inserts new nonzeros in place; MAT_NEW_NONZERO_ALLOCATION_ERR has no effect\n"));
+  case MAT_NEW_NONZERO_ALLOCATION_ERR:
+    /* as AIJ, the option replaces MAT_NEW_NONZERO_LOCATIONS / _LOCATION_ERR set before it (SNESComputeJacobianDefault()
+       turns it off to insert where DMCreateMatrix() had set LOCATION_ERR); true refuses new nonzeros that need an
+       allocation, and a new nonzero never reallocates a DCSR matrix: either way new nonzeros are inserted */
+    a->nonew = 0;
+    PetscCall(PetscInfo(A, "gpukit: MATDCSR inserts new nonzeros in place; MAT_NEW_NONZERO_ALLOCATION_ERR %s: new nonzeros allowed (it replaces an earlier MAT_NEW_NONZERO_LOCATIONS or MAT_NEW_NONZERO_LOCATION_ERR, as for AIJ)\n", flg ? "true" : "false"));
     break;
   default:
     PetscCall(PetscInfo(A, "gpukit: option %s ignored by MATDCSR\n", MatOptions[op]));

@@ -1009,6 +1009,9 @@ static PetscErrorCode MatSetOption_MPIDCSR(Mat A, MatOption op, PetscBool flg)
   case MAT_NEW_NONZERO_LOCATION_ERR:
     d->nonew = flg ? -1 : 0;
     break;
+  case MAT_NEW_NONZERO_ALLOCATION_ERR: /* as AIJ: replaces the two above; a DCSR matrix never allocates for a new nonzero */
+    d->nonew = 0;
+    break;
   case MAT_IGNORE_OFF_PROC_ENTRIES:
     d->donotstash = flg;
     break;
