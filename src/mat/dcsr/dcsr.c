@@ -514,6 +514,17 @@ static PetscErrorCode DCSRCopyStorage(Mat A, Mat B, PetscBool values)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the duplicate keeps A's local-to-global maps, as AIJ's duplicate (which shares A's layouts) does: MatSetValuesLocal()
+   and MatSetValuesStencil() on it then address the same entries (SNES's Picard function fills a duplicate of a DMDA's
+   matrix that way; without the maps the local indices were taken as global ones on more than one rank) */
+PETSC_INTERN PetscErrorCode DCSRDuplicateMaps(Mat A, Mat B)
+{
+  PetscFunctionBegin;
+  if (A->rmap->mapping) PetscCall(PetscLayoutSetISLocalToGlobalMapping(B->rmap, A->rmap->mapping));
+  if (A->cmap->mapping) PetscCall(PetscLayoutSetISLocalToGlobalMapping(B->cmap, A->cmap->mapping));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatDuplicate_SeqDCSR(Mat A, MatDuplicateOption op, Mat *B)
 {
   Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
@@ -524,6 +535,7 @@ static PetscErrorCode MatDuplicate_SeqDCSR(Mat A, MatDuplicateOption op, Mat *B)
   PetscCall(MatSetBlockSizesFromMats(*B, A, A)); /* the block size (PBJacobi, ML, forwarded ops read it) */
   PetscCall(MatSetType(*B, ((PetscObject)A)->type_name));
   DCSRCopyOptions(a, (Mat_SeqDCSR *)(*B)->data);
+  PetscCall(DCSRDuplicateMaps(A, *B));
   if (a->preallocated) {
     PetscCall(DCSRCopyStorage(A, *B, op == MAT_COPY_VALUES ? PETSC_TRUE : PETSC_FALSE));
     (*B)->assembled = A->assembled;
