@@ -14,7 +14,7 @@ gk_deal_gpus()
 {
   local name=$1 script=$2 ngpu=$3 prefix=$4 out=$5
   shift 5
-  local -a gpus parts=() pids=() mats=("$@")
+  local -a gpus pids=() mats=("$@")
   local g i k sub part failed=0
   [ "$ngpu" = all ] || [ "${ngpu:-1}" -gt 1 ] 2>/dev/null || return 2
   if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then # the caller's GPUs (indices or UUIDs), in its order
@@ -30,29 +30,30 @@ gk_deal_gpus()
     [ "$ngpu" -gt 1 ] || return 2
   fi
   export GPUKIT_RUN_DATE=${GPUKIT_RUN_DATE:-$(date -u +%Y-%m-%dT%H:%M:%SZ)} # one run in the records and the report
-  trap 'kill $(jobs -p) 2>/dev/null' EXIT # the parts do not outlive their caller
+  GK_DEAL_PARTS=() # global: the EXIT trap removes them too when the caller is interrupted
+  trap 'kill $(jobs -p) 2>/dev/null; rm -f "${GK_DEAL_PARTS[@]}" "${GK_DEAL_PARTS[@]/%/.log}"' EXIT # the parts do not outlive their caller
   trap 'exit 130' INT TERM
   for ((g = 0; g < ngpu; g++)); do
     sub=""
     for ((k = g; k < ${#mats[@]}; k += ngpu)); do sub="$sub ${mats[$k]}"; done
     [ -z "$sub" ] && continue
     part=$(mktemp "${TMPDIR:-/tmp}/gpukit-part-gpu$g.XXXXXX")
-    parts+=("$part")
+    GK_DEAL_PARTS+=("$part")
     echo "$name: GPU ${gpus[$g]}:$sub"
     env CUDA_VISIBLE_DEVICES="${gpus[$g]}" "${prefix}_GPUS=1" "${prefix}_MATRICES=$sub" "${prefix}_OUT=$part" "${prefix}_PART=1" OUT= bash "$script" >"$part.log" 2>&1 &
     pids+=($!)
   done
-  if [ ${#parts[@]} -eq 0 ]; then
+  if [ ${#GK_DEAL_PARTS[@]} -eq 0 ]; then
     echo "$name: no matrix to measure (${prefix}_MATRICES is empty)" >&2
     return 1
   fi
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}" || failed=1
-    sed "s/^/[gpu part $i] /" "${parts[$i]}.log"
+    sed "s/^/[gpu part $i] /" "${GK_DEAL_PARTS[$i]}.log"
   done
   trap - EXIT INT TERM
-  cat "${parts[@]}" >"$out"
-  rm -f "${parts[@]}" "${parts[@]/%/.log}"
+  cat "${GK_DEAL_PARTS[@]}" >"$out"
+  rm -f "${GK_DEAL_PARTS[@]}" "${GK_DEAL_PARTS[@]/%/.log}"
   if [ ! -s "$out" ]; then
     echo "$name: no record from any GPU; nothing written" >&2
     return 1

@@ -194,6 +194,33 @@ int main(int argc, char **argv)
     PetscCall(VecDestroy(&y0));
     PetscCall(VecDestroy(&y1));
   }
+  /* MatDuplicate() keeps the local-to-global maps (SNES's Picard function fills a duplicate of the DMDA's matrix with
+     MatSetValuesStencil()): a duplicate without values filled through MatSetValuesLocal() equals AIJ's */
+  {
+    Mat D[2];
+    for (PetscInt t = 0; t < 2; t++) {
+      ISLocalToGlobalMapping map;
+      const PetscInt        *g;
+      PetscInt               nl, rs, re;
+      PetscCall(MatDuplicate(J[t], MAT_DO_NOT_COPY_VALUES, &D[t]));
+      PetscCall(MatGetLocalToGlobalMapping(D[t], &map, NULL));
+      PetscCheck(map, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the duplicate of the %s matrix has no local-to-global map", t ? "DCSR" : "AIJ");
+      PetscCall(ISLocalToGlobalMappingGetSize(map, &nl));
+      PetscCall(ISLocalToGlobalMappingGetIndices(map, &g));
+      PetscCall(MatGetOwnershipRange(D[t], &rs, &re));
+      for (PetscInt l = 0; l < nl; l++) {
+        PetscScalar v = 2.0 + (PetscScalar)g[l];
+        if (g[l] < rs || g[l] >= re) continue; /* a ghost point */
+        PetscCall(MatSetValuesLocal(D[t], 1, &l, 1, &l, &v, INSERT_VALUES));
+      }
+      PetscCall(ISLocalToGlobalMappingRestoreIndices(map, &g));
+      PetscCall(MatAssemblyBegin(D[t], MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(D[t], MAT_FINAL_ASSEMBLY));
+    }
+    PetscCall(GKCheckMatClose(D[1], D[0], 0.0, "a duplicate (MAT_DO_NOT_COPY_VALUES) filled through MatSetValuesLocal()"));
+    PetscCall(MatDestroy(&D[0]));
+    PetscCall(MatDestroy(&D[1]));
+  }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok: same pattern, iterations and solution; Jacobian difference %g of %g\n", (double)jd, (double)jn));
   /* a new nonzero in the DCSR Jacobian: the colouring made for the old pattern refuses it clearly */
   {

@@ -45,13 +45,30 @@ static PetscErrorCode NNZ(Mat A, PetscLogDouble *nz)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* assemble A (DCSR) and R (AIJ) after the same insertions: the same entries, the same number of them (and nz when >= 0) */
+static PetscErrorCode AssembleAndCompare(Mat A, Mat R, PetscLogDouble nz, const char *what)
+{
+  PetscLogDouble nza = 0, nzr = 0;
+  char           msg[256];
+
+  PetscFunctionBegin;
+  PetscCall(Assemble(A));
+  PetscCall(Assemble(R));
+  PetscCall(GKCheckMatClose(A, R, 0.0, what));
+  PetscCall(NNZ(A, &nza));
+  PetscCall(NNZ(R, &nzr));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "%s: the same pattern as AIJ", what));
+  PetscCall(GKCheck((PetscBool)(nza == nzr && (nz < 0 || nza == nz)), msg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Mat              A, R;
   PetscInt         N = 30, rstart, rend, row, cols[3];
   PetscScalar      v[3];
   PetscErrorCode   ierr;
-  PetscLogDouble   nza, nzr, nza0;
+  PetscLogDouble   nza = 0, nzr = 0, nza0 = 0;
   PetscReal        na, na0;
   PetscMPIInt      rank, size;
   PetscObjectState s0, s1;
@@ -96,12 +113,7 @@ int main(int argc, char **argv)
   v[0]    = 9.0;
   PetscCall(MatSetValues(A, 1, &row, 1, cols, v, ADD_VALUES));
   PetscCall(MatSetValues(R, 1, &row, 1, cols, v, ADD_VALUES));
-  PetscCall(Assemble(A));
-  PetscCall(Assemble(R));
-  PetscCall(GKCheckMatClose(A, R, 0.0, "MAT_NEW_NONZERO_LOCATIONS false drops new entries as AIJ"));
-  PetscCall(NNZ(A, &nza));
-  PetscCall(NNZ(R, &nzr));
-  PetscCall(GKCheck((PetscBool)(nza == nzr && nza == (PetscLogDouble)N), "MAT_NEW_NONZERO_LOCATIONS false: same pattern as AIJ"));
+  PetscCall(AssembleAndCompare(A, R, (PetscLogDouble)N, "MAT_NEW_NONZERO_LOCATIONS false drops new entries as AIJ"));
 
   /* 3. MAT_NEW_NONZERO_LOCATION_ERR: a clear error; then an existing entry still works */
   PetscCall(MatSetOption(A, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
@@ -113,6 +125,21 @@ int main(int argc, char **argv)
   PetscCall(GKExpectErrorEnd(ierr, PETSC_ERR_ARG_OUTOFRANGE, "MAT_NEW_NONZERO_LOCATION_ERR", "new nonzero with MAT_NEW_NONZERO_LOCATION_ERR"));
   PetscCall(MatSetValues(A, 1, &row, 1, &row, v, INSERT_VALUES));
   PetscCall(Assemble(A));
+  PetscCall(MatSetOption(R, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
+  PetscCall(MatSetValues(R, 1, &row, 1, &row, v, INSERT_VALUES));
+  PetscCall(Assemble(R));
+
+  /* 3b. MAT_NEW_NONZERO_ALLOCATION_ERR false after MAT_NEW_NONZERO_LOCATION_ERR replaces it, as in AIJ (what
+     SNESComputeJacobianDefault() does to a DMDA's matrix): new entries are inserted, in own and off-process columns */
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatSetOption(R, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  for (PetscInt i = rstart; i < rend; i++) {
+    PetscInt    c[2] = {(i + 2) % N, (i + N / 2 + 1) % N};
+    PetscScalar w[2] = {3.0, -4.0};
+    PetscCall(MatSetValues(A, 1, &i, 2, c, w, ADD_VALUES));
+    PetscCall(MatSetValues(R, 1, &i, 2, c, w, ADD_VALUES));
+  }
+  PetscCall(AssembleAndCompare(A, R, -1, "MAT_NEW_NONZERO_ALLOCATION_ERR false after MAT_NEW_NONZERO_LOCATION_ERR: new entries inserted as AIJ"));
   PetscCall(MatSetOption(A, MAT_NEW_NONZERO_LOCATIONS, PETSC_TRUE));
 
   /* 4. indices out of range: clear error, the matrix unchanged (also the valid entries of the same call) */

@@ -514,6 +514,17 @@ static PetscErrorCode DCSRCopyStorage(Mat A, Mat B, PetscBool values)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the duplicate keeps A's local-to-global maps, as AIJ's duplicate (which shares A's layouts) does: MatSetValuesLocal()
+   and MatSetValuesStencil() on it then address the same entries (SNES's Picard function fills a duplicate of a DMDA's
+   matrix that way; without the maps the local indices were taken as global ones on more than one rank) */
+PETSC_INTERN PetscErrorCode DCSRDuplicateMaps(Mat A, Mat B)
+{
+  PetscFunctionBegin;
+  if (A->rmap->mapping) PetscCall(PetscLayoutSetISLocalToGlobalMapping(B->rmap, A->rmap->mapping));
+  if (A->cmap->mapping) PetscCall(PetscLayoutSetISLocalToGlobalMapping(B->cmap, A->cmap->mapping));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatDuplicate_SeqDCSR(Mat A, MatDuplicateOption op, Mat *B)
 {
   Mat_SeqDCSR *a = (Mat_SeqDCSR *)A->data;
@@ -524,6 +535,7 @@ static PetscErrorCode MatDuplicate_SeqDCSR(Mat A, MatDuplicateOption op, Mat *B)
   PetscCall(MatSetBlockSizesFromMats(*B, A, A)); /* the block size (PBJacobi, ML, forwarded ops read it) */
   PetscCall(MatSetType(*B, ((PetscObject)A)->type_name));
   DCSRCopyOptions(a, (Mat_SeqDCSR *)(*B)->data);
+  PetscCall(DCSRDuplicateMaps(A, *B));
   if (a->preallocated) {
     PetscCall(DCSRCopyStorage(A, *B, op == MAT_COPY_VALUES ? PETSC_TRUE : PETSC_FALSE));
     (*B)->assembled = A->assembled;
@@ -1131,8 +1143,12 @@ PETSC_INTERN PetscErrorCode DCSRSetOption_Private(Mat A, MatOption op, PetscBool
   case MAT_KEEP_NONZERO_PATTERN:
     a->keepnz = flg;
     break;
-  case MAT_NEW_NONZERO_ALLOCATION_ERR: /* a new nonzero never reallocates the matrix: nothing to refuse */
-    PetscCall(PetscInfo(A, "gpukit: MATDCSR inserts new nonzeros in place; MAT_NEW_NONZERO_ALLOCATION_ERR has no effect\n"));
+  case MAT_NEW_NONZERO_ALLOCATION_ERR:
+    /* as AIJ, the option replaces MAT_NEW_NONZERO_LOCATIONS / _LOCATION_ERR set before it (SNESComputeJacobianDefault()
+       turns it off to insert where DMCreateMatrix() had set LOCATION_ERR); true refuses new nonzeros that need an
+       allocation, and a new nonzero never reallocates a DCSR matrix: either way new nonzeros are inserted */
+    a->nonew = 0;
+    PetscCall(PetscInfo(A, "gpukit: MATDCSR inserts new nonzeros in place; MAT_NEW_NONZERO_ALLOCATION_ERR %s: new nonzeros allowed (it replaces an earlier MAT_NEW_NONZERO_LOCATIONS or MAT_NEW_NONZERO_LOCATION_ERR, as for AIJ)\n", flg ? "true" : "false"));
     break;
   default:
     PetscCall(PetscInfo(A, "gpukit: option %s ignored by MATDCSR\n", MatOptions[op]));

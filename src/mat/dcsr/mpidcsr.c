@@ -16,6 +16,7 @@ PETSC_INTERN PetscErrorCode DCSRSetFromOptions_Private(Mat, PetscInt, const Mat[
 PETSC_INTERN PetscErrorCode DCSRSetOption_Private(Mat, MatOption, PetscBool);
 PETSC_INTERN PetscErrorCode MatAXPY_DCSR_Generic(Mat, PetscScalar, Mat, MatStructure);
 PETSC_INTERN PetscErrorCode MatCopy_DCSR_Generic(Mat, Mat, MatStructure);
+PETSC_INTERN PetscErrorCode DCSRDuplicateMaps(Mat, Mat);
 PETSC_INTERN PetscErrorCode MatZeroRows_SeqDCSR_Local(Mat, PetscInt, const PetscInt[], PetscScalar, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatFDColoringCreate_DCSR(Mat, ISColoring, MatFDColoring);
 PETSC_INTERN PetscErrorCode MatFDColoringSetUp_DCSR(Mat, ISColoring, MatFDColoring);
@@ -752,6 +753,7 @@ static PetscErrorCode MatDuplicate_MPIDCSR(Mat A, MatDuplicateOption op, Mat *M)
   e->nonew       = d->nonew;
   e->roworiented = d->roworiented;
   e->donotstash  = d->donotstash;
+  PetscCall(DCSRDuplicateMaps(A, *M));
   if (d->A) {
     PetscCall(MatDestroy(&e->A));
     PetscCall(MatDestroy(&e->B));
@@ -1008,6 +1010,9 @@ static PetscErrorCode MatSetOption_MPIDCSR(Mat A, MatOption op, PetscBool flg)
     break;
   case MAT_NEW_NONZERO_LOCATION_ERR:
     d->nonew = flg ? -1 : 0;
+    break;
+  case MAT_NEW_NONZERO_ALLOCATION_ERR: /* as AIJ: replaces the two above; a DCSR matrix never allocates for a new nonzero */
+    d->nonew = 0;
     break;
   case MAT_IGNORE_OFF_PROC_ENTRIES:
     d->donotstash = flg;
