@@ -106,6 +106,46 @@ PetscErrorCode GpukitCSRSpMVAnalyse(GpukitCSRSpMV *s, PetscInt m, PetscInt n, Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the sum of |last column - first column| over the rows of a CSR (a warp's sum, then one 64-bit integer atomic a
+   warp: the same sum at every run) */
+__global__ static void GpukitCSRRowSpanKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ col, unsigned long long *sum)
+{
+  unsigned long long s = 0;
+
+  for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < m; r += (long long)gridDim.x * blockDim.x) {
+    const int b = rowptr[r], e = rowptr[r + 1];
+    if (e > b) {
+      const int d = col[e - 1] - col[b];
+      s += (unsigned long long)(d < 0 ? -d : d);
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0 && s) atomicAdd(sum, s);
+}
+
+/* GpukitCSRMeanRowSpan - the mean over the m rows of a device CSR (columns sorted in each row) of the row's last column
+   minus its first (0 for an empty row): the locality class of the tuners' keys (GpukitTuneShapeAppendSpan()). Reads
+   2 ints a row and the row pointers; one synchronisation of stream. */
+PetscErrorCode GpukitCSRMeanRowSpan(PetscInt m, const int *rowptr, const int *col, cudaStream_t stream, PetscReal *mean)
+{
+  unsigned long long h = 0;
+  GpukitPoolTemp     d(stream);
+  const long long    blocks = PetscMin(((long long)m + 255) / 256, 1024);
+
+  PetscFunctionBegin;
+  *mean = 0;
+  if (m <= 0) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallCUDA(d.Get(sizeof(h)));
+  PetscCallCUDA(cudaMemsetAsync(d.p, 0, sizeof(h), stream));
+  GpukitCSRRowSpanKernel<<<(unsigned)blocks, 256, 0, stream>>>((int)m, rowptr, col, d.As<unsigned long long>());
+  PetscCallCUDA(cudaGetLastError());
+  PetscCallCUDA(cudaMemcpyAsync(&h, d.p, sizeof(h), cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  PetscCall(PetscLogGpuToCpu(sizeof(h)));
+  *mean = (PetscReal)h / (PetscReal)m;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* GpukitCSRSpMVReset - frees what GpukitCSRSpMVApply() made (the work buffer stream-ordered) and zeroes *s */
 PetscErrorCode GpukitCSRSpMVReset(GpukitCSRSpMV *s, cudaStream_t stream)
 {

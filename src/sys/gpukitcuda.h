@@ -32,6 +32,8 @@ typedef struct {
 PETSC_INTERN PetscErrorCode GpukitCSRSpMVApply(GpukitCSRSpMV *, PetscInt, PetscInt, PetscCount, const int *, const int *, const double *, const double *, const double *, double *, cudaStream_t);
 PETSC_INTERN PetscErrorCode GpukitCSRSpMVAnalyse(GpukitCSRSpMV *, PetscInt, PetscInt, PetscCount, const int *, const int *, const double *, const double *, double *, cudaStream_t);
 PETSC_INTERN PetscErrorCode GpukitCSRSpMVReset(GpukitCSRSpMV *, cudaStream_t);
+/* the mean over the rows of a device CSR of (last column - first column), for the tuners' locality class */
+PETSC_INTERN PetscErrorCode GpukitCSRMeanRowSpan(PetscInt, const int *, const int *, cudaStream_t, PetscReal *);
 
 /* the device arrays (VecCUDAGetArrayRead()) of the vectors one kernel launch reads, each vector got once however
    often it is asked for (a matrix powers step may read V[j] == W[j]); GpukitCUDAReadsRestore() gives them all back */

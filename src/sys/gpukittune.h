@@ -84,6 +84,8 @@ PETSC_EXTERN PetscErrorCode GpukitTuneFind(PetscObject, const char[], GpukitTune
 
 /* the shape class of a sparse operator: "r<2 log2 rows>.z<2 log2 nnz>.a<mean row length>.x<log2 longest row>" */
 PETSC_EXTERN PetscErrorCode GpukitTuneShapeCSR(PetscInt, PetscCount, PetscInt, char[], size_t);
+/* appends ".sp<floor log2(1 + mean row span)>", the columns' locality (nothing for a negative span) */
+PETSC_EXTERN PetscErrorCode GpukitTuneShapeAppendSpan(PetscReal, char[], size_t);
 
 /* the process-wide mode (from -gpukit_tune) and counters: timed calls, searches finished, cache hits, cache writes */
 PETSC_EXTERN PetscErrorCode GpukitTuneGetMode(GpukitTuneMode *);

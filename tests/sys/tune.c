@@ -3,6 +3,9 @@ static const char help[] = "The run-time tuner (src/sys/gpukittune.c) with an in
                            "  -repeatable <bool>   the fake kernel may be launched several times per call (default true)\n"
                            "  -ncalls <n>          calls of the fake kernel (default 40)\n"
                            "  -shape <s>           the shape class (default s0); -nshapes <k>: k tuners, shapes s0..s(k-1)\n"
+                           "  -shape_csr <rows,nnz,maxrow>  the shape is GpukitTuneShapeCSR()'s class of these instead\n"
+                           "  -shape_span <s>      appends GpukitTuneShapeAppendSpan()'s class of the mean row span s\n"
+                           "  -expect_shape <s>    the shape must be s\n"
                            "  -expect <vals>       the choice, \"variant=V,block=B\" (V as an index)\n"
                            "  -expect_timed <n>    timed calls expected in the run (-1: any, -2: at least 1)\n"
                            "  -max_timed <n>       at most n timed calls for the search (default: no bound)\n"
@@ -82,7 +85,10 @@ int main(int argc, char **argv)
   PetscReal      work       = 1.0;
   GpukitTuner    inner      = NULL;
   PetscReal      within     = 0.05;
-  char           shape[64]  = "s0", expect[128] = "";
+  char           shape[64]  = "s0", expect[128] = "", expect_shape[64] = "";
+  PetscInt       csr[3], ncsr = 3;
+  PetscReal      span = -1;
+  PetscBool      csrset, shapeok;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscGPUKitInitialize());
@@ -91,6 +97,16 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-ncalls", &ncalls, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-nshapes", &nshapes, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-shape", shape, sizeof(shape), NULL));
+  PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-shape_csr", csr, &ncsr, &csrset));
+  PetscCheck(!csrset || ncsr == 3, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "-shape_csr takes rows,nnz,maxrow");
+  if (csrset) PetscCall(GpukitTuneShapeCSR(csr[0], (PetscCount)csr[1], csr[2], shape, sizeof(shape)));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-shape_span", &span, NULL));
+  PetscCall(GpukitTuneShapeAppendSpan(span, shape, sizeof(shape)));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-expect_shape", expect_shape, sizeof(expect_shape), NULL));
+  if (expect_shape[0]) {
+    PetscCall(PetscStrcmp(shape, expect_shape, &shapeok));
+    PetscCheck(shapeok, PETSC_COMM_SELF, PETSC_ERR_PLIB, "shape %s, expected %s", shape, expect_shape);
+  }
   PetscCall(PetscOptionsGetString(NULL, NULL, "-expect", expect, sizeof(expect), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_timed", &expect_timed, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-max_timed", &max_timed, NULL));

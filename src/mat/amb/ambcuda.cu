@@ -636,6 +636,14 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
   knobs[2].labels = cu->layoutlabels;
   for (PetscInt i = 0; i < cu->nlayouts; i++) knobs[2].values[i] = cu->layouts[i];
   PetscCall(GpukitTuneShapeCSR(cu->m, (PetscCount)cu->nnz, 0, csr, sizeof(csr)));
+  if (cu->csrvalid) { /* the columns' locality: a 3-D stencil and the same matrix under a random permutation share the class above */
+    cudaStream_t stream;
+    PetscReal    span;
+
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    PetscCall(GpukitCSRMeanRowSpan(cu->m, cu->rowptr, cu->colidx, stream, &span));
+    PetscCall(GpukitTuneShapeAppendSpan(span, csr, sizeof(csr)));
+  }
   PetscCall(PetscSNPrintf(shape, sizeof(shape), "n%d.W%" PetscInt_FMT ".s%" PetscInt_FMT ".%s%s.%s", (int)PetscCeilReal(PetscLog2Real((PetscReal)PetscMax(cu->n, 1))), cu->planopt.W, cu->planopt.sigma, cu->planopt.values == AMB_VALUES_SINGLE ? "f32" : "f64", cu->planopt.deterministic ? ".det" : "", csr));
   if (cu->longnb > 0) { /* a fixed long-chunk limit is another kernel configuration (the automatic one keeps the old key) */
     size_t len;

@@ -1065,12 +1065,29 @@ static PetscErrorCode DCSRCUDATunersDestroy_Private(Mat_SeqDCSRCUDA *cu)
    rows1 .. rows32 only (the binned kernels' tpr knobs fixed), or fused where the rows kernel does not apply */
 static const char *const DCSRCUDAKernelLabels[] = {"binned", "fused", "rows1", "rows2", "rows4", "rows8", "rows16", "rows32"};
 
+/* the mean row span of the device structure, for the tuners' locality class (GpukitTuneShapeAppendSpan()): without it a
+   choice cached for a 3-D stencil was taken for the same matrix under a random permutation */
+static PetscErrorCode DCSRCUDAMeanRowSpan_Private(Mat A, PetscReal *span)
+{
+  Mat_SeqDCSRCUDA *cu = DCSRCUDAGet(A);
+  cudaStream_t     stream;
+  double           mean;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+  PetscCallCUDA(GpukitDCSRMeanRowSpan(&cu->d, &mean, stream));
+  PetscCall(PetscLogGpuToCpu(sizeof(unsigned long long)));
+  *span = (PetscReal)mean;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode DCSRCUDATunerSetUp_Private(Mat A, PetscBool rows, GpukitTuner *tuner)
 {
   Mat_SeqDCSRCUDA   *cu = DCSRCUDAGet(A);
   GpukitTuneKnob     knobs[GPUKIT_DCSR_NBINS];
   static const char *names[GPUKIT_DCSR_NBINS - 1] = {"tpr0", "tpr1", "tpr2"};
   char               csr[128], shape[256];
+  PetscReal          span;
   const PetscInt     nv      = (PetscInt)(sizeof(DCSRCUDATprValues) / sizeof(DCSRCUDATprValues[0]));
   GpukitTuner       *t       = rows ? &cu->tunerrows : &cu->tuner;
   const PetscBool    onlyrow = (PetscBool)(rows && cu->multkernel == DCSR_MULT_ROWS);
@@ -1115,6 +1132,8 @@ static PetscErrorCode DCSRCUDATunerSetUp_Private(Mat A, PetscBool rows, GpukitTu
     }
   }
   PetscCall(GpukitTuneShapeCSR((PetscInt)cu->d.m, (PetscCount)cu->nnz, (PetscInt)cu->maxlen, csr, sizeof(csr)));
+  PetscCall(DCSRCUDAMeanRowSpan_Private(A, &span));
+  PetscCall(GpukitTuneShapeAppendSpan(span, csr, sizeof(csr)));
   PetscCall(PetscSNPrintf(shape, sizeof(shape), "K%d.L%d.%s", cu->d.K, (int)PetscMin(cu->longrow, 999999), csr));
   PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_mult2", GPUKIT_DCSR_NBINS, knobs, t));
   PetscCall(GpukitTunerSetShape(*t, shape));
@@ -1223,6 +1242,14 @@ static PetscErrorCode DCSRCUDABaseTunerSetUp_Private(Mat A, GpukitTuner *tuner)
   /* the key leaves the longest row out (x-1): the bins that count it are not built on the base path, so their count would
      make the key depend on the matrix's history */
   PetscCall(GpukitTuneShapeCSR((PetscInt)cu->d.m, (PetscCount)a->nz, 0, csr, sizeof(csr)));
+  { /* the base's rows: its row pointers and the columns (each base row is sorted) */
+    cudaStream_t stream;
+    PetscReal    span;
+
+    PetscCall(GpukitCUDAGetStream(DCSRCUDA_WHO, &stream));
+    PetscCall(GpukitCSRMeanRowSpan((PetscInt)cu->d.m, cu->baserow, cu->d.colidx, stream, &span));
+    PetscCall(GpukitTuneShapeAppendSpan(span, csr, sizeof(csr)));
+  }
   PetscCall(PetscSNPrintf(shape, sizeof(shape), "K%d.L%d.base%d.%s", cu->d.K, (int)PetscMin(cu->longrow, 999999), (int)bk, csr));
   PetscCall(GpukitTunerCreate((PetscObject)A, "dcsr_base", 1, &knob, &cu->tunerbase[bk]));
   cu->tunerbasennz[bk] = cu->basennz;

@@ -2187,3 +2187,44 @@ cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, const int *dcount, in
   *live    = (long long)h.live;
   return cudaSuccess;
 }
+
+/* the sum over the rows of (the largest column of the row's segments - the smallest): each segment is sorted, so its
+   first and last entries bound it; a warp's sum, then one 64-bit integer atomic a warp */
+__global__ static void __launch_bounds__(DCSR_BLOCK) DCSRRowSpanKernel(int m, int K, const long long *__restrict__ segstart, const int *__restrict__ seglen, const int *__restrict__ nseg, const int *__restrict__ colidx, unsigned long long *sum)
+{
+  unsigned long long s = 0;
+
+  for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < m; r += (long long)gridDim.x * blockDim.x) {
+    const long long base = r * K;
+    const int       ns   = nseg[r];
+    int             lo = INT_MAX, hi = INT_MIN;
+    for (int q = 0; q < ns; q++) {
+      const int len = seglen[base + q];
+      if (len > 0) {
+        const long long st = segstart[base + q];
+        lo                 = min(lo, colidx[st]);
+        hi                 = max(hi, colidx[st + len - 1]);
+      }
+    }
+    if (hi >= lo) s += (unsigned long long)(hi - lo);
+  }
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(DCSR_FULL_MASK, s, o);
+  if ((threadIdx.x & 31) == 0 && s) atomicAdd(sum, s);
+}
+
+cudaError_t GpukitDCSRMeanRowSpan(const GpukitDCSRDev *A, double *mean, cudaStream_t stream)
+{
+  GpukitPoolTemp     d(stream);
+  unsigned long long h = 0;
+
+  *mean = 0;
+  if (A->m <= 0) return cudaSuccess;
+  DCSR_CHECK(d.Get(sizeof(h)));
+  DCSR_CHECK(cudaMemsetAsync(d.p, 0, sizeof(h), stream));
+  DCSRRowSpanKernel<<<DCSRGrid(A->m, DCSR_BLOCK) < 1024 ? DCSRGrid(A->m, DCSR_BLOCK) : 1024, DCSR_BLOCK, 0, stream>>>(A->m, A->K, A->segstart, A->seglen, A->nseg, A->colidx, d.As<unsigned long long>());
+  DCSR_CHECK(cudaGetLastError());
+  DCSR_CHECK(cudaMemcpyAsync(&h, d.p, sizeof(h), cudaMemcpyDeviceToHost, stream));
+  DCSR_CHECK(cudaStreamSynchronize(stream));
+  *mean = (double)h / (double)A->m;
+  return cudaSuccess;
+}

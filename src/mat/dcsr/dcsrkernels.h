@@ -219,6 +219,9 @@ cudaError_t GpukitDCSRFillDiagonalBatchCUDA(long long nrows, long long rstart, l
    dcount not NULL: the device int *dcount is read back with them into *hcount (one synchronisation for both); hint not
    NULL: what GpukitDCSRDefragment() with this slack and no extra room needs to know */
 cudaError_t GpukitDCSRSegmentStats(const GpukitDCSRDev *A, const int *dcount, int *hcount, double slack, GpukitDCSRDefragHint *hint, int *maxnseg, long long *nmulti, long long *live, cudaStream_t stream);
+/* the mean over the rows of (the row's largest column - its smallest), 0 for an empty row: the tuners' locality class
+   (GpukitTuneShapeAppendSpan()); one synchronisation */
+cudaError_t GpukitDCSRMeanRowSpan(const GpukitDCSRDev *A, double *mean, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
