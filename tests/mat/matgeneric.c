@@ -187,6 +187,7 @@ static PetscErrorCode Galerkin(const Opts *og, const char *type, const char *ref
   const PetscInt  k = PetscMax(o->n / 2, 2), m = 2 * k + 1;
   DMDAStencilType st = o->box ? DMDA_STENCIL_BOX : DMDA_STENCIL_STAR;
   MatType         pt;
+  char            ptname[64]; /* a copy: a product may convert P in place (MATMAIJ), which frees its type name */
 
   PetscFunctionBegin;
   oo.periodic = PETSC_FALSE;
@@ -203,6 +204,7 @@ static PetscErrorCode Galerkin(const Opts *og, const char *type, const char *ref
   PetscCall(DMCoarsen(da, PETSC_COMM_WORLD, &dac));
   PetscCall(DMCreateInterpolation(dac, da, &P, NULL));
   PetscCall(MatGetType(P, &pt));
+  PetscCall(PetscStrncpy(ptname, pt, sizeof(ptname)));
   PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &Ca));
   PetscCall(MatPtAP(R, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &Cr));
   PetscCall(SameMat(Ca, Cr, o->tol, "MatPtAP with the DMDA's interpolation"));
@@ -213,7 +215,7 @@ static PetscErrorCode Galerkin(const Opts *og, const char *type, const char *ref
   PetscCall(MatPtAP(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &Ca));
   PetscCall(MatPtAP(R, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &Cr));
   PetscCall(SameMat(Ca, Cr, o->tol, "MatPtAP reused after new values"));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Galerkin P^T A P with the DMDA's %s interpolation: as the reference's, also reused\n", pt));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Galerkin P^T A P with the DMDA's %s interpolation: as the reference's, also reused\n", ptname));
   PetscCall(MatDestroy(&Ca));
   PetscCall(MatDestroy(&Cr));
   PetscCall(MatDestroy(&P));
@@ -335,7 +337,7 @@ int main(int argc, char **argv)
   /* solves */
   PetscCall(Solve(A, R, y0, PCJACOBI, o.tol));
   PetscCall(Solve(A, R, y0, PCBJACOBI, o.tol));
-  if (!vset) PetscCall(Solve(A, R, y0, PCPBJACOBI, o.tol)); /* point-block Jacobi: the matrix's block size (dof); host types (not yet run on the GPU lines) */
+  PetscCall(Solve(A, R, y0, PCPBJACOBI, o.tol)); /* point-block Jacobi: the matrix's block size (dof) */
   if (!vset) { /* PCBDDC and PCMG's GDSW coarse space convert the matrix to MATIS: the same operator as from the reference */
     Mat ia, ir, ba, br;
 
@@ -372,7 +374,7 @@ int main(int argc, char **argv)
   }
 #endif
   PetscCall(Solve(A, R, y0, PCNONE, o.tol));
-  if (!vset) PetscCall(Galerkin(&o, type, ref)); /* host types (the GPU lines, with -vec_type, do not run it yet) */
+  PetscCall(Galerkin(&o, type, ref)); /* the device types too (GPU lines, -vec_type cuda): PCMG -pc_mg_galerkin's product */
 
   PetscCall(MatDestroy(&A2));
   PetscCall(MatDestroy(&R2));
