@@ -650,6 +650,11 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     PetscCall(PetscStrlen(shape, &len));
     PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".L%" PetscInt_FMT, cu->longnb));
   }
+  if (cu->unroll > 1) { /* another kernel as well (unroll 1 keeps the old key) */
+    size_t len;
+    PetscCall(PetscStrlen(shape, &len));
+    PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".U%" PetscInt_FMT, cu->unroll));
+  }
   PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 3, knobs, &cu->tuner));
   PetscCall(GpukitTunerSetShape(cu->tuner, shape));
   PetscCall(GpukitTunerSetDevice(cu->tuner, PETSC_TRUE));
@@ -833,7 +838,7 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   for (PetscInt l = 0; l < nlaunch; l++) {
     switch (layout) {
     case AMBCUDA_LAYOUT_AMB:
-      PetscCallCUDA(GpukitAMBMultCUDA(&cu->L, xa, za, ya, (int)cfg[1], cu->planopt.deterministic ? 1 : 0, stream));
+      PetscCallCUDA(GpukitAMBMultCUDA(&cu->L, xa, za, ya, (int)cfg[1], (int)cu->unroll, cu->planopt.deterministic ? 1 : 0, stream));
       break;
     case AMBCUDA_LAYOUT_SELL:
       PetscCall(AMBCUDASellCusparseMult_Private(A, xa, za, ya, stream));
@@ -1650,6 +1655,15 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
     }
   }
   {
+    PetscInt unroll = cu->unroll;
+    PetscCall(PetscOptionsInt("-mat_amb_cuda_unroll", "Gathers of x a lane of the MATAMBCUDA product has in flight: 1 (a block at a time) or 4 (4 / b blocks loaded before they are summed, b <= 2; the same sums)", "MATAMBCUDA", unroll, &unroll, &set));
+    if (set) {
+      PetscCheck(unroll == 1 || unroll == 4, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_unroll must be 1 or 4, got %" PetscInt_FMT, unroll);
+      if (unroll != cu->unroll) PetscCall(GpukitTunerDestroy(&cu->tuner)); /* its shape names it */
+      cu->unroll = unroll;
+    }
+  }
+  {
     PetscInt sm = (PetscInt)cu->sellmode;
     PetscCall(PetscOptionsEList("-mat_amb_cuda_sell", "SELL-32 on the device: tune (a candidate of the tuner next to the CSR fallback and AMB, with -mat_amb_csr_fallback auto), off, cusparse (always cuSPARSE's sliced ELLPACK), kernel (always gpukit's SELL kernel)", "MATAMBCUDA", AMBCUDASellModes, 4, AMBCUDASellModes[cu->sellmode], &sm, &set));
     if (set && sm != (PetscInt)cu->sellmode) {
@@ -1693,6 +1707,12 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
     PetscCheck(v >= 0 && (long long)v <= (long long)INT_MAX, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_long_blocks must be 0 (automatic) or a positive number of blocks, got %" PetscInt_FMT, v);
     if (v != cu->longnb) PetscCall(GpukitTunerDestroy(&cu->tuner));
     cu->longnb = v;
+  }
+  PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_unroll", &v, &set));
+  if (set) {
+    PetscCheck(v == 1 || v == 4, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_unroll must be 1 or 4, got %" PetscInt_FMT, v);
+    if (v != cu->unroll) PetscCall(GpukitTunerDestroy(&cu->tuner));
+    cu->unroll = v;
   }
   PetscCall(PetscOptionsGetBool(options, prefix, "-mat_amb_autotune", &flg, &set));
   if (set && flg != cu->autotune) {
@@ -1740,7 +1760,7 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
   } else {
     PetscInt b, block;
     PetscCall(AMBCUDAGetConfig_Private(A, &b, &block));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->why));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block, unroll %" PetscInt_FMT " (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->unroll, cu->why));
     if (cu->built) PetscCall(PetscViewerASCIIPrintf(viewer, "  device layout: %lld chunks, %lld stored values, %lld atomic rows, %lld slices of long chunks (limit %d blocks), model %.4g bytes (CSR %.4g)\n", cu->L.nchunks, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, cu->bytes, cu->bytescsr));
     if (cu->tuner) {
       PetscCall(PetscViewerASCIIPushTab(viewer));
@@ -1852,6 +1872,7 @@ static PetscErrorCode AMBConvertToCUDA_Private(Mat A)
   if (amb->spdev) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscNew(&cu));
   cu->block         = GPUKIT_AMBCUDA_BLOCK;
+  cu->unroll        = 1;
   cu->autotune      = PETSC_TRUE;
   cu->lazyhost      = PETSC_FALSE; /* opt-in: some readers of the AIJ arrays cannot be hooked (see the man page) */
   cu->twin.copyup   = AMBCUDACopyUp_Private;
@@ -1974,6 +1995,8 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
 .  -mat_amb_cuda_long_blocks <0> - a thread of the product sums at most this many blocks of a lane; longer chunks
      (power-law rows) are split over more threads and their rows added atomically (0: automatic, 8 x the mean blocks
      per (row, segment) pair and at least 128)
+.  -mat_amb_cuda_unroll <1> - gathers of x a lane of the atomic product has in flight: 1, or 4 (4 / b blocks loaded
+     before they are summed, for b <= 2; the same sums in the same order)
 .  -mat_amb_cuda_lazy_copydown <false> - after a device COO refresh (`MatSetValuesCOO()`), leave the host copy stale and
      copy the values down when a host operation reads them (false, the default: at every refresh; opt in only when no
      factorization package other than PETSc's own and no code reading the AIJ arrays directly sees the matrix)

@@ -359,8 +359,11 @@ __global__ void InitKernel(long long ninit, const int *__restrict__ initrows, co
   y[r]        = ADD ? z[r] : 0.0;
 }
 
-/* one thread per lane: the lane's partial sum, stored (one-segment row) or added atomically (several) */
-template <int B, bool SINGLE, bool ADD>
+/* one thread per lane: the lane's partial sum, stored (one-segment row) or added atomically (several). U > 1: the
+   lane's blocks are taken U at a time, their U indices loaded, then their U * B values and U * B entries of x, then
+   summed in the order of U = 1 (the same sums, bitwise): U * B gathers of x in flight a lane instead of B (a padding
+   block's x is read too: its index is the lane's last, a column of the segment; its values are 0 and add nothing) */
+template <int B, bool SINGLE, bool ADD, int U>
 __global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, int longnb, const double *__restrict__ x, const double *z, double *y)
 {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -372,7 +375,29 @@ __global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long 
   const long long v0 = cs[c] + l, k0 = cs[c] / B + l;
   const double   *xo  = x + cxoff[c];
   double          sum = 0.0;
-  for (int k = 0; k < nb; k++) {
+  int             k   = 0;
+  if (U > 1) {
+    for (; k + U <= nb; k += U) {
+      int    ci[U];
+      double a[U][B], xv[U][B];
+#pragma unroll
+      for (int q = 0; q < U; q++) ci[q] = __ldcs(colidx + k0 + (long long)GPUKIT_AMB_C * (k + q));
+#pragma unroll
+      for (int q = 0; q < U; q++)
+#pragma unroll
+        for (int j = 0; j < B; j++) a[q][j] = LoadVal<SINGLE>(val, v0 + (long long)GPUKIT_AMB_C * B * (k + q) + (long long)GPUKIT_AMB_C * j);
+#pragma unroll
+      for (int q = 0; q < U; q++)
+#pragma unroll
+        for (int j = 0; j < B; j++) xv[q][j] = __ldg(xo + ci[q] + j);
+#pragma unroll
+      for (int q = 0; q < U; q++)
+#pragma unroll
+        for (int j = 0; j < B; j++)
+          if (a[q][j] != 0.0) sum += a[q][j] * xv[q][j];
+    }
+  }
+  for (; k < nb; k++) {
     const double   *xp = xo + __ldcs(colidx + k0 + (long long)GPUKIT_AMB_C * k);
     const long long vk = v0 + (long long)GPUKIT_AMB_C * B * k;
 #pragma unroll
@@ -441,7 +466,7 @@ __global__ void __launch_bounds__(1024) DetKernel(int m, const int *__restrict__
 }
 
 template <int B, bool SINGLE, bool ADD>
-cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int det, cudaStream_t stream)
+cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int unroll, int det, cudaStream_t stream)
 {
   if (det) {
     if (L->m == 0) return cudaSuccess;
@@ -454,7 +479,9 @@ cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *
   }
   if (L->nchunks == 0) return cudaSuccess;
   const long long nslots = L->nchunks * GPUKIT_AMB_C;
-  MultKernel<B, SINGLE, ADD><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
+  if (unroll > 1 && B <= 2) /* 4 / B blocks at a time: 4 gathers of x in flight a lane (B > 2 has B already) */
+    MultKernel<B, SINGLE, ADD, (B <= 2 ? 4 / B : 1)><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
+  else MultKernel<B, SINGLE, ADD, 1><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
   GPUKIT_AMB_TRY(cudaGetLastError());
   if (L->nslices > 0) {
     const long long nt = L->nslices * GPUKIT_AMB_C;
@@ -465,10 +492,10 @@ cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *
 }
 
 template <int B>
-cudaError_t LaunchMultB(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int det, cudaStream_t stream)
+cudaError_t LaunchMultB(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int unroll, int det, cudaStream_t stream)
 {
-  if (L->single) return z ? LaunchMult<B, true, true>(L, x, z, y, block, det, stream) : LaunchMult<B, true, false>(L, x, z, y, block, det, stream);
-  return z ? LaunchMult<B, false, true>(L, x, z, y, block, det, stream) : LaunchMult<B, false, false>(L, x, z, y, block, det, stream);
+  if (L->single) return z ? LaunchMult<B, true, true>(L, x, z, y, block, unroll, det, stream) : LaunchMult<B, true, false>(L, x, z, y, block, unroll, det, stream);
+  return z ? LaunchMult<B, false, true>(L, x, z, y, block, unroll, det, stream) : LaunchMult<B, false, false>(L, x, z, y, block, unroll, det, stream);
 }
 
 /* CSR: TPR lanes per row (TPR divides 32; whole warps are launched, so every shuffle has its 32 lanes) */
@@ -771,26 +798,26 @@ extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const doub
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int deterministic, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int unroll, int deterministic, cudaStream_t stream)
 {
-  if (!L || block < 32 || block > 1024 || block % 32 || (L->m > 0 && !y) || (L->nchunks > 0 && !x)) return cudaErrorInvalidValue;
+  if (!L || block < 32 || block > 1024 || block % 32 || (unroll != 1 && unroll != 4) || (L->m > 0 && !y) || (L->nchunks > 0 && !x)) return cudaErrorInvalidValue;
   switch (L->b) {
   case 1:
-    return LaunchMultB<1>(L, x, z, y, block, deterministic, stream);
+    return LaunchMultB<1>(L, x, z, y, block, unroll, deterministic, stream);
   case 2:
-    return LaunchMultB<2>(L, x, z, y, block, deterministic, stream);
+    return LaunchMultB<2>(L, x, z, y, block, unroll, deterministic, stream);
   case 3:
-    return LaunchMultB<3>(L, x, z, y, block, deterministic, stream);
+    return LaunchMultB<3>(L, x, z, y, block, unroll, deterministic, stream);
   case 4:
-    return LaunchMultB<4>(L, x, z, y, block, deterministic, stream);
+    return LaunchMultB<4>(L, x, z, y, block, unroll, deterministic, stream);
   case 5:
-    return LaunchMultB<5>(L, x, z, y, block, deterministic, stream);
+    return LaunchMultB<5>(L, x, z, y, block, unroll, deterministic, stream);
   case 6:
-    return LaunchMultB<6>(L, x, z, y, block, deterministic, stream);
+    return LaunchMultB<6>(L, x, z, y, block, unroll, deterministic, stream);
   case 7:
-    return LaunchMultB<7>(L, x, z, y, block, deterministic, stream);
+    return LaunchMultB<7>(L, x, z, y, block, unroll, deterministic, stream);
   case 8:
-    return LaunchMultB<8>(L, x, z, y, block, deterministic, stream);
+    return LaunchMultB<8>(L, x, z, y, block, unroll, deterministic, stream);
   default:
     return cudaErrorInvalidValue;
   }

@@ -100,8 +100,9 @@ cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cuda
    longnb blocks; the rest of a long chunk by the tail kernel over the slices), plain stores for one-segment rows and
    FP64 atomics for the others (after an init pass over initrows when ninit > 0);
    1: one thread per row over its pairs in the host order (bitwise equal to AMBMult_Host for double values).
-   block: threads per block, a multiple of 32 in 32..1024. */
-cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int deterministic, cudaStream_t stream);
+   block: threads per block, a multiple of 32 in 32..1024. unroll (1 or 4; the atomic product of b <= 2 only): the
+   blocks a lane loads before it sums them, 4 / b at a time (the same sums in the same order). */
+cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int unroll, int deterministic, cudaStream_t stream);
 
 /* for each b = 1..8: sum over the (row, segment) pairs of the pair's block count, in blk[b-1] (host array of 8), and the
    number of pairs in *npairs; W as above. Synchronises the stream. (The traffic model's input.) */
