@@ -338,6 +338,38 @@ __global__ void BlockCountsLongKernel(const int *__restrict__ rowptr, const int 
   CountFlush(cnt, out);
 }
 
+/* the values in lane order: a thread per lane walks its pair's CSR entries (the whole row; for a row with no plain store,
+   code < -1, the run of the chunk's segment, by two binary searches) and writes each to its slot, with FillKernel's
+   blocking. The 32 lanes of a chunk write the same (block, column) of their 32 rows side by side; RefreshKernel, in
+   CSR order, writes every value to a sector of its own */
+template <typename T>
+__global__ void RefreshLanesKernel(long long nslots, int n, int b, int ws, const long long *__restrict__ cs, const int *__restrict__ cseg, const int *__restrict__ lanerow, const int *__restrict__ rowptr, const int *__restrict__ colidx, const double *__restrict__ a, T *__restrict__ val)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= nslots) return;
+  const int code = lanerow[i];
+  if (code == -1) return; /* padding lane */
+  const long long c = i / GPUKIT_AMB_C;
+  const int       l = (int)(i % GPUKIT_AMB_C), r = code >= 0 ? code : -code - 2;
+  int             beg = rowptr[r], end = rowptr[r + 1];
+  if (code < -1) { /* several segments, or a long chunk's row: the entries of this chunk's segment */
+    const long long g = cseg[c];
+    beg = RowLowerBound(colidx, beg, end, g << ws);
+    end = RowLowerBound(colidx, beg, end, (g + 1) << ws);
+  }
+  const long long cs0 = cs[c];
+  int             k = -1, col0 = 0, base = 0;
+  for (int e = beg; e < end; e++) {
+    const int col = colidx[e];
+    if (k < 0 || col - col0 >= b) { /* a new block, as FillKernel starts it */
+      k++;
+      col0 = col;
+      base = col < n - b ? col : n - b;
+    }
+    val[cs0 + (long long)GPUKIT_AMB_C * ((long long)k * b + (col - base)) + l] = (T)a[e];
+  }
+}
+
 /* ------------------------------------------------------------------------------------------------------------------
    Products
    ------------------------------------------------------------------------------------------------------------------ */
@@ -789,10 +821,17 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   return cudaStreamSynchronize(stream);
 }
 
-extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBCSR *A, const GpukitAMBLayout *L, const double *a, int lanes, cudaStream_t stream)
 {
-  if (!L || (L->nnz > 0 && (!a || !L->map || !L->val))) return cudaErrorInvalidValue;
+  if (!L || (L->nnz > 0 && (!a || !L->map || !L->val)) || (lanes && L->nchunks > 0 && (!ValidCSR(A) || A->m != L->m || A->nnz != L->nnz))) return cudaErrorInvalidValue;
   if (L->nnz == 0) return cudaSuccess;
+  if (lanes && (long long)L->maxnblk * L->b <= GPUKIT_AMB_REFRESH_LANES_MAX) { /* longer lanes: one thread would walk them */
+    const long long nslots = L->nchunks * GPUKIT_AMB_C;
+    if (nslots == 0) return cudaSuccess;
+    if (L->single) RefreshLanesKernel<float><<<Blocks(nslots, THREADS), THREADS, 0, stream>>>(nslots, L->n, L->b, Log2(L->W), L->cs, L->cseg, L->lanerow, A->rowptr, A->colidx, a, (float *)L->val);
+    else RefreshLanesKernel<double><<<Blocks(nslots, THREADS), THREADS, 0, stream>>>(nslots, L->n, L->b, Log2(L->W), L->cs, L->cseg, L->lanerow, A->rowptr, A->colidx, a, (double *)L->val);
+    return cudaGetLastError();
+  }
   if (L->single) RefreshKernel<float><<<Blocks(L->nnz, THREADS), THREADS, 0, stream>>>(L->nnz, L->map, a, (float *)L->val);
   else RefreshKernel<double><<<Blocks(L->nnz, THREADS), THREADS, 0, stream>>>(L->nnz, L->map, a, (double *)L->val);
   return cudaGetLastError();

@@ -93,8 +93,12 @@ cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *csr, int b, int W, int sigma,
 /* gives the device arrays of L back to the library's pool after the work enqueued on stream, and zeroes it */
 cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L, cudaStream_t stream);
 
-/* the values of L from the CSR values a (nnz, device): val[map[e]] = a[e] (rounded to float with single) */
-cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream);
+/* the values of L from the CSR values a (nnz, device; rounded to float with single). lanes 0: val[map[e]] = a[e], in
+   CSR order (each write a sector of its own); lanes 1: a thread per lane writes its entries in slot order (the lanes of
+   a chunk side by side), from the CSR structure A the layout was built from, when no lane holds more than
+   GPUKIT_AMB_REFRESH_LANES_MAX slots (else as lanes 0: a power-law row's lane would be one thread's long walk) */
+#define GPUKIT_AMB_REFRESH_LANES_MAX 1024
+cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBCSR *A, const GpukitAMBLayout *L, const double *a, int lanes, cudaStream_t stream);
 
 /* y = A x (z NULL) or y = z + A x (z may be y) with the AMB layout. deterministic 0: one thread per lane (at most
    longnb blocks; the rest of a long chunk by the tail kernel over the slices), plain stores for one-segment rows and
