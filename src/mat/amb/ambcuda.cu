@@ -401,7 +401,7 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
 }
 
 /* the device layout with block width b, built on the device when the structure or a parameter changed, its values
-   refreshed through the map when they lag behind the device CSR */
+   refreshed (-mat_amb_cuda_refresh: in slot order, or through the map) when they lag behind the device CSR */
 static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
 {
   Mat_SeqAMBCUDA *cu  = AMBCUDAGet(A);
@@ -653,7 +653,7 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     PetscCall(PetscStrlen(shape, &len));
     PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".L%" PetscInt_FMT, cu->longnb));
   }
-  if (cu->unroll > 1) { /* another kernel as well (unroll 1 keeps the old key) */
+  if (cu->unroll > 1 && !cu->planopt.deterministic) { /* another kernel as well (unroll 1 keeps the old key; the deterministic one has none) */
     size_t len;
     PetscCall(PetscStrlen(shape, &len));
     PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".U%" PetscInt_FMT, cu->unroll));
@@ -1775,7 +1775,7 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
   } else {
     PetscInt b, block;
     PetscCall(AMBCUDAGetConfig_Private(A, &b, &block));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block, unroll %" PetscInt_FMT ", refresh by %s (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->unroll, cu->refreshlanes ? "lanes" : "map", cu->why));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block, unroll %" PetscInt_FMT ", refresh by %s (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->unroll, !cu->refreshlanes ? "map" : cu->built && (long long)cu->L.maxnblk * cu->L.b > GPUKIT_AMB_REFRESH_LANES_MAX ? "map (a lane is longer than GPUKIT_AMB_REFRESH_LANES_MAX slots)" : "lanes", cu->why));
     if (cu->built) PetscCall(PetscViewerASCIIPrintf(viewer, "  device layout: %lld chunks, %lld stored values, %lld atomic rows, %lld slices of long chunks (limit %d blocks), model %.4g bytes (CSR %.4g)\n", cu->L.nchunks, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, cu->bytes, cu->bytescsr));
     if (cu->tuner) {
       PetscCall(PetscViewerASCIIPushTab(viewer));

@@ -10,8 +10,8 @@
                     atomicMax gives the chunk's block count, a scan its offset cs; the long chunks (more than
                     longnb blocks) get their slices and their one-segment rows become atomic rows;
      5. Fill        (thread per pair): block indices, padding indices, and the map CSR entry -> value slot.
-   The values are written by the refresh kernel through the map (the same kernel refreshes them when only the values
-   change). CUB's temporary storage, the build's work arrays and the layout's own arrays come from the library's
+   The values are written by a refresh kernel (the same kernel refreshes them when only the values change): in slot
+   order, a thread per lane over its pair's CSR entries, or through the map. CUB's temporary storage, the build's work arrays and the layout's own arrays come from the library's
    stream-ordered pool (no cudaMalloc()/cudaFree(), which synchronise the device); the layout's arrays are allocated
    once at their final size.
    Three host synchronisations read sizes (pairs, chunks, stored values) and one ends the build.
@@ -823,7 +823,7 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
 
 extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBCSR *A, const GpukitAMBLayout *L, const double *a, int lanes, cudaStream_t stream)
 {
-  if (!L || (L->nnz > 0 && (!a || !L->map || !L->val)) || (lanes && L->nchunks > 0 && (!ValidCSR(A) || A->m != L->m || A->nnz != L->nnz))) return cudaErrorInvalidValue;
+  if (!L || (L->nnz > 0 && (!a || !L->map || !L->val)) || (lanes && L->nchunks > 0 && (!ValidCSR(A) || A->m != L->m || A->n != L->n || A->nnz != L->nnz))) return cudaErrorInvalidValue;
   if (L->nnz == 0) return cudaSuccess;
   if (lanes && (long long)L->maxnblk * L->b <= GPUKIT_AMB_REFRESH_LANES_MAX) { /* longer lanes: one thread would walk them */
     const long long nslots = L->nchunks * GPUKIT_AMB_C;

@@ -1,6 +1,6 @@
 /*
    Device kernels of MATAMBCUDA (ambkernels.cu): the AMB layout built on the device from a device CSR, the values
-   refresh through the CSR-position -> slot map, the products (AMB with atomics, AMB deterministic, CSR) and the small
+   refresh (in slot order, or through the CSR-position -> slot map), the products (AMB with atomics, AMB deterministic, CSR) and the small
    value kernels. Pure CUDA with a C interface, no PETSc: the glue (ambcuda.cu) fills the arguments.
 
    THE LAYOUT is the one of src/mat/amb/ambimpl.h (AMBLayout, the host reference built by AMBLayoutBuild_Host() in
