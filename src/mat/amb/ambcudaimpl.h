@@ -56,6 +56,7 @@ typedef enum {
 
 #define AMBCUDA_MAX_TWIN_OPS  96 /* entries of the twin's op list (device ops and host wrappers) */
 #define AMBCUDA_SELL_MAX_FILL 2.0 /* SELL is a candidate only with at most this many stored entries per nonzero */
+#define AMBCUDA_TUNE_RATIO    1.2 /* with the tuner on, AMB stays a candidate up to this many times CSR's model bytes (ambcuda.cu) */
 
 /* what the device layout was built with; a change rebuilds it */
 typedef struct {

@@ -51,11 +51,12 @@ inline int Log2(int W)
    Build
    ------------------------------------------------------------------------------------------------------------------ */
 
-/* cnt[r] = the segments row r has entries in; *ninit += rows with cnt != 1. One warp per row (a power-law row of 50000
-   entries is not walked by one thread): an entry starts a segment when it is the row's first or its segment differs
-   from the previous entry's (columns ascend within a row). W = 1 << ws. Launched with whole warps (blockDim % 32 == 0),
-   so r is the same on the 32 lanes and every shuffle has its warp. */
-__global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, int *__restrict__ cnt, unsigned long long *__restrict__ ninit)
+/* cnt[r] = the segments row r has entries in. One warp per row (a power-law row of 50000 entries is not walked by one
+   thread): an entry starts a segment when it is the row's first or its segment differs from the previous entry's
+   (columns ascend within a row). W = 1 << ws. Launched with whole warps (blockDim % 32 == 0), so r is the same on the
+   32 lanes and every shuffle has its warp. (No counter here: one atomic per row on one address cost 0.6 ms on 1.8M
+   rows; InitRowsKernel counts the init rows a warp at a time.) */
+__global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, int *__restrict__ cnt)
 {
   const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x, r = t / 32;
   const int       lane = (int)(t % 32);
@@ -65,18 +66,23 @@ __global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const in
   for (int e = beg + lane; e < end; e += 32)
     if (e == beg || (colidx[e] >> ws) != (colidx[e - 1] >> ws)) np++;
   for (int off = 16; off > 0; off /= 2) np += __shfl_down_sync(0xffffffffu, np, off);
-  if (lane == 0) {
-    cnt[r] = np;
-    if (np != 1) atomicAdd(ninit, 1ULL);
-  }
+  if (lane == 0) cnt[r] = np;
 }
 
-/* the rows with no or several segments (any order: the init pass does not depend on it) */
+/* the rows with no or several segments, *counter of them (any order: the init pass does not depend on it). One atomic
+   per warp that has such rows (its leader reserves the warp's places); launched with whole warps and no thread leaves
+   before the ballot */
 __global__ void InitRowsKernel(int m, const int *__restrict__ pairptr, int *__restrict__ initrows, unsigned long long *__restrict__ counter)
 {
-  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (r >= m) return;
-  if (pairptr[r + 1] - pairptr[r] != 1) initrows[atomicAdd(counter, 1ULL)] = (int)r;
+  const long long    r    = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  const bool         init = r < m && pairptr[r + 1] - pairptr[r] != 1;
+  const unsigned     mask = __ballot_sync(0xffffffffu, init);
+  const int          lane = (int)(threadIdx.x & 31), leader = __ffs(mask) - 1;
+  unsigned long long base = 0;
+  if (!mask) return; /* the whole warp */
+  if (lane == leader) base = atomicAdd(counter, (unsigned long long)__popc(mask));
+  base = __shfl_sync(0xffffffffu, base, leader);
+  if (init) initrows[base + (unsigned long long)__popc(mask & ((1u << lane) - 1u))] = (int)r;
 }
 
 /* per pair: its segment, row, entries [beg, end) and block count (greedy blocking with width b) */
@@ -133,10 +139,15 @@ __global__ void Key2Kernel(long long np, const int *__restrict__ idx, const int 
   key[i]      = (unsigned long long)pseg[p] * nwin + (sigma > 1 ? (unsigned long long)(prow[p] / sigma) : 0ULL);
 }
 
+/* segcnt[g] += the pairs of segment g. The lanes of a warp with the same segment (neighbouring rows: mostly all 32)
+   add once, through their first lane: one atomic a pair on a few dozen counters took 1.35 ms on fem_p1's 1.8M pairs */
 __global__ void SegHistKernel(long long np, const int *__restrict__ pseg, int *__restrict__ segcnt)
 {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < np) atomicAdd(segcnt + pseg[i], 1);
+  if (i >= np) return;
+  const int      g     = pseg[i];
+  const unsigned peers = __match_any_sync(__activemask(), g);
+  if ((int)(threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(segcnt + g, __popc(peers));
 }
 
 __global__ void SegChunksKernel(int nseg, const int *__restrict__ segcnt, int *__restrict__ segch)
@@ -256,15 +267,22 @@ __device__ __forceinline__ void CountPairStart(int c, int col0[GPUKIT_AMB_CUDA_M
   for (int i = 0; i < GPUKIT_AMB_CUDA_MAX_B; i++) col0[i] = c - (i + 1);
 }
 
-/* warp sums, then one atomic per warp and count; every thread of the warp calls it */
+/* warp sums, block sums in shared memory, then one atomic per block and count (one per warp put half a million
+   atomics on 9 counters for 1.8M rows); every thread of the block calls it, and blocks have at least
+   GPUKIT_AMB_CUDA_MAX_B + 1 threads */
 __device__ __forceinline__ void CountFlush(const unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1], unsigned long long *__restrict__ out)
 {
+  __shared__ unsigned long long bsum[GPUKIT_AMB_CUDA_MAX_B + 1];
+  if (threadIdx.x <= GPUKIT_AMB_CUDA_MAX_B) bsum[threadIdx.x] = 0;
+  __syncthreads();
 #pragma unroll
   for (int i = 0; i <= GPUKIT_AMB_CUDA_MAX_B; i++) {
     unsigned long long v = cnt[i];
     for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
-    if ((threadIdx.x & 31) == 0 && v) atomicAdd(out + i, v);
+    if ((threadIdx.x & 31) == 0 && v) atomicAdd(bsum + i, v);
   }
+  __syncthreads();
+  if (threadIdx.x <= GPUKIT_AMB_CUDA_MAX_B && bsum[threadIdx.x]) atomicAdd(out + threadIdx.x, bsum[threadIdx.x]);
 }
 
 /* a thread per row; rows longer than AMB_COUNT_LONG are listed (longrows[atomicAdd(nlong)]) for BlockCountsLongKernel */
@@ -644,16 +662,21 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(DevAlloc(&L->map, nnz, stream));
   if (m == 0) return EmptyLayout(L, stream);
 
-  /* 1. pairs per row, pairptr, the rows of the init pass */
+  /* 1. pairs per row, pairptr, the rows of the init pass (collected in scratch memory of m rows: the long chunks'
+     rows join them once the chunks are known) */
+  GpukitPoolTemp irows(stream);
   GPUKIT_AMB_TRY(cnt.Get((size_t)m * sizeof(int)));
-  GPUKIT_AMB_TRY(counter.Get(2 * sizeof(unsigned long long)));
-  GPUKIT_AMB_TRY(cudaMemsetAsync(counter.p, 0, 2 * sizeof(unsigned long long), stream));
-  CountPairsKernel<<<Blocks(32LL * m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, Log2(W), cnt.As<int>(), counter.As<unsigned long long>());
+  GPUKIT_AMB_TRY(irows.Get((size_t)m * sizeof(int)));
+  GPUKIT_AMB_TRY(counter.Get(sizeof(unsigned long long)));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(counter.p, 0, sizeof(unsigned long long), stream));
+  CountPairsKernel<<<Blocks(32LL * m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, Log2(W), cnt.As<int>());
   GPUKIT_AMB_TRY(cudaGetLastError());
   GPUKIT_AMB_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, cnt.As<int>(), L->pairptr + 1, m, stream));
   GPUKIT_AMB_TRY(tmp.Get(bytes));
   GPUKIT_AMB_TRY(cub::DeviceScan::InclusiveSum(tmp.p, bytes, cnt.As<int>(), L->pairptr + 1, m, stream));
   GPUKIT_AMB_TRY(tmp.Release());
+  InitRowsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, L->pairptr, irows.As<int>(), counter.As<unsigned long long>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
   GPUKIT_AMB_TRY(cudaMemcpyAsync(hp, L->pairptr + m, sizeof(int), cudaMemcpyDeviceToHost, stream));
   GPUKIT_AMB_TRY(cudaMemcpyAsync(&hninit, counter.p, sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
@@ -664,13 +687,6 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
     longnb               = (int)(8 * mean < GPUKIT_AMB_LONG_MIN ? GPUKIT_AMB_LONG_MIN : (8 * mean < INT_MAX ? 8 * mean : INT_MAX));
   }
   L->longnb = longnb;
-  /* the init rows are collected in scratch memory: the long chunks' rows join them once the chunks are known */
-  GpukitPoolTemp irows(stream);
-  GPUKIT_AMB_TRY(irows.Get((size_t)(L->ninit > 0 ? L->ninit : 1) * sizeof(int)));
-  if (L->ninit > 0) {
-    InitRowsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, L->pairptr, irows.As<int>(), counter.As<unsigned long long>() + 1);
-    GPUKIT_AMB_TRY(cudaGetLastError());
-  }
   if (L->npairs == 0) { /* no entries: every row is an init row */
     GPUKIT_AMB_TRY(DevAlloc(&L->initrows, L->ninit, stream));
     GPUKIT_AMB_TRY(cudaMemcpyAsync(L->initrows, irows.p, (size_t)L->ninit * sizeof(int), cudaMemcpyDeviceToDevice, stream));
