@@ -356,6 +356,7 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
   cu->npairs   = 0;
   if (opt.bset && opt.b > cu->bmax) PetscCall(PetscInfo(A, "gpukit: -mat_amb_b %" PetscInt_FMT ": the device kernels take b <= %" PetscInt_FMT " here (widths 1..%d, at most the last segment's width); using %" PetscInt_FMT "\n", opt.b, cu->bmax, GPUKIT_AMB_CUDA_MAX_B, cu->bmax));
   cu->fallback = PETSC_FALSE;
+  cu->inband   = PETSC_FALSE;
   switch (opt.fallback_mode) {
   case AMB_FALLBACK_ALWAYS:
     cu->fallback = PETSC_TRUE;
@@ -515,9 +516,14 @@ static PetscErrorCode AMBCUDALayouts_Private(Mat A)
       PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "-mat_amb_cuda_sell %s", AMBCUDASellModes[cu->sellmode]));
     } else cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_CSR; /* nothing to lay out */
   } else {
-    if (!cu->fallback) cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_AMB;
-    /* CSR next to AMB only without -mat_amb_deterministic (cuSPARSE's CSR ALG1 promises no bitwise repeatability) */
-    if (cu->fallback || (mode == AMB_FALLBACK_AUTO && !cu->planopt.deterministic)) cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_CSR;
+    if (cu->inband && !cu->fallback) { /* the model's tie: CSR first (AMBCUDAPrepare_Private()) */
+      cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_CSR;
+      cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_AMB;
+    } else {
+      if (!cu->fallback) cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_AMB;
+      /* CSR next to AMB only without -mat_amb_deterministic (cuSPARSE's CSR ALG1 promises no bitwise repeatability) */
+      if (cu->fallback || (mode == AMB_FALLBACK_AUTO && !cu->planopt.deterministic)) cu->layouts[cu->nlayouts++] = AMBCUDA_LAYOUT_CSR;
+    }
     if (cu->sellmode == AMBCUDA_SELL_TUNE && mode == AMB_FALLBACK_AUTO && sellfits) {
       if ((double)cu->sellnval > AMBCUDA_SELL_MAX_FILL * (double)cu->nnz) {
         size_t len;
@@ -563,26 +569,30 @@ static PetscErrorCode AMBCUDAPrepare_Private(Mat A)
       GpukitTuneMode tmode;
       PetscReal      ratio = AMB_FALLBACK_RATIO;
       /* the model counts bytes and assumes both kernels move them equally fast. They do not: cuSPARSE's CSR reached
-         53% of the copy bandwidth on P1 FEM rows (H200), the AMB kernel 77%; there the model had AMB at 0.97-1.0 x
-         CSR's bytes and kept CSR, which ran at 0.68 x AMB's speed. So when the tuner will time the layouts (CSR is one
-         of its candidates), AMB stays a candidate up to AMBCUDA_TUNE_RATIO x CSR's bytes and timing decides */
+         53% of the copy bandwidth on P1 FEM rows (H200), the AMB kernel 77%; there the built layout had 0.98 x CSR's
+         bytes, the model kept CSR, and CSR ran at 0.68 x AMB's speed. So when the tuner will time the layouts, a built
+         layout of up to AMBCUDA_TUNE_RATIO x CSR's bytes stays a candidate behind CSR (cu->inband): CSR starts, and AMB
+         replaces it only when it is timed faster by the tuner's threshold */
       PetscCall(GpukitTuneGetMode(&tmode));
       if (cu->autotune && tmode != GPUKIT_TUNE_OFF && !cu->planopt.deterministic) ratio = AMBCUDA_TUNE_RATIO;
       /* the model without chunk padding is a lower bound of the built layout's (stored values b*blk <= nval, chunks
          ceil(npairs/32) <= the segments' chunks, and the model grows with both): when it already says CSR, so would
-         the layout, and the build is skipped */
+         the layout, and the build is skipped (with the plain rule: padding grows the bytes of power-law rows well past
+         the bound, and a build that would then lose its place costs 50-140 SpMVs) */
       PetscLogDouble lower = AMBModelBytes((PetscCount)b * cu->blk[b - 1], b, (PetscInt)((cu->npairs + AMB_C - 1) / AMB_C), cu->m, cu->n, v);
-      if (lower > ratio * cu->bytescsr) {
+      if (lower > AMB_FALLBACK_RATIO * cu->bytescsr) {
         cu->fallback = PETSC_TRUE;
-        PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB >= %.4g bytes (b %" PetscInt_FMT ", before chunk padding) > %g x CSR %.4g bytes", lower, b, (double)ratio, cu->bytescsr));
+        PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB >= %.4g bytes (b %" PetscInt_FMT ", before chunk padding) > %g x CSR %.4g bytes", lower, b, (double)AMB_FALLBACK_RATIO, cu->bytescsr));
       } else {
         PetscCall(AMBCUDAEnsureLayout_Private(A, b)); /* the exact bytes, padding included */
         if (cu->bytes > ratio * cu->bytescsr) {
           cu->fallback = PETSC_TRUE;
           PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes > %g x CSR %.4g bytes", cu->bytes, (double)ratio, cu->bytescsr));
           PetscCall(AMBCUDAFreeLayout_Private(cu));
-        } else if (cu->bytes > AMB_FALLBACK_RATIO * cu->bytescsr) PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes, within %g x CSR %.4g bytes: the tuner times both", cu->bytes, (double)ratio, cu->bytescsr));
-        else PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes <= %g x CSR %.4g bytes", cu->bytes, (double)AMB_FALLBACK_RATIO, cu->bytescsr));
+        } else if (cu->bytes > AMB_FALLBACK_RATIO * cu->bytescsr) {
+          cu->inband = PETSC_TRUE;
+          PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes, between %g and %g x CSR %.4g bytes: CSR first, the tuner times AMB", cu->bytes, (double)AMB_FALLBACK_RATIO, (double)ratio, cu->bytescsr));
+        } else PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes <= %g x CSR %.4g bytes", cu->bytes, (double)AMB_FALLBACK_RATIO, cu->bytescsr));
       }
     }
     PetscCall(AMBCUDALayouts_Private(A));
@@ -605,22 +615,32 @@ static PetscErrorCode AMBCUDAPrepare_Private(Mat A)
    b rebuilds the layout on the device (untimed) before it is timed.
    ------------------------------------------------------------------------------------------------------------------ */
 
+/* in band (CSR first): b and the block size other than AMB's starting ones only with the AMB layout (CSR and SELL
+   would be timed again for nothing, each other b after a rebuild) */
+static PetscBool AMBCUDATuneValid_Private(void *ctx, const PetscInt vals[])
+{
+  const Mat_SeqAMBCUDA *cu = (const Mat_SeqAMBCUDA *)ctx;
+  return (PetscBool)(vals[2] == AMBCUDA_LAYOUT_AMB || (vals[0] == cu->tunevals[0] && vals[1] == cu->tunevals[1]));
+}
+
 static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
   GpukitTuneKnob  knobs[3];
   char            csr[128], shape[256];
   const PetscInt  nblocks = (PetscInt)(sizeof(AMBCUDATuneBlocks) / sizeof(AMBCUDATuneBlocks[0]));
+  PetscBool       hasamb  = PETSC_FALSE;
 
   PetscFunctionBegin;
-  if (!cu->autotune || (cu->nlayouts < 2 && cu->layouts[0] != AMBCUDA_LAYOUT_AMB)) { /* nothing to choose */
+  for (PetscInt i = 0; i < cu->nlayouts; i++) hasamb = (PetscBool)(hasamb || cu->layouts[i] == AMBCUDA_LAYOUT_AMB);
+  if (!cu->autotune || (cu->nlayouts < 2 && !hasamb)) { /* nothing to choose */
     PetscCall(GpukitTunerDestroy(&cu->tuner));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (cu->tuner) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscMemzero(knobs, sizeof(knobs)));
   knobs[0].name = "b";
-  if (cu->layouts[0] != AMBCUDA_LAYOUT_AMB) { /* no AMB candidate: b and the block size do not matter */
+  if (!hasamb) { /* no AMB candidate: b and the block size do not matter */
     knobs[0].n         = 1;
     knobs[0].values[0] = PetscMax(1, cu->planopt.bset ? PetscMin(cu->planopt.b, cu->bmax) : cu->bmodel);
   } else if (cu->planopt.bset) {
@@ -632,7 +652,7 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     knobs[0].start = cu->bmodel - 1;
   }
   knobs[1].name = "block";
-  if (cu->fixblock || cu->layouts[0] != AMBCUDA_LAYOUT_AMB) {
+  if (cu->fixblock || !hasamb) {
     knobs[1].n         = 1;
     knobs[1].values[0] = cu->block;
   } else {
@@ -642,6 +662,8 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
       if (AMBCUDATuneBlocks[i] == GPUKIT_AMBCUDA_BLOCK) knobs[1].start = i;
     }
   }
+  cu->tunevals[0] = knobs[0].values[knobs[0].start];
+  cu->tunevals[1] = knobs[1].values[knobs[1].start];
   /* last, so that AMB's b and block size are tuned first and the other layouts meet the tuned AMB kernel */
   knobs[2].name   = "layout";
   knobs[2].n      = cu->nlayouts;
@@ -668,6 +690,7 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".U%" PetscInt_FMT, cu->unroll));
   }
   PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 3, knobs, &cu->tuner));
+  if (cu->inband && hasamb) PetscCall(GpukitTunerSetValid(cu->tuner, AMBCUDATuneValid_Private, cu));
   PetscCall(GpukitTunerSetShape(cu->tuner, shape));
   PetscCall(GpukitTunerSetDevice(cu->tuner, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
