@@ -354,6 +354,7 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
   cu->bytescsr = AMBModelBytesCSR(nnz, m, n);
   cu->bmodel   = 1;
   cu->npairs   = 0;
+  cu->nlongrows = 0;
   if (opt.bset && opt.b > cu->bmax) PetscCall(PetscInfo(A, "gpukit: -mat_amb_b %" PetscInt_FMT ": the device kernels take b <= %" PetscInt_FMT " here (widths 1..%d, at most the last segment's width); using %" PetscInt_FMT "\n", opt.b, cu->bmax, GPUKIT_AMB_CUDA_MAX_B, cu->bmax));
   cu->fallback = PETSC_FALSE;
   cu->inband   = PETSC_FALSE;
@@ -386,7 +387,7 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
     PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
     AMBCUDACSR(cu, &csr);
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Plan, A, 0, 0, 0));
-    PetscCallCUDA(GpukitAMBBlockCountsCUDA(&csr, (int)opt.W, cu->blk, &cu->npairs, stream));
+    PetscCallCUDA(GpukitAMBBlockCountsCUDA(&csr, (int)opt.W, cu->blk, &cu->npairs, &cu->nlongrows, stream));
     PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Plan, A, 0, 0, 0));
     for (PetscInt b = 1; b <= cu->bmax; b++) {
       PetscLogDouble bytes = AMBModelBytes((PetscCount)b * cu->blk[b - 1], b, (PetscInt)((cu->npairs + AMB_C - 1) / AMB_C), m, n, v);
@@ -570,19 +571,20 @@ static PetscErrorCode AMBCUDAPrepare_Private(Mat A)
       PetscReal      ratio = AMB_FALLBACK_RATIO;
       /* the model counts bytes and assumes both kernels move them equally fast. They do not: cuSPARSE's CSR reached
          53% of the copy bandwidth on P1 FEM rows (H200), the AMB kernel 77%; there the built layout had 0.98 x CSR's
-         bytes, the model kept CSR, and CSR ran at 0.68 x AMB's speed. So when the tuner will time the layouts, a built
-         layout of up to AMBCUDA_TUNE_RATIO x CSR's bytes stays a candidate behind CSR (cu->inband): CSR starts, and AMB
-         replaces it only when it is timed faster by the tuner's threshold */
+         bytes, the model kept CSR, and CSR ran at 0.68 x AMB's speed. So when the tuner will time the layouts and no
+         row is longer than 1024 entries, a layout of up to AMBCUDA_TUNE_RATIO x CSR's bytes stays a candidate behind CSR
+         (cu->inband): CSR starts, and AMB replaces it only when the tuner times it faster by its threshold. Not with
+         long rows: there chunk padding takes the built layout far past the lower bound below (power-law rows: 1.2 x on
+         the bound, more than that built, 50-140 SpMVs of conversion for a layout that cannot run) */
       PetscCall(GpukitTuneGetMode(&tmode));
-      if (cu->autotune && tmode != GPUKIT_TUNE_OFF && !cu->planopt.deterministic) ratio = AMBCUDA_TUNE_RATIO;
+      if (cu->autotune && tmode != GPUKIT_TUNE_OFF && !cu->planopt.deterministic && cu->nlongrows == 0) ratio = AMBCUDA_TUNE_RATIO;
       /* the model without chunk padding is a lower bound of the built layout's (stored values b*blk <= nval, chunks
          ceil(npairs/32) <= the segments' chunks, and the model grows with both): when it already says CSR, so would
-         the layout, and the build is skipped (with the plain rule: padding grows the bytes of power-law rows well past
-         the bound, and a build that would then lose its place costs 50-140 SpMVs) */
+         the layout, and the build is skipped */
       PetscLogDouble lower = AMBModelBytes((PetscCount)b * cu->blk[b - 1], b, (PetscInt)((cu->npairs + AMB_C - 1) / AMB_C), cu->m, cu->n, v);
-      if (lower > AMB_FALLBACK_RATIO * cu->bytescsr) {
+      if (lower > ratio * cu->bytescsr) {
         cu->fallback = PETSC_TRUE;
-        PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB >= %.4g bytes (b %" PetscInt_FMT ", before chunk padding) > %g x CSR %.4g bytes", lower, b, (double)AMB_FALLBACK_RATIO, cu->bytescsr));
+        PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB >= %.4g bytes (b %" PetscInt_FMT ", before chunk padding) > %g x CSR %.4g bytes", lower, b, (double)ratio, cu->bytescsr));
       } else {
         PetscCall(AMBCUDAEnsureLayout_Private(A, b)); /* the exact bytes, padding included */
         if (cu->bytes > ratio * cu->bytescsr) {

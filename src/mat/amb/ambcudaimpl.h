@@ -83,6 +83,7 @@ typedef struct {
   long long      blk[GPUKIT_AMB_CUDA_MAX_B], npairs;
   PetscBool      fallback;         /* the CSR kernel runs instead of AMB */
   PetscBool      inband;           /* the built AMB layout has 0.97-1.2 x CSR's model bytes: CSR first, AMB a candidate */
+  long long      nlongrows;        /* the plan's rows of more than 1024 entries */
   PetscInt       tunevals[2];      /* in band: the b and threads per block AMB is timed with (other values run only AMB) */
   /* the CSR fallback through cuSPARSE (the kernel MATAIJCUSPARSE runs): gpukit's shared CSR product (gpukitcuda.h) */
   GpukitCSRSpMV csrmv;

@@ -878,14 +878,14 @@ extern "C" cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double 
   }
 }
 
-extern "C" cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *A, int W, long long blk[8], long long *npairs, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *A, int W, long long blk[8], long long *npairs, long long *nlong, cudaStream_t stream)
 {
   GpukitPoolTemp     out(stream);
-  unsigned long long h[GPUKIT_AMB_CUDA_MAX_B + 1];
+  unsigned long long h[GPUKIT_AMB_CUDA_MAX_B + 2]; /* the counts, then the long rows' count */
   const long long    maxlong = A ? A->nnz / (AMB_COUNT_LONG + 1) : 0; /* at most this many rows are long */
-  const size_t       hb = sizeof(h) + sizeof(unsigned long long);  /* the counts, then the long rows' count */
+  const size_t       hb = sizeof(h);
 
-  if (!ValidCSR(A) || !blk || !npairs || W < 32 || W > 65536 || (W & (W - 1))) return cudaErrorInvalidValue;
+  if (!ValidCSR(A) || !blk || !npairs || !nlong || W < 32 || W > 65536 || (W & (W - 1))) return cudaErrorInvalidValue;
   GPUKIT_AMB_TRY(out.Get(hb + (size_t)(maxlong > 0 ? maxlong : 1) * sizeof(int)));
   GPUKIT_AMB_TRY(cudaMemsetAsync(out.p, 0, hb, stream));
   if (A->m > 0) {
@@ -902,6 +902,7 @@ extern "C" cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *A, int W, lo
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
   for (int i = 0; i < GPUKIT_AMB_CUDA_MAX_B; i++) blk[i] = (long long)h[i];
   *npairs = (long long)h[GPUKIT_AMB_CUDA_MAX_B];
+  *nlong  = (long long)h[GPUKIT_AMB_CUDA_MAX_B + 1];
   return cudaSuccess;
 }
 

@@ -109,8 +109,9 @@ cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBCSR *A, const GpukitAMBLayout *L
 cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int unroll, int deterministic, cudaStream_t stream);
 
 /* for each b = 1..8: sum over the (row, segment) pairs of the pair's block count, in blk[b-1] (host array of 8), and the
-   number of pairs in *npairs; W as above. Synchronises the stream. (The traffic model's input.) */
-cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *csr, int W, long long blk[8], long long *npairs, cudaStream_t stream);
+   number of pairs in *npairs, the rows of more than 1024 entries in *nlong; W as above. Synchronises the stream. (The
+   traffic model's input.) */
+cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *csr, int W, long long blk[8], long long *npairs, long long *nlong, cudaStream_t stream);
 
 /* y = A x or y = z + A x (z may be y) with the CSR (values a): tpr lanes per row (1, 2, 4, 8, 16, 32; 0 chooses from
    the mean row length), the sum of a row in a fixed order (deterministic) */
