@@ -1718,8 +1718,9 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
   PetscCall(PetscOptionsBool("-mat_amb_cuda_lazy_copydown", "After a device COO refresh (MatSetValuesCOO), copy the values to the host only when a host operation reads them (false: at every refresh)", "MATAMBCUDA", cu->lazyhost, &cu->lazyhost, NULL));
   if (!cu->lazyhost) PetscCall(AMBCUDAHostSync_Private(A));
   PetscCall(PetscOptionsBool("-mat_amb_autotune", "Tune the device product's b and threads per block with gpukit's tuner (-gpukit_tune); false: the model's b and 256 threads", "MATAMBCUDA", tune, &tune, &set));
-  if (set) {
+  if (set && tune != cu->autotune) {
     cu->autotune = tune;
+    cu->planned  = PETSC_FALSE; /* the CSR fallback's band depends on it: the layouts are chosen again */
     PetscCall(GpukitTunerDestroy(&cu->tuner));
   }
   PetscOptionsHeadEnd();
@@ -1766,6 +1767,7 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
   PetscCall(PetscOptionsGetBool(options, prefix, "-mat_amb_autotune", &flg, &set));
   if (set && flg != cu->autotune) {
     cu->autotune = flg;
+    cu->planned  = PETSC_FALSE; /* the CSR fallback's band depends on it: the layouts are chosen again */
     PetscCall(GpukitTunerDestroy(&cu->tuner));
   }
   PetscCall(PetscOptionsGetEList(options, prefix, "-mat_amb_cuda_sell", AMBCUDASellModes, 4, &v, &set));
