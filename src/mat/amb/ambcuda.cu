@@ -2067,7 +2067,8 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
    Options Database Keys:
 +  -mat_type seqaijambcuda - the type (or -mat_type ambcuda)
 .  -mat_amb_b, -mat_amb_segment_width, -mat_amb_chunk_sort, -mat_amb_csr_fallback - as for `MATAMB` (device kernels take
-     b <= 8; the model's b starts the tuner)
+     b <= 8; the model's b starts the tuner; with -mat_amb_csr_fallback auto, the tuner on and no row longer than 1024
+     entries, a layout of 0.97-1.2 x CSR's model bytes is a candidate behind CSR, timed against it)
 .  -mat_amb_deterministic - the product without atomics: one thread per row in the host kernel's order, bitwise equal to
      the host AMB product
 .  -mat_amb_values <double,single> - the device values in FP32 (vectors and sums stay FP64)
