@@ -403,7 +403,7 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
 }
 
 /* the device layout with block width b, built on the device when the structure or a parameter changed, its values
-   refreshed (-mat_amb_cuda_refresh: in slot order, or through the map) when they lag behind the device CSR */
+   refreshed through the map when they lag behind the device CSR */
 static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
 {
   Mat_SeqAMBCUDA *cu  = AMBCUDAGet(A);
@@ -437,12 +437,9 @@ static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
     PetscCall(PetscInfo(A, "gpukit: AMB layout built on the device (build %" PetscInt_FMT "): %" PetscInt_FMT " x %" PetscInt_FMT ", nnz %" PetscInt_FMT ", b %" PetscInt_FMT ", W %" PetscInt_FMT ", sigma %" PetscInt_FMT ", %lld chunks (longest %d blocks), %lld stored values, %lld rows with no or several segments, %lld slices of long chunks (limit %d blocks), %s values, model %.4g bytes (CSR %.4g)\n", cu->nbuild, cu->m, cu->n, cu->nnz, b, key.W, key.sigma, cu->L.nchunks, cu->L.maxnblk, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, key.single ? "single" : "double", cu->bytes, cu->bytescsr));
   }
   if (cu->ambvalstale) {
-    GpukitAMBCSR csr;
-
-    AMBCUDACSR(cu, &csr);
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
     PetscCall(PetscLogGpuTimeBegin());
-    PetscCallCUDA(GpukitAMBRefreshCUDA(&csr, &cu->L, cu->val, cu->refreshlanes ? 1 : 0, stream));
+    PetscCallCUDA(GpukitAMBRefreshCUDA(&cu->L, cu->val, stream));
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
     cu->ambvalstale = PETSC_FALSE;
@@ -707,11 +704,6 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     PetscCall(PetscStrlen(shape, &len));
     PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".L%" PetscInt_FMT, cu->longnb));
   }
-  if (cu->unroll > 1 && !cu->planopt.deterministic) { /* another kernel as well (unroll 1 keeps the old key; the deterministic one has none) */
-    size_t len;
-    PetscCall(PetscStrlen(shape, &len));
-    PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".U%" PetscInt_FMT, cu->unroll));
-  }
   PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 3, knobs, &cu->tuner));
   if (cu->inband && hasamb) PetscCall(GpukitTunerSetValid(cu->tuner, AMBCUDATuneValid_Private, cu));
   PetscCall(GpukitTunerSetShape(cu->tuner, shape));
@@ -900,7 +892,7 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   for (PetscInt l = 0; l < nlaunch; l++) {
     switch (layout) {
     case AMBCUDA_LAYOUT_AMB:
-      PetscCallCUDA(GpukitAMBMultCUDA(&cu->L, xa, za, ya, (int)cfg[kbl], (int)cu->unroll, cu->planopt.deterministic ? 1 : 0, stream));
+      PetscCallCUDA(GpukitAMBMultCUDA(&cu->L, xa, za, ya, (int)cfg[kbl], cu->planopt.deterministic ? 1 : 0, stream));
       break;
     case AMBCUDA_LAYOUT_SELL:
       PetscCall(AMBCUDASellCusparseMult_Private(A, xa, za, ya, stream));
@@ -1717,21 +1709,6 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
     }
   }
   {
-    PetscInt unroll = cu->unroll;
-    PetscCall(PetscOptionsInt("-mat_amb_cuda_unroll", "Gathers of x a lane of the MATAMBCUDA product has in flight: 1 (a block at a time) or 4 (4 / b blocks loaded before they are summed, b <= 2; the same sums)", "MATAMBCUDA", unroll, &unroll, &set));
-    if (set) {
-      PetscCheck(unroll == 1 || unroll == 4, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_unroll must be 1 or 4, got %" PetscInt_FMT, unroll);
-      if (unroll != cu->unroll) PetscCall(GpukitTunerDestroy(&cu->tuner)); /* its shape names it */
-      cu->unroll = unroll;
-    }
-  }
-  {
-    const char *const refreshes[] = {"map", "lanes"};
-    PetscInt          rf          = cu->refreshlanes ? 1 : 0;
-    PetscCall(PetscOptionsEList("-mat_amb_cuda_refresh", "How MATAMBCUDA refreshes its AMB layout's values from the device CSR values: lanes (a thread per lane, in slot order) or map (a thread per entry through the CSR-position -> slot map)", "MATAMBCUDA", refreshes, 2, refreshes[rf], &rf, &set));
-    if (set) cu->refreshlanes = (PetscBool)(rf == 1);
-  }
-  {
     PetscInt sm = (PetscInt)cu->sellmode;
     PetscCall(PetscOptionsEList("-mat_amb_cuda_sell", "SELL-32 on the device: tune (a candidate of the tuner next to the CSR fallback and AMB, with -mat_amb_csr_fallback auto), off, cusparse (always cuSPARSE's sliced ELLPACK), kernel (always gpukit's SELL kernel)", "MATAMBCUDA", AMBCUDASellModes, 4, AMBCUDASellModes[cu->sellmode], &sm, &set));
     if (set && sm != (PetscInt)cu->sellmode) {
@@ -1776,18 +1753,6 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
     PetscCheck(v >= 0 && (long long)v <= (long long)INT_MAX, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_long_blocks must be 0 (automatic) or a positive number of blocks, got %" PetscInt_FMT, v);
     if (v != cu->longnb) PetscCall(GpukitTunerDestroy(&cu->tuner));
     cu->longnb = v;
-  }
-  {
-    const char *const refreshes[] = {"map", "lanes"};
-    PetscInt          rf;
-    PetscCall(PetscOptionsGetEList(options, prefix, "-mat_amb_cuda_refresh", refreshes, 2, &rf, &set));
-    if (set) cu->refreshlanes = (PetscBool)(rf == 1);
-  }
-  PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_unroll", &v, &set));
-  if (set) {
-    PetscCheck(v == 1 || v == 4, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_unroll must be 1 or 4, got %" PetscInt_FMT, v);
-    if (v != cu->unroll) PetscCall(GpukitTunerDestroy(&cu->tuner));
-    cu->unroll = v;
   }
   PetscCall(PetscOptionsGetBool(options, prefix, "-mat_amb_autotune", &flg, &set));
   if (set && flg != cu->autotune) {
@@ -1836,7 +1801,7 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
   } else {
     PetscInt b, block;
     PetscCall(AMBCUDAGetConfig_Private(A, &b, &block));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block, unroll %" PetscInt_FMT ", refresh by %s (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->unroll, !cu->refreshlanes ? "map" : cu->built && (long long)cu->L.maxnblk * cu->L.b > GPUKIT_AMB_REFRESH_LANES_MAX ? "map (a lane is longer than GPUKIT_AMB_REFRESH_LANES_MAX slots)" : "lanes", cu->why));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->why));
     if (cu->built) PetscCall(PetscViewerASCIIPrintf(viewer, "  device layout: %lld chunks, %lld stored values, %lld atomic rows, %lld slices of long chunks (limit %d blocks), model %.4g bytes (CSR %.4g)\n", cu->L.nchunks, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, cu->bytes, cu->bytescsr));
     if (cu->tuner) {
       PetscCall(PetscViewerASCIIPushTab(viewer));
@@ -1948,8 +1913,6 @@ static PetscErrorCode AMBConvertToCUDA_Private(Mat A)
   if (amb->spdev) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscNew(&cu));
   cu->block         = GPUKIT_AMBCUDA_BLOCK;
-  cu->unroll        = 1;
-  cu->refreshlanes  = PETSC_TRUE;
   cu->autotune      = PETSC_TRUE;
   cu->kb            = 0;
   cu->kblk          = 1;
@@ -2076,11 +2039,6 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
 .  -mat_amb_cuda_long_blocks <0> - a thread of the product sums at most this many blocks of a lane; longer chunks
      (power-law rows) are split over more threads and their rows added atomically (0: automatic, 8 x the mean blocks
      per (row, segment) pair and at least 128)
-.  -mat_amb_cuda_refresh <lanes> - how the AMB layout's values are refreshed from the device CSR values (new values,
-     same pattern): lanes (a thread per lane writes its entries in slot order; map where a lane holds more than 1024
-     slots) or map (a thread per entry through the CSR-position -> slot map)
-.  -mat_amb_cuda_unroll <1> - gathers of x a lane of the atomic product has in flight: 1, or 4 (4 / b blocks loaded
-     before they are summed, for b <= 2; the same sums in the same order)
 .  -mat_amb_cuda_lazy_copydown <false> - after a device COO refresh (`MatSetValuesCOO()`), leave the host copy stale and
      copy the values down when a host operation reads them (false, the default: at every refresh; opt in only when no
      factorization package other than PETSc's own and no code reading the AIJ arrays directly sees the matrix)

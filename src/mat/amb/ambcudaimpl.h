@@ -121,8 +121,6 @@ typedef struct {
   GpukitTuner tuner;
   PetscInt    block;               /* threads per block when not tuned */
   PetscInt    longnb;              /* -mat_amb_cuda_long_blocks: long-chunk limit in blocks, 0 automatic */
-  PetscInt    unroll;              /* -mat_amb_cuda_unroll: blocks a lane loads before it sums them, times b (1 or 4) */
-  PetscBool   refreshlanes;        /* -mat_amb_cuda_refresh lanes (true) or map: the values refresh in slot or CSR order */
   PetscBool   fixblock, autotune;
 
   /* COO on the device (gpukitcoo.h): entries -> CSR positions */

@@ -10,8 +10,8 @@
                     atomicMax gives the chunk's block count, a scan its offset cs; the long chunks (more than
                     longnb blocks) get their slices and their one-segment rows become atomic rows;
      5. Fill        (thread per pair): block indices, padding indices, and the map CSR entry -> value slot.
-   The values are written by a refresh kernel (the same kernel refreshes them when only the values change): in slot
-   order, a thread per lane over its pair's CSR entries, or through the map. CUB's temporary storage, the build's work arrays and the layout's own arrays come from the library's
+   The values are written by the refresh kernel through the map (the same kernel refreshes them when only the values
+   change). CUB's temporary storage, the build's work arrays and the layout's own arrays come from the library's
    stream-ordered pool (no cudaMalloc()/cudaFree(), which synchronise the device); the layout's arrays are allocated
    once at their final size.
    Three host synchronisations read sizes (pairs, chunks, stored values) and one ends the build.
@@ -356,38 +356,6 @@ __global__ void BlockCountsLongKernel(const int *__restrict__ rowptr, const int 
   CountFlush(cnt, out);
 }
 
-/* the values in lane order: a thread per lane walks its pair's CSR entries (the whole row; for a row with no plain store,
-   code < -1, the run of the chunk's segment, by two binary searches) and writes each to its slot, with FillKernel's
-   blocking. The 32 lanes of a chunk write the same (block, column) of their 32 rows side by side; RefreshKernel, in
-   CSR order, writes every value to a sector of its own */
-template <typename T>
-__global__ void RefreshLanesKernel(long long nslots, int n, int b, int ws, const long long *__restrict__ cs, const int *__restrict__ cseg, const int *__restrict__ lanerow, const int *__restrict__ rowptr, const int *__restrict__ colidx, const double *__restrict__ a, T *__restrict__ val)
-{
-  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i >= nslots) return;
-  const int code = lanerow[i];
-  if (code == -1) return; /* padding lane */
-  const long long c = i / GPUKIT_AMB_C;
-  const int       l = (int)(i % GPUKIT_AMB_C), r = code >= 0 ? code : -code - 2;
-  int             beg = rowptr[r], end = rowptr[r + 1];
-  if (code < -1) { /* several segments, or a long chunk's row: the entries of this chunk's segment */
-    const long long g = cseg[c];
-    beg = RowLowerBound(colidx, beg, end, g << ws);
-    end = RowLowerBound(colidx, beg, end, (g + 1) << ws);
-  }
-  const long long cs0 = cs[c];
-  int             k = -1, col0 = 0, base = 0;
-  for (int e = beg; e < end; e++) {
-    const int col = colidx[e];
-    if (k < 0 || col - col0 >= b) { /* a new block, as FillKernel starts it */
-      k++;
-      col0 = col;
-      base = col < n - b ? col : n - b;
-    }
-    val[cs0 + (long long)GPUKIT_AMB_C * ((long long)k * b + (col - base)) + l] = (T)a[e];
-  }
-}
-
 /* ------------------------------------------------------------------------------------------------------------------
    Products
    ------------------------------------------------------------------------------------------------------------------ */
@@ -409,11 +377,8 @@ __global__ void InitKernel(long long ninit, const int *__restrict__ initrows, co
   y[r]        = ADD ? z[r] : 0.0;
 }
 
-/* one thread per lane: the lane's partial sum, stored (one-segment row) or added atomically (several). U > 1: the
-   lane's blocks are taken U at a time, their U indices loaded, then their U * B values and U * B entries of x, then
-   summed in the order of U = 1 (the same sums, bitwise): U * B gathers of x in flight a lane instead of B (a padding
-   block's x is read too: its index is the lane's last, a column of the segment; its values are 0 and add nothing) */
-template <int B, bool SINGLE, bool ADD, int U>
+/* one thread per lane: the lane's partial sum, stored (one-segment row) or added atomically (several) */
+template <int B, bool SINGLE, bool ADD>
 __global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, int longnb, const double *__restrict__ x, const double *z, double *y)
 {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -425,29 +390,7 @@ __global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long 
   const long long v0 = cs[c] + l, k0 = cs[c] / B + l;
   const double   *xo  = x + cxoff[c];
   double          sum = 0.0;
-  int             k   = 0;
-  if (U > 1) {
-    for (; k + U <= nb; k += U) {
-      int    ci[U];
-      double a[U][B], xv[U][B];
-#pragma unroll
-      for (int q = 0; q < U; q++) ci[q] = __ldcs(colidx + k0 + (long long)GPUKIT_AMB_C * (k + q));
-#pragma unroll
-      for (int q = 0; q < U; q++)
-#pragma unroll
-        for (int j = 0; j < B; j++) a[q][j] = LoadVal<SINGLE>(val, v0 + (long long)GPUKIT_AMB_C * B * (k + q) + (long long)GPUKIT_AMB_C * j);
-#pragma unroll
-      for (int q = 0; q < U; q++)
-#pragma unroll
-        for (int j = 0; j < B; j++) xv[q][j] = __ldg(xo + ci[q] + j);
-#pragma unroll
-      for (int q = 0; q < U; q++)
-#pragma unroll
-        for (int j = 0; j < B; j++)
-          if (a[q][j] != 0.0) sum += a[q][j] * xv[q][j];
-    }
-  }
-  for (; k < nb; k++) {
+  for (int k = 0; k < nb; k++) {
     const double   *xp = xo + __ldcs(colidx + k0 + (long long)GPUKIT_AMB_C * k);
     const long long vk = v0 + (long long)GPUKIT_AMB_C * B * k;
 #pragma unroll
@@ -516,7 +459,7 @@ __global__ void __launch_bounds__(1024) DetKernel(int m, const int *__restrict__
 }
 
 template <int B, bool SINGLE, bool ADD>
-cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int unroll, int det, cudaStream_t stream)
+cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int det, cudaStream_t stream)
 {
   if (det) {
     if (L->m == 0) return cudaSuccess;
@@ -529,9 +472,7 @@ cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *
   }
   if (L->nchunks == 0) return cudaSuccess;
   const long long nslots = L->nchunks * GPUKIT_AMB_C;
-  if (unroll > 1 && B <= 2) /* 4 / B blocks at a time: 4 gathers of x in flight a lane (B > 2 has B already) */
-    MultKernel<B, SINGLE, ADD, (B <= 2 ? 4 / B : 1)><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
-  else MultKernel<B, SINGLE, ADD, 1><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
+  MultKernel<B, SINGLE, ADD><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
   GPUKIT_AMB_TRY(cudaGetLastError());
   if (L->nslices > 0) {
     const long long nt = L->nslices * GPUKIT_AMB_C;
@@ -542,10 +483,10 @@ cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *
 }
 
 template <int B>
-cudaError_t LaunchMultB(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int unroll, int det, cudaStream_t stream)
+cudaError_t LaunchMultB(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int det, cudaStream_t stream)
 {
-  if (L->single) return z ? LaunchMult<B, true, true>(L, x, z, y, block, unroll, det, stream) : LaunchMult<B, true, false>(L, x, z, y, block, unroll, det, stream);
-  return z ? LaunchMult<B, false, true>(L, x, z, y, block, unroll, det, stream) : LaunchMult<B, false, false>(L, x, z, y, block, unroll, det, stream);
+  if (L->single) return z ? LaunchMult<B, true, true>(L, x, z, y, block, det, stream) : LaunchMult<B, true, false>(L, x, z, y, block, det, stream);
+  return z ? LaunchMult<B, false, true>(L, x, z, y, block, det, stream) : LaunchMult<B, false, false>(L, x, z, y, block, det, stream);
 }
 
 /* CSR: TPR lanes per row (TPR divides 32; whole warps are launched, so every shuffle has its 32 lanes) */
@@ -837,42 +778,35 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   return cudaStreamSynchronize(stream);
 }
 
-extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBCSR *A, const GpukitAMBLayout *L, const double *a, int lanes, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream)
 {
-  if (!L || (L->nnz > 0 && (!a || !L->map || !L->val)) || (lanes && L->nchunks > 0 && (!ValidCSR(A) || A->m != L->m || A->n != L->n || A->nnz != L->nnz))) return cudaErrorInvalidValue;
+  if (!L || (L->nnz > 0 && (!a || !L->map || !L->val))) return cudaErrorInvalidValue;
   if (L->nnz == 0) return cudaSuccess;
-  if (lanes && (long long)L->maxnblk * L->b <= GPUKIT_AMB_REFRESH_LANES_MAX) { /* longer lanes: one thread would walk them */
-    const long long nslots = L->nchunks * GPUKIT_AMB_C;
-    if (nslots == 0) return cudaSuccess;
-    if (L->single) RefreshLanesKernel<float><<<Blocks(nslots, THREADS), THREADS, 0, stream>>>(nslots, L->n, L->b, Log2(L->W), L->cs, L->cseg, L->lanerow, A->rowptr, A->colidx, a, (float *)L->val);
-    else RefreshLanesKernel<double><<<Blocks(nslots, THREADS), THREADS, 0, stream>>>(nslots, L->n, L->b, Log2(L->W), L->cs, L->cseg, L->lanerow, A->rowptr, A->colidx, a, (double *)L->val);
-    return cudaGetLastError();
-  }
   if (L->single) RefreshKernel<float><<<Blocks(L->nnz, THREADS), THREADS, 0, stream>>>(L->nnz, L->map, a, (float *)L->val);
   else RefreshKernel<double><<<Blocks(L->nnz, THREADS), THREADS, 0, stream>>>(L->nnz, L->map, a, (double *)L->val);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int unroll, int deterministic, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int deterministic, cudaStream_t stream)
 {
-  if (!L || block < 32 || block > 1024 || block % 32 || (unroll != 1 && unroll != 4) || (L->m > 0 && !y) || (L->nchunks > 0 && !x)) return cudaErrorInvalidValue;
+  if (!L || block < 32 || block > 1024 || block % 32 || (L->m > 0 && !y) || (L->nchunks > 0 && !x)) return cudaErrorInvalidValue;
   switch (L->b) {
   case 1:
-    return LaunchMultB<1>(L, x, z, y, block, unroll, deterministic, stream);
+    return LaunchMultB<1>(L, x, z, y, block, deterministic, stream);
   case 2:
-    return LaunchMultB<2>(L, x, z, y, block, unroll, deterministic, stream);
+    return LaunchMultB<2>(L, x, z, y, block, deterministic, stream);
   case 3:
-    return LaunchMultB<3>(L, x, z, y, block, unroll, deterministic, stream);
+    return LaunchMultB<3>(L, x, z, y, block, deterministic, stream);
   case 4:
-    return LaunchMultB<4>(L, x, z, y, block, unroll, deterministic, stream);
+    return LaunchMultB<4>(L, x, z, y, block, deterministic, stream);
   case 5:
-    return LaunchMultB<5>(L, x, z, y, block, unroll, deterministic, stream);
+    return LaunchMultB<5>(L, x, z, y, block, deterministic, stream);
   case 6:
-    return LaunchMultB<6>(L, x, z, y, block, unroll, deterministic, stream);
+    return LaunchMultB<6>(L, x, z, y, block, deterministic, stream);
   case 7:
-    return LaunchMultB<7>(L, x, z, y, block, unroll, deterministic, stream);
+    return LaunchMultB<7>(L, x, z, y, block, deterministic, stream);
   case 8:
-    return LaunchMultB<8>(L, x, z, y, block, unroll, deterministic, stream);
+    return LaunchMultB<8>(L, x, z, y, block, deterministic, stream);
   default:
     return cudaErrorInvalidValue;
   }

@@ -1,6 +1,6 @@
 /*
    Device kernels of MATAMBCUDA (ambkernels.cu): the AMB layout built on the device from a device CSR, the values
-   refresh (in slot order, or through the CSR-position -> slot map), the products (AMB with atomics, AMB deterministic, CSR) and the small
+   refresh through the CSR-position -> slot map, the products (AMB with atomics, AMB deterministic, CSR) and the small
    value kernels. Pure CUDA with a C interface, no PETSc: the glue (ambcuda.cu) fills the arguments.
 
    THE LAYOUT is the one of src/mat/amb/ambimpl.h (AMBLayout, the host reference built by AMBLayoutBuild_Host() in
@@ -93,20 +93,15 @@ cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *csr, int b, int W, int sigma,
 /* gives the device arrays of L back to the library's pool after the work enqueued on stream, and zeroes it */
 cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L, cudaStream_t stream);
 
-/* the values of L from the CSR values a (nnz, device; rounded to float with single). lanes 0: val[map[e]] = a[e], in
-   CSR order (each write a sector of its own); lanes 1: a thread per lane writes its entries in slot order (the lanes of
-   a chunk side by side), from the CSR structure A the layout was built from, when no lane holds more than
-   GPUKIT_AMB_REFRESH_LANES_MAX slots (else as lanes 0: a power-law row's lane would be one thread's long walk) */
-#define GPUKIT_AMB_REFRESH_LANES_MAX 1024
-cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBCSR *A, const GpukitAMBLayout *L, const double *a, int lanes, cudaStream_t stream);
+/* the values of L from the CSR values a (nnz, device): val[map[e]] = a[e] (rounded to float with single) */
+cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream);
 
 /* y = A x (z NULL) or y = z + A x (z may be y) with the AMB layout. deterministic 0: one thread per lane (at most
    longnb blocks; the rest of a long chunk by the tail kernel over the slices), plain stores for one-segment rows and
    FP64 atomics for the others (after an init pass over initrows when ninit > 0);
    1: one thread per row over its pairs in the host order (bitwise equal to AMBMult_Host for double values).
-   block: threads per block, a multiple of 32 in 32..1024. unroll (1 or 4; the atomic product of b <= 2 only): the
-   blocks a lane loads before it sums them, 4 / b at a time (the same sums in the same order). */
-cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int unroll, int deterministic, cudaStream_t stream);
+   block: threads per block, a multiple of 32 in 32..1024. */
+cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int deterministic, cudaStream_t stream);
 
 /* for each b = 1..8: sum over the (row, segment) pairs of the pair's block count, in blk[b-1] (host array of 8), and the
    number of pairs in *npairs, the rows of more than 1024 entries in *nlong; W as above. Synchronises the stream. (The
