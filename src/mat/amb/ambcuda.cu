@@ -102,6 +102,11 @@ static PetscErrorCode AMBCUDAFreeTranspose_Private(Mat_SeqAMBCUDA *cu)
   if (cu->tcol) PetscCallCUDA(cudaFree(cu->tcol));
   if (cu->tperm) PetscCallCUDA(cudaFree(cu->tperm));
   if (cu->tval) PetscCallCUDA(cudaFree(cu->tval));
+  if (cu->KT.longrow || cu->KT.chstart) {
+    cudaStream_t stream;
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    PetscCallCUDA(GpukitAMBCSRKFree(&cu->KT, stream));
+  }
   cu->tptr = cu->tcol = cu->tperm = NULL;
   cu->tval                        = NULL;
   cu->tbuilt                      = PETSC_FALSE;
@@ -540,7 +545,7 @@ static PetscErrorCode AMBCUDAEnsureCSRK_Private(Mat A)
   if (!cu->csrkbuilt) {
     PetscCall(AMBCUDAFreeCSRK_Private(cu));
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_SellBuild, A, 0, 0, 0));
-    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csr, single ? 1 : 0, &cu->K, stream));
+    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csr, (int)cu->csrlanes, single ? 1 : 0, &cu->K, stream));
     PetscCall(PetscLogEventEnd(MAT_AMBCUDA_SellBuild, A, 0, 0, 0));
     cu->csrkbuilt    = PETSC_TRUE;
     cu->csrkvalstale = PETSC_TRUE;
@@ -1051,8 +1056,10 @@ static PetscErrorCode MatMultAdd_AMBCUDA(Mat A, Vec x, Vec z, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = A^T x (+ z): the CSR kernel on the transpose, built on the device at the first call (its values follow A's
-   through the entry permutation); deterministic */
+/* y = A^T x (+ z): a CSR kernel on the transpose, built on the device at the first call (its values follow A's
+   through the entry permutation). gpukit's CSR kernel (csrk: the transpose of power-law columns has rows of 10^4-10^5
+   entries, which one warp took 1.85 ms against aijcusparse's 0.40 ms on rmat20, H200); with -mat_amb_deterministic
+   the fixed-order kernel (no atomics) */
 static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
 {
   Mat_SeqAMBCUDA    *cu = AMBCUDAGet(A);
@@ -1062,6 +1069,7 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
   PetscScalar       *ya;
   cudaStream_t       stream;
   GpukitAMBCSR       csrt;
+  const PetscBool    det = ((Mat_SeqAMB *)A->spptr)->opt.deterministic; /* the host options: no plan is needed here */
 
   PetscFunctionBegin;
   PetscCall(AMBCUDAVecsOnDevice_Private(A, z ? "MatMultTransposeAdd" : "MatMultTranspose", 3, vecs, &ok));
@@ -1082,6 +1090,16 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
     PetscCallCUDA(cudaMalloc((void **)&cu->tperm, (size_t)PetscMax(cu->nnz, 1) * sizeof(int)));
     PetscCallCUDA(cudaMalloc((void **)&cu->tval, (size_t)PetscMax(cu->nnz, 1) * sizeof(double)));
     PetscCallCUDA(GpukitCSRTransposeCUDA((int)cu->m, (int)cu->n, (int)cu->nnz, cu->rowptr, cu->colidx, cu->val, cu->tptr, cu->tcol, cu->tval, cu->tperm, stream));
+    cu->KT = GpukitAMBCSRK();
+    if (!det) {
+      GpukitAMBCSR t;
+      t.m      = (int)cu->n;
+      t.n      = (int)cu->m;
+      t.nnz    = (int)cu->nnz;
+      t.rowptr = cu->tptr;
+      t.colidx = cu->tcol;
+      PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&t, 0, 0, &cu->KT, stream));
+    }
     cu->tbuilt    = PETSC_TRUE;
     cu->tvalstale = PETSC_FALSE;
   } else if (cu->tvalstale) {
@@ -1096,7 +1114,8 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(AMBCUDAGetOutArrays_Private(z, y, &za, &ya));
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCallCUDA(GpukitAMBCSRMultCUDA(&csrt, cu->tval, xa, za, ya, 0, stream));
+  if (det || cu->KT.m != csrt.m || cu->KT.nnz != csrt.nnz || (cu->KT.m > 0 && !cu->KT.tpr)) PetscCallCUDA(GpukitAMBCSRMultCUDA(&csrt, cu->tval, xa, za, ya, 0, stream));
+  else PetscCallCUDA(GpukitAMBCSRKMultCUDA(&csrt, &cu->KT, cu->tval, xa, za, ya, stream));
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(AMBCUDARestoreOutArrays_Private(z, y, &za, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
@@ -1774,6 +1793,21 @@ static const GpukitTwinOp AMBCUDAOps[] = {
   GPUKIT_TWIN_OP(zeroentries, MatZeroEntries_AMBCUDA),
 };
 
+
+/* -mat_amb_cuda_csr_lanes: checked; a change sets gpukit's CSR kernel up again at its next use */
+static PetscErrorCode AMBCUDASetCsrLanes_Private(Mat A, MPI_Comm comm, PetscInt lanes)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+
+  PetscFunctionBegin;
+  PetscCheck(lanes == 0 || lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 16 || lanes == 32, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_csr_lanes must be 0 (from the mean row length) or 1, 2, 4, 8, 16 or 32, got %" PetscInt_FMT, lanes);
+  if (lanes != cu->csrlanes) {
+    cu->csrlanes = lanes;
+    PetscCall(AMBCUDAFreeCSRK_Private(cu));
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 /* composed only while on the device */
 static const GpukitTwinMethod AMBCUDAMethods[] = {
   GPUKIT_TWIN_METHOD("MatSetPreallocationCOO_C", MatSetPreallocationCOO_AMBCUDA),
@@ -1835,6 +1869,11 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
       PetscCall(GpukitTunerDestroy(&cu->tuner));
     }
   }
+  {
+    PetscInt lanes = cu->csrlanes;
+    PetscCall(PetscOptionsInt("-mat_amb_cuda_csr_lanes", "Lanes per row of gpukit's CSR kernel (1, 2, 4, 8, 16 or 32; 0: from the mean row length)", "MATAMBCUDA", lanes, &lanes, &set));
+    if (set) PetscCall(AMBCUDASetCsrLanes_Private(A, PetscObjectComm((PetscObject)A), lanes));
+  }
   PetscCall(PetscOptionsBool("-mat_amb_cuda_lazy_copydown", "After a device COO refresh (MatSetValuesCOO), copy the values to the host only when a host operation reads them (false: at every refresh)", "MATAMBCUDA", cu->lazyhost, &cu->lazyhost, NULL));
   if (!cu->lazyhost) PetscCall(AMBCUDAHostSync_Private(A));
   PetscCall(PetscOptionsBool("-mat_amb_autotune", "Tune the device product's b and threads per block with gpukit's tuner (-gpukit_tune); false: the model's b and 256 threads", "MATAMBCUDA", tune, &tune, &set));
@@ -1884,6 +1923,8 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
     cu->planned  = PETSC_FALSE;
     PetscCall(GpukitTunerDestroy(&cu->tuner));
   }
+  PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_csr_lanes", &v, &set));
+  if (set) PetscCall(AMBCUDASetCsrLanes_Private(A, comm, v));
   PetscCall(PetscOptionsGetEList(options, prefix, "-mat_amb_cuda_csr", AMBCUDACsrModes, 3, &v, &set));
   if (set && v != (PetscInt)cu->csrmode) {
     cu->csrmode = (AMBCUDACsrMode)v;
@@ -2175,6 +2216,8 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
 .  -mat_amb_cuda_csr <tune,cusparse,kernel> - the CSR fallback's kernel: tune (default) times gpukit's CSR kernel (FP32
      values with -mat_amb_values single; long rows in chunks with FP64 atomics) after cuSPARSE's CSR SpMV; cusparse runs
      only cuSPARSE's, kernel only gpukit's
+.  -mat_amb_cuda_csr_lanes <0> - lanes per row of gpukit's CSR kernel: 1, 2, 4, 8, 16 or 32; 0 (default) chooses about
+     four entries a lane from the mean row length
 -  -mat_amb_autotune <true> - tune b, the threads per block and the layout (amb, csr, sell, sellk, csrk) with gpukit's
      tuner (kernel "amb_mult")
 

@@ -118,6 +118,7 @@ typedef struct {
   AMBCUDACsrMode csrmode;
   GpukitAMBCSRK  K;
   PetscBool      csrkbuilt, csrkvalstale;
+  PetscInt       csrlanes; /* -mat_amb_cuda_csr_lanes: lanes per short row (0: from the mean row length) */
   PetscLogDouble bytes, bytescsr;  /* model of the kernel in use (AMB with the layout's b), CSR */
 
   /* the AMB layout on the device */
@@ -129,6 +130,7 @@ typedef struct {
   int      *tptr, *tcol, *tperm;
   double   *tval;
   PetscBool tbuilt, tvalstale;
+  GpukitAMBCSRK KT;                /* gpukit's CSR kernel's long-row lists of the transpose (not with -mat_amb_deterministic) */
 
   /* the product's knobs: b (when not fixed) and threads per block, on the tuner "amb_mult" */
   GpukitTuner tuner;

@@ -1201,13 +1201,13 @@ cudaError_t LaunchCSRKT(const GpukitAMBCSR *A, const GpukitAMBCSRK *K, const T *
 
 } // namespace
 
-extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int single, GpukitAMBCSRK *K, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, int single, GpukitAMBCSRK *K, cudaStream_t stream)
 {
-  if (!ValidCSR(A) || !K) return cudaErrorInvalidValue;
+  if (!ValidCSR(A) || !K || tpr < 0 || tpr > 32 || (tpr & (tpr - 1))) return cudaErrorInvalidValue;
   *K         = GpukitAMBCSRK();
   K->m       = A->m;
   K->nnz     = A->nnz;
-  K->tpr     = GpukitAMBCSRThreadsPerRow(A->m, A->nnz);
+  K->tpr     = tpr ? tpr : GpukitAMBCSRThreadsPerRow(A->m, A->nnz);
   K->longlen = 32 * K->tpr < 128 ? 128 : 32 * K->tpr;
   if (single) GPUKIT_AMB_TRY(GpukitPoolMallocN(&K->val32, (size_t)(A->nnz > 0 ? A->nnz : 1), stream));
   if (A->m == 0 || A->nnz <= K->longlen) return cudaSuccess; /* no row can be long */
