@@ -545,7 +545,7 @@ static PetscErrorCode AMBCUDAEnsureCSRK_Private(Mat A)
   if (!cu->csrkbuilt) {
     PetscCall(AMBCUDAFreeCSRK_Private(cu));
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_SellBuild, A, 0, 0, 0));
-    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csr, (int)cu->csrlanes, single ? 1 : 0, &cu->K, stream));
+    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csr, (int)cu->csrlanes, single ? 1 : 0, 0, &cu->K, stream));
     PetscCall(PetscLogEventEnd(MAT_AMBCUDA_SellBuild, A, 0, 0, 0));
     cu->csrkbuilt    = PETSC_TRUE;
     cu->csrkvalstale = PETSC_TRUE;
@@ -1056,10 +1056,10 @@ static PetscErrorCode MatMultAdd_AMBCUDA(Mat A, Vec x, Vec z, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = A^T x (+ z): a CSR kernel on the transpose, built on the device at the first call (its values follow A's
-   through the entry permutation). gpukit's CSR kernel (csrk: the transpose of power-law columns has rows of 10^4-10^5
-   entries, which one warp took 1.85 ms against aijcusparse's 0.40 ms on rmat20, H200); with -mat_amb_deterministic
-   the fixed-order kernel (no atomics) */
+/* y = A^T x (+ z): gpukit's CSR kernel (csrk) on the transpose, built on the device at the first call (its values
+   follow A's through the entry permutation). The transpose of power-law columns has rows of 10^4-10^5 entries: on one
+   warp rmat20's took 1.85 ms against aijcusparse's 0.40 ms (H200); csrk splits them into chunks with atomics, or with
+   -mat_amb_deterministic gives each one block and no atomics (bitwise repeatable) */
 static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
 {
   Mat_SeqAMBCUDA    *cu = AMBCUDAGet(A);
@@ -1090,16 +1090,16 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
     PetscCallCUDA(cudaMalloc((void **)&cu->tperm, (size_t)PetscMax(cu->nnz, 1) * sizeof(int)));
     PetscCallCUDA(cudaMalloc((void **)&cu->tval, (size_t)PetscMax(cu->nnz, 1) * sizeof(double)));
     PetscCallCUDA(GpukitCSRTransposeCUDA((int)cu->m, (int)cu->n, (int)cu->nnz, cu->rowptr, cu->colidx, cu->val, cu->tptr, cu->tcol, cu->tval, cu->tperm, stream));
-    cu->KT = GpukitAMBCSRK();
-    if (!det) {
+    {
       GpukitAMBCSR t;
       t.m      = (int)cu->n;
       t.n      = (int)cu->m;
       t.nnz    = (int)cu->nnz;
       t.rowptr = cu->tptr;
       t.colidx = cu->tcol;
-      PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&t, 0, 0, &cu->KT, stream));
+      PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&t, 0, 0, det ? 1 : 0, &cu->KT, stream));
     }
+    PetscCall(PetscInfo(A, "gpukit: transpose built on the device: CSR kernel with %d lanes a row, %d rows of more than %d entries (%s)\n", cu->KT.tpr, cu->KT.nlong, cu->KT.longlen, det ? "deterministic: one block a long row" : "long rows in chunks with atomics"));
     cu->tbuilt    = PETSC_TRUE;
     cu->tvalstale = PETSC_FALSE;
   } else if (cu->tvalstale) {
@@ -1111,11 +1111,14 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
   csrt.nnz    = (int)cu->nnz;
   csrt.rowptr = cu->tptr;
   csrt.colidx = cu->tcol;
+  if ((PetscBool)cu->KT.det != det) { /* -mat_amb_deterministic changed since the lists were made */
+    PetscCallCUDA(GpukitAMBCSRKFree(&cu->KT, stream));
+    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csrt, 0, 0, det ? 1 : 0, &cu->KT, stream));
+  }
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(AMBCUDAGetOutArrays_Private(z, y, &za, &ya));
   PetscCall(PetscLogGpuTimeBegin());
-  if (det || cu->KT.m != csrt.m || cu->KT.nnz != csrt.nnz || (cu->KT.m > 0 && !cu->KT.tpr)) PetscCallCUDA(GpukitAMBCSRMultCUDA(&csrt, cu->tval, xa, za, ya, 0, stream));
-  else PetscCallCUDA(GpukitAMBCSRKMultCUDA(&csrt, &cu->KT, cu->tval, xa, za, ya, stream));
+  PetscCallCUDA(GpukitAMBCSRKMultCUDA(&csrt, &cu->KT, cu->tval, xa, za, ya, stream));
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(AMBCUDARestoreOutArrays_Private(z, y, &za, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
@@ -1862,7 +1865,7 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
   }
   {
     PetscInt cm = (PetscInt)cu->csrmode;
-    PetscCall(PetscOptionsEList("-mat_amb_cuda_csr", "The CSR fallback's kernel on the device: tune (cuSPARSE's first, gpukit's a tuner candidate; FP32 values with -mat_amb_values single), cusparse (only cuSPARSE's), kernel (only gpukit's)", "MATAMBCUDA", AMBCUDACsrModes, 3, AMBCUDACsrModes[cu->csrmode], &cm, &set));
+    PetscCall(PetscOptionsEList("-mat_amb_cuda_csr", "The CSR fallback's kernel on the device: cusparse (only cuSPARSE's, the default), tune (cuSPARSE's first, gpukit's a tuner candidate; FP32 values with -mat_amb_values single), kernel (only gpukit's)", "MATAMBCUDA", AMBCUDACsrModes, 3, AMBCUDACsrModes[cu->csrmode], &cm, &set));
     if (set && cm != (PetscInt)cu->csrmode) {
       cu->csrmode = (AMBCUDACsrMode)cm;
       cu->planned = PETSC_FALSE; /* the candidates are chosen again */
@@ -2081,6 +2084,7 @@ static PetscErrorCode AMBConvertToCUDA_Private(Mat A)
   PetscCall(PetscNew(&cu));
   cu->block         = GPUKIT_AMBCUDA_BLOCK;
   cu->autotune      = PETSC_TRUE;
+  cu->csrmode       = AMBCUDA_CSR_CUSPARSE; /* gpukit's CSR kernel lost to cuSPARSE's on all six irregular matrices (docs/amb.md) */
   cu->kb            = 0;
   cu->kblk          = 1;
   cu->klay          = 2;
@@ -2213,9 +2217,10 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
      it a candidate of the tuner's "layout" knob next to the CSR fallback and AMB (with -mat_amb_csr_fallback auto, when
      SELL stores at most 2 entries per nonzero); cusparse/kernel always run it through cuSPARSE's sliced ELLPACK SpMV
      (CUDA 12.1 or later) or gpukit's own SELL kernel (FP32 values with -mat_amb_values single)
-.  -mat_amb_cuda_csr <tune,cusparse,kernel> - the CSR fallback's kernel: tune (default) times gpukit's CSR kernel (FP32
-     values with -mat_amb_values single; long rows in chunks with FP64 atomics) after cuSPARSE's CSR SpMV; cusparse runs
-     only cuSPARSE's, kernel only gpukit's
+.  -mat_amb_cuda_csr <cusparse,tune,kernel> - the CSR fallback's kernel: cusparse (default) runs cuSPARSE's CSR SpMV;
+     tune times gpukit's CSR kernel (FP32 values with -mat_amb_values single; long rows in chunks with FP64 atomics)
+     after it; kernel runs only gpukit's (0.54-0.96x cuSPARSE's on the irregular matrices, H200: opt-in). The same
+     kernel runs MatMultTranspose() on the device transpose
 .  -mat_amb_cuda_csr_lanes <0> - lanes per row of gpukit's CSR kernel: 1, 2, 4, 8, 16 or 32; 0 (default) chooses about
      four entries a lane from the mean row length
 -  -mat_amb_autotune <true> - tune b, the threads per block and the layout (amb, csr, sell, sellk, csrk) with gpukit's

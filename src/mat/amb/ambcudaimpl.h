@@ -59,7 +59,7 @@ typedef enum {
 /* -mat_amb_cuda_csr: which CSR kernels the CSR fallback may run */
 typedef enum {
   AMBCUDA_CSR_TUNE,     /* cuSPARSE's (the start) and gpukit's (a tuner candidate; not with -mat_amb_deterministic) */
-  AMBCUDA_CSR_CUSPARSE, /* cuSPARSE's only */
+  AMBCUDA_CSR_CUSPARSE, /* cuSPARSE's only (the default) */
   AMBCUDA_CSR_KERNEL    /* gpukit's only, in place of cuSPARSE's */
 } AMBCUDACsrMode;
 

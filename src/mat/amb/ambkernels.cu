@@ -1098,7 +1098,7 @@ namespace
 constexpr int CSRK_LONG_THREADS = 256;
 
 /* the rows of more than longlen entries, in any order (the long-row kernel adds with atomics), and their chunk counts */
-__global__ void CSRKLongListKernel(int m, const int *__restrict__ rowptr, int longlen, int cap, int *__restrict__ longrow, long long *__restrict__ nch, unsigned *__restrict__ cnt)
+__global__ void CSRKLongListKernel(int m, const int *__restrict__ rowptr, int longlen, int cap, int det, int *__restrict__ longrow, long long *__restrict__ nch, unsigned *__restrict__ cnt)
 {
   const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (r >= m) return;
@@ -1107,7 +1107,7 @@ __global__ void CSRKLongListKernel(int m, const int *__restrict__ rowptr, int lo
   const unsigned i = atomicAdd(cnt, 1u);
   if (i < (unsigned)cap) { /* cap = nnz / longlen + 1 > the number of rows longer than longlen: always true */
     longrow[i] = (int)r;
-    nch[i]     = (len + GPUKIT_AMB_CSRK_CHUNK - 1) / GPUKIT_AMB_CSRK_CHUNK;
+    nch[i]     = det ? 1 : (len + GPUKIT_AMB_CSRK_CHUNK - 1) / GPUKIT_AMB_CSRK_CHUNK;
   }
 }
 
@@ -1136,8 +1136,8 @@ __global__ void CSRKShortKernel(int m, const int *__restrict__ rowptr, const int
 }
 
 /* one block per chunk of a long row: the row by binary search over the chunk starts, the chunk's sum in the block, one
-   atomic */
-template <typename T>
+   atomic; DET: the chunk is the whole row, its sum in a fixed order, a plain add (the block is the row's only writer) */
+template <typename T, bool DET>
 __global__ void __launch_bounds__(CSRK_LONG_THREADS) CSRKLongKernel(int nlong, const int *__restrict__ longrow, const long long *__restrict__ chstart, const int *__restrict__ rowptr, const int *__restrict__ colidx, const T *__restrict__ a, const double *__restrict__ x, double *y)
 {
   __shared__ double part[CSRK_LONG_THREADS / 32];
@@ -1149,8 +1149,8 @@ __global__ void __launch_bounds__(CSRK_LONG_THREADS) CSRKLongKernel(int nlong, c
     else hi = mid - 1;
   }
   const int       r   = longrow[lo];
-  const long long beg = rowptr[r] + (b - chstart[lo]) * GPUKIT_AMB_CSRK_CHUNK;
-  const long long end = beg + GPUKIT_AMB_CSRK_CHUNK < rowptr[r + 1] ? beg + GPUKIT_AMB_CSRK_CHUNK : rowptr[r + 1];
+  const long long beg = DET ? rowptr[r] : rowptr[r] + (b - chstart[lo]) * GPUKIT_AMB_CSRK_CHUNK;
+  const long long end = DET || beg + GPUKIT_AMB_CSRK_CHUNK >= rowptr[r + 1] ? rowptr[r + 1] : beg + GPUKIT_AMB_CSRK_CHUNK;
   double          sum = 0.0;
   for (long long e = beg + threadIdx.x; e < end; e += CSRK_LONG_THREADS) sum = fma((double)__ldcs(a + e), __ldg(x + __ldcs(colidx + e)), sum);
 #pragma unroll
@@ -1160,7 +1160,8 @@ __global__ void __launch_bounds__(CSRK_LONG_THREADS) CSRKLongKernel(int nlong, c
   if (threadIdx.x == 0) {
     double s = 0.0;
     for (int w = 0; w < CSRK_LONG_THREADS / 32; w++) s += part[w];
-    atomicAdd(y + r, s);
+    if (DET) y[r] += s;
+    else atomicAdd(y + r, s);
   }
 }
 
@@ -1172,7 +1173,8 @@ cudaError_t LaunchCSRK(const GpukitAMBCSR *A, const GpukitAMBCSRK *K, const T *a
   else CSRKShortKernel<T, TPR, false><<<Blocks(threads, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, a, K->longlen, x, z, y);
   GPUKIT_AMB_TRY(cudaGetLastError());
   if (K->nlong > 0) {
-    CSRKLongKernel<T><<<(unsigned)K->nchunks, CSRK_LONG_THREADS, 0, stream>>>(K->nlong, K->longrow, K->chstart, A->rowptr, A->colidx, a, x, y);
+    if (K->det) CSRKLongKernel<T, true><<<(unsigned)K->nchunks, CSRK_LONG_THREADS, 0, stream>>>(K->nlong, K->longrow, K->chstart, A->rowptr, A->colidx, a, x, y);
+    else CSRKLongKernel<T, false><<<(unsigned)K->nchunks, CSRK_LONG_THREADS, 0, stream>>>(K->nlong, K->longrow, K->chstart, A->rowptr, A->colidx, a, x, y);
     GPUKIT_AMB_TRY(cudaGetLastError());
   }
   return cudaSuccess;
@@ -1201,7 +1203,7 @@ cudaError_t LaunchCSRKT(const GpukitAMBCSR *A, const GpukitAMBCSRK *K, const T *
 
 } // namespace
 
-extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, int single, GpukitAMBCSRK *K, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
 {
   if (!ValidCSR(A) || !K || tpr < 0 || tpr > 32 || (tpr & (tpr - 1))) return cudaErrorInvalidValue;
   *K         = GpukitAMBCSRK();
@@ -1209,6 +1211,7 @@ extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, in
   K->nnz     = A->nnz;
   K->tpr     = tpr ? tpr : GpukitAMBCSRThreadsPerRow(A->m, A->nnz);
   K->longlen = 32 * K->tpr < 128 ? 128 : 32 * K->tpr;
+  K->det     = det ? 1 : 0;
   if (single) GPUKIT_AMB_TRY(GpukitPoolMallocN(&K->val32, (size_t)(A->nnz > 0 ? A->nnz : 1), stream));
   if (A->m == 0 || A->nnz <= K->longlen) return cudaSuccess; /* no row can be long */
   const int      cap = A->nnz / K->longlen + 1;
@@ -1222,7 +1225,7 @@ extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, in
   GPUKIT_AMB_TRY(cnt.Get(sizeof(unsigned)));
   GPUKIT_AMB_TRY(cudaMemsetAsync(nch.p, 0, ((size_t)cap + 1) * sizeof(long long), stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(cnt.p, 0, sizeof(unsigned), stream));
-  CSRKLongListKernel<<<Blocks(A->m, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, K->longlen, cap, K->longrow, nch.As<long long>(), cnt.As<unsigned>());
+  CSRKLongListKernel<<<Blocks(A->m, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, K->longlen, cap, K->det, K->longrow, nch.As<long long>(), cnt.As<unsigned>());
   GPUKIT_AMB_TRY(cudaGetLastError());
   GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, nch.As<long long>(), K->chstart, cap + 1, stream));
   GPUKIT_AMB_TRY(tmp.Get(bytes));

@@ -157,20 +157,22 @@ cudaError_t GpukitAMBSellMultCUDA(const GpukitAMBSell *S, int single, const doub
    longer rows (power-law and circuit rows of 10^4-10^5 entries; a row of 442649 on one warp took longer than the whole
    product of the rest): chunks of GPUKIT_AMB_CSRK_CHUNK entries, one thread block each, summed in the block and added
    with one FP64 atomic per chunk after the short-row kernel stored 0 or z[r] there. Not deterministic when long rows
-   exist (the chunks' order of the atomics). */
+   exist (the chunks' order of the atomics), except when built deterministic: then a long row is one chunk, one block
+   sums it in a fixed order and adds it with a plain store (bitwise repeatable, one block on a row of 10^5 entries) */
 #define GPUKIT_AMB_CSRK_CHUNK 4096
 typedef struct {
   int        m, nnz, tpr, longlen;
   int        nlong;    /* rows of more than longlen entries */
   long long  nchunks;  /* their chunks: blocks of the long-row kernel */
+  int        det;      /* one chunk per long row, no atomics */
   int       *longrow;  /* nlong (capacity nnz / longlen + 1) */
   long long *chstart;  /* capacity + 1: first chunk of each long row (exclusive scan) */
   float     *val32;    /* nnz FP32 values (single), or NULL */
 } GpukitAMBCSRK;
 
 /* the long-row lists of K from the CSR (one synchronisation: the counts); tpr lanes per row (1, 2, 4, 8, 16, 32; 0: from
-   the mean row length); single: val32 allocated (filled by GpukitAMBCSRKRefreshCUDA()) */
-cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *csr, int tpr, int single, GpukitAMBCSRK *K, cudaStream_t stream);
+   the mean row length); single: val32 allocated (filled by GpukitAMBCSRKRefreshCUDA()); det: deterministic (above) */
+cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *csr, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream);
 /* val32[e] = (float)a[e] (nothing without val32) */
 cudaError_t GpukitAMBCSRKRefreshCUDA(const GpukitAMBCSRK *K, const double *a, cudaStream_t stream);
 /* y = A x (z NULL) or y = z + A x (z may be y): with K's val32 when it has one, else with a (the FP64 CSR values) */
