@@ -341,6 +341,17 @@ static PetscErrorCode CheckDeterministic(Ctx *c, const char *what)
   PetscCall(MatMultAdd(c->H, c->xh, c->zh, c->yh));
   PetscCall(PetscSNPrintf(msg, sizeof(msg), "%s: deterministic MatMultAdd vs the host AMB kernel", what));
   PetscCall(CheckBitwise(c, c->yd, c->yh, msg));
+  { /* the transpose: repeats itself bitwise (its long rows one block each, no atomics) */
+    Vec t1, t2;
+    PetscCall(VecDuplicate(c->xd, &t1));
+    PetscCall(VecDuplicate(c->xd, &t2));
+    PetscCall(MatMultTranspose(c->D, c->yd, t1));
+    PetscCall(MatMultTranspose(c->D, c->yd, t2));
+    PetscCall(PetscSNPrintf(msg, sizeof(msg), "%s: deterministic MatMultTranspose repeated", what));
+    PetscCall(CheckBitwise(c, t2, t1, msg));
+    PetscCall(VecDestroy(&t1));
+    PetscCall(VecDestroy(&t2));
+  }
   PetscCall(VecDestroy(&y2));
   PetscCall(VecDestroy(&yd2));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -26,8 +26,9 @@ PetscLogEvent MAT_AMBCUDA_Plan, MAT_AMBCUDA_SellBuild, MAT_AMBCUDA_Tune, MAT_AMB
 
 static const PetscInt AMBCUDATuneBlocks[] = {64, 128, 256, 512, 1024};
 
-static const char *const AMBCUDALayoutNames[AMBCUDA_NLAYOUTS] = {"amb", "csr", "sell", "sellk"};
+static const char *const AMBCUDALayoutNames[AMBCUDA_NLAYOUTS] = {"amb", "csr", "sell", "sellk", "csrk"};
 static const char *const AMBCUDASellModes[] = {"tune", "off", "cusparse", "kernel", "AMBCUDASellMode", "AMBCUDA_SELL_", NULL};
+static const char *const AMBCUDACsrModes[]  = {"tune", "cusparse", "kernel", "AMBCUDACsrMode", "AMBCUDA_CSR_", NULL};
 
 
 /* ------------------------------------------------------------------------------------------------------------------
@@ -101,6 +102,11 @@ static PetscErrorCode AMBCUDAFreeTranspose_Private(Mat_SeqAMBCUDA *cu)
   if (cu->tcol) PetscCallCUDA(cudaFree(cu->tcol));
   if (cu->tperm) PetscCallCUDA(cudaFree(cu->tperm));
   if (cu->tval) PetscCallCUDA(cudaFree(cu->tval));
+  if (cu->KT.longrow || cu->KT.chstart) {
+    cudaStream_t stream;
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    PetscCallCUDA(GpukitAMBCSRKFree(&cu->KT, stream));
+  }
   cu->tptr = cu->tcol = cu->tperm = NULL;
   cu->tval                        = NULL;
   cu->tbuilt                      = PETSC_FALSE;
@@ -130,11 +136,41 @@ static PetscErrorCode AMBCUDAFreeSell_Private(Mat_SeqAMBCUDA *cu)
   cu->spsell = NULL;
   cu->ssx = cu->ssy = NULL;
   cu->sellbufok     = PETSC_FALSE;
-  if (cu->S.off || cu->S.col || cu->S.val) {
+  if (cu->S.off || cu->S.col || cu->S.val || cu->S.val32) {
     PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
     PetscCallCUDA(GpukitAMBSellFree(&cu->S, stream));
   }
   cu->sellbuilt = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* cuSPARSE's SELL descriptor holds the FP64 value array: made again when that array goes */
+static PetscErrorCode AMBCUDAFreeSellDouble_Private(Mat_SeqAMBCUDA *cu)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  if (cu->spsell) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spsell));
+  if (cu->ssx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->ssx));
+  if (cu->ssy) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->ssy));
+  cu->spsell = NULL;
+  cu->ssx = cu->ssy = NULL;
+  cu->sellbufok     = PETSC_FALSE;
+  PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+  PetscCallCUDA(GpukitAMBSellFreeValues(&cu->S, 0, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAFreeCSRK_Private(Mat_SeqAMBCUDA *cu)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  if (cu->K.longrow || cu->K.chstart || cu->K.val32) {
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    PetscCallCUDA(GpukitAMBCSRKFree(&cu->K, stream));
+  }
+  cu->csrkbuilt = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -209,6 +245,7 @@ static PetscErrorCode AMBCUDASyncCSR_Private(Mat A)
     PetscCall(AMBCUDAFreeCSR_Private(cu));
     PetscCall(AMBCUDAFreeLayout_Private(cu));
     PetscCall(AMBCUDAFreeSell_Private(cu));
+    PetscCall(AMBCUDAFreeCSRK_Private(cu));
     PetscCall(AMBCUDAFreeTranspose_Private(cu));
     PetscCall(GpukitTunerDestroy(&cu->tuner));
     cu->planned = PETSC_FALSE;
@@ -245,6 +282,7 @@ static PetscErrorCode AMBCUDASyncCSR_Private(Mat A)
   cu->grace       = PETSC_FALSE;
   cu->ambvalstale  = PETSC_TRUE;
   cu->sellvalstale = PETSC_TRUE;
+  cu->csrkvalstale = PETSC_TRUE;
   cu->tvalstale    = PETSC_TRUE;
   A->offloadmask   = PETSC_OFFLOAD_BOTH;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -263,6 +301,7 @@ static PetscErrorCode AMBCUDADeviceFollowed_Private(Mat A)
   cu->grace       = PETSC_TRUE;
   cu->ambvalstale  = PETSC_TRUE; /* refreshed on the device at the next product, no transfer */
   cu->sellvalstale = PETSC_TRUE;
+  cu->csrkvalstale = PETSC_TRUE;
   cu->tvalstale   = PETSC_TRUE;
   A->offloadmask  = PETSC_OFFLOAD_BOTH;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -448,12 +487,22 @@ static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* SELL-32 on the device, built from the device CSR when missing, its values refreshed when they lag behind */
-static PetscErrorCode AMBCUDAEnsureSell_Private(Mat A)
+/* the layout keeps FP32 values: gpukit's SELL and CSR kernels with -mat_amb_values single (cuSPARSE's SELL and CSR
+   have no FP32-matrix x FP64-vector product) */
+static inline PetscBool AMBCUDASingle(const Mat_SeqAMBCUDA *cu, PetscInt layout)
+{
+  return (PetscBool)(cu->planopt.values == AMB_VALUES_SINGLE && (layout == AMBCUDA_LAYOUT_SELLK || layout == AMBCUDA_LAYOUT_CSRK));
+}
+
+/* SELL-32 on the device, built from the device CSR when missing, its values refreshed when they lag behind; the value
+   array the layout runs with (FP64 for cuSPARSE's SELL, FP32 for gpukit's kernel in single mode) allocated when missing
+   (layout -1: only the refresh of the arrays there are) */
+static PetscErrorCode AMBCUDAEnsureSell_Private(Mat A, PetscInt layout)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
   GpukitAMBCSR    csr;
   cudaStream_t    stream;
+  int             fresh = 0;
 
   PetscFunctionBegin;
   PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
@@ -469,11 +518,46 @@ static PetscErrorCode AMBCUDAEnsureSell_Private(Mat A)
     cu->nsellbuild++;
     PetscCall(PetscInfo(A, "gpukit: SELL-32 built on the device: %" PetscInt_FMT " rows, %lld slices, %lld stored entries for %" PetscInt_FMT " nonzeros\n", cu->m, cu->S.nslices, cu->S.nval, cu->nnz));
   }
+  if (layout >= 0) PetscCallCUDA(GpukitAMBSellAllocValues(&cu->S, AMBCUDASingle(cu, layout) ? 1 : 0, &fresh, stream));
+  if (fresh) cu->sellvalstale = PETSC_TRUE; /* every allocated array is refreshed together */
   if (cu->sellvalstale) {
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
     PetscCallCUDA(GpukitAMBSellRefreshCUDA(&csr, &cu->S, cu->val, stream));
     PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
     cu->sellvalstale = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* gpukit's CSR kernel: its long-row lists (and FP32 copy of the values in single mode) built when missing, the copy
+   refreshed when it lags behind */
+static PetscErrorCode AMBCUDAEnsureCSRK_Private(Mat A)
+{
+  Mat_SeqAMBCUDA *cu     = AMBCUDAGet(A);
+  PetscBool       single = AMBCUDASingle(cu, AMBCUDA_LAYOUT_CSRK);
+  GpukitAMBCSR    csr;
+  cudaStream_t    stream;
+
+  PetscFunctionBegin;
+  PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+  AMBCUDACSR(cu, &csr);
+  if (cu->csrkbuilt && (PetscBool)(cu->K.val32 != NULL) != single) PetscCall(AMBCUDAFreeCSRK_Private(cu)); /* -mat_amb_values changed */
+  if (!cu->csrkbuilt) {
+    PetscCall(AMBCUDAFreeCSRK_Private(cu));
+    PetscCall(PetscLogEventBegin(MAT_AMBCUDA_SellBuild, A, 0, 0, 0));
+    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csr, (int)cu->csrlanes, single ? 1 : 0, 0, &cu->K, stream));
+    PetscCall(PetscLogEventEnd(MAT_AMBCUDA_SellBuild, A, 0, 0, 0));
+    cu->csrkbuilt    = PETSC_TRUE;
+    cu->csrkvalstale = PETSC_TRUE;
+    PetscCall(PetscInfo(A, "gpukit: CSR kernel set up: %s values, %d lanes a row, %d rows of more than %d entries in %lld chunks\n", single ? "FP32" : "FP64", cu->K.tpr, cu->K.nlong, cu->K.longlen, cu->K.nchunks));
+  }
+  if (cu->csrkvalstale) {
+    if (cu->K.val32) {
+      PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
+      PetscCallCUDA(GpukitAMBCSRKRefreshCUDA(&cu->K, cu->val, stream));
+      PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
+    }
+    cu->csrkvalstale = PETSC_FALSE;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -533,15 +617,31 @@ static PetscErrorCode AMBCUDALayouts_Private(Mat A)
       }
     }
   }
+  /* gpukit's CSR kernel (-mat_amb_cuda_csr): in place of cuSPARSE's, or a candidate right after it (not with
+     -mat_amb_deterministic: its long rows add with atomics) */
+  if (cu->csrmode == AMBCUDA_CSR_KERNEL) {
+    for (PetscInt i = 0; i < cu->nlayouts; i++)
+      if (cu->layouts[i] == AMBCUDA_LAYOUT_CSR) cu->layouts[i] = AMBCUDA_LAYOUT_CSRK;
+  } else if (cu->csrmode == AMBCUDA_CSR_TUNE && mode == AMB_FALLBACK_AUTO && !cu->planopt.deterministic && cu->m > 0 && cu->n > 0 && cu->nnz > 0) {
+    for (PetscInt i = 0; i < cu->nlayouts; i++) {
+      if (cu->layouts[i] != AMBCUDA_LAYOUT_CSR) continue;
+      for (PetscInt j = cu->nlayouts; j > i + 1; j--) cu->layouts[j] = cu->layouts[j - 1];
+      cu->layouts[i + 1] = AMBCUDA_LAYOUT_CSRK;
+      cu->nlayouts++;
+      break;
+    }
+  }
   {
-    PetscBool hasamb = PETSC_FALSE, hassell = PETSC_FALSE;
+    PetscBool hasamb = PETSC_FALSE, hassell = PETSC_FALSE, hascsrk = PETSC_FALSE;
     for (PetscInt i = 0; i < cu->nlayouts; i++) {
       cu->layoutlabels[i] = AMBCUDALayoutNames[cu->layouts[i]];
       hasamb              = (PetscBool)(hasamb || cu->layouts[i] == AMBCUDA_LAYOUT_AMB);
       hassell             = (PetscBool)(hassell || cu->layouts[i] == AMBCUDA_LAYOUT_SELL || cu->layouts[i] == AMBCUDA_LAYOUT_SELLK);
+      hascsrk             = (PetscBool)(hascsrk || cu->layouts[i] == AMBCUDA_LAYOUT_CSRK);
     }
     if (!hasamb) PetscCall(AMBCUDAFreeLayout_Private(cu)); /* device memory of layouts that cannot run */
     if (!hassell) PetscCall(AMBCUDAFreeSell_Private(cu));
+    if (!hascsrk) PetscCall(AMBCUDAFreeCSRK_Private(cu));
   }
   cu->layout    = cu->layouts[0];
   cu->fallback  = (PetscBool)(cu->layout != AMBCUDA_LAYOUT_AMB);
@@ -812,7 +912,10 @@ static PetscErrorCode AMBCUDAReady_Private(Mat A, PetscInt b, PetscInt layout, P
     break;
   case AMBCUDA_LAYOUT_SELL:
   case AMBCUDA_LAYOUT_SELLK:
-    *ready = (PetscBool)(cu->sellbuilt && !cu->sellvalstale);
+    *ready = (PetscBool)(cu->sellbuilt && !cu->sellvalstale && (AMBCUDASingle(cu, layout) ? cu->S.val32 != NULL : cu->S.val != NULL));
+    break;
+  case AMBCUDA_LAYOUT_CSRK:
+    *ready = (PetscBool)(cu->csrkbuilt && !cu->csrkvalstale && (PetscBool)(cu->K.val32 != NULL) == AMBCUDASingle(cu, layout));
     break;
   default:
     *ready = PETSC_TRUE;
@@ -824,7 +927,8 @@ static PetscErrorCode AMBCUDAMakeReady_Private(Mat A, PetscInt b, PetscInt layou
 {
   PetscFunctionBegin;
   if (layout == AMBCUDA_LAYOUT_AMB) PetscCall(AMBCUDAEnsureLayout_Private(A, b));
-  else if (layout == AMBCUDA_LAYOUT_SELL || layout == AMBCUDA_LAYOUT_SELLK) PetscCall(AMBCUDAEnsureSell_Private(A));
+  else if (layout == AMBCUDA_LAYOUT_SELL || layout == AMBCUDA_LAYOUT_SELLK) PetscCall(AMBCUDAEnsureSell_Private(A, layout));
+  else if (layout == AMBCUDA_LAYOUT_CSRK) PetscCall(AMBCUDAEnsureCSRK_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -859,7 +963,8 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   kl  = cu->klay;
   /* values refreshes, if any, outside the timing */
   if (cu->built) PetscCall(AMBCUDAEnsureLayout_Private(A, cu->key.b));
-  if (cu->sellbuilt) PetscCall(AMBCUDAEnsureSell_Private(A));
+  if (cu->sellbuilt) PetscCall(AMBCUDAEnsureSell_Private(A, -1));
+  if (cu->csrkbuilt) PetscCall(AMBCUDAEnsureCSRK_Private(A));
   if (cu->tuner) { /* y = y + A x (z == y) must run once; any other product may be repeated while it is timed */
     PetscBool done;
     PetscCall(GpukitTunerGetConfig(cu->tuner, &cfg, &done));
@@ -898,8 +1003,13 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
       PetscCall(AMBCUDASellCusparseMult_Private(A, xa, za, ya, stream));
       break;
     case AMBCUDA_LAYOUT_SELLK:
-      PetscCallCUDA(GpukitAMBSellMultCUDA(&cu->S, xa, za, ya, GPUKIT_AMBCUDA_BLOCK, stream));
+      PetscCallCUDA(GpukitAMBSellMultCUDA(&cu->S, AMBCUDASingle(cu, layout) ? 1 : 0, xa, za, ya, GPUKIT_AMBCUDA_BLOCK, stream));
       break;
+    case AMBCUDA_LAYOUT_CSRK: {
+      GpukitAMBCSR csr;
+      AMBCUDACSR(cu, &csr);
+      PetscCallCUDA(GpukitAMBCSRKMultCUDA(&csr, &cu->K, cu->val, xa, za, ya, stream));
+    } break;
     default: {
       GpukitAMBCSR csr;
       AMBCUDACSR(cu, &csr);
@@ -917,6 +1027,9 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
     if (done && !cu->tuneclean) { /* the search is over: free the layouts that lost (memory), keep the winner's */
       if (cfg[kl] != AMBCUDA_LAYOUT_AMB) PetscCall(AMBCUDAFreeLayout_Private(cu));
       if (cfg[kl] != AMBCUDA_LAYOUT_SELL && cfg[kl] != AMBCUDA_LAYOUT_SELLK) PetscCall(AMBCUDAFreeSell_Private(cu));
+      else if (cfg[kl] == AMBCUDA_LAYOUT_SELLK && AMBCUDASingle(cu, cfg[kl])) PetscCall(AMBCUDAFreeSellDouble_Private(cu)); /* the FP32 kernel won */
+      else if (cu->S.val32 && !AMBCUDASingle(cu, cfg[kl])) PetscCallCUDA(GpukitAMBSellFreeValues(&cu->S, 1, stream));
+      if (cfg[kl] != AMBCUDA_LAYOUT_CSRK) PetscCall(AMBCUDAFreeCSRK_Private(cu));
       cu->tuneclean = PETSC_TRUE;
       PetscCall(PetscInfo(A, "gpukit: tuned device product: layout %s (b %" PetscInt_FMT ", %" PetscInt_FMT " threads per block)\n", AMBCUDALayoutNames[cfg[kl]], cfg[kb], cfg[kbl]));
     }
@@ -943,8 +1056,10 @@ static PetscErrorCode MatMultAdd_AMBCUDA(Mat A, Vec x, Vec z, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = A^T x (+ z): the CSR kernel on the transpose, built on the device at the first call (its values follow A's
-   through the entry permutation); deterministic */
+/* y = A^T x (+ z): gpukit's CSR kernel (csrk) on the transpose, built on the device at the first call (its values
+   follow A's through the entry permutation). The transpose of power-law columns has rows of 10^4-10^5 entries: on one
+   warp rmat20's took 1.85 ms against aijcusparse's 0.40 ms (H200); csrk splits them into chunks with atomics, or with
+   -mat_amb_deterministic gives each one block and no atomics (bitwise repeatable) */
 static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
 {
   Mat_SeqAMBCUDA    *cu = AMBCUDAGet(A);
@@ -954,6 +1069,7 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
   PetscScalar       *ya;
   cudaStream_t       stream;
   GpukitAMBCSR       csrt;
+  const PetscBool    det = ((Mat_SeqAMB *)A->spptr)->opt.deterministic; /* the host options: no plan is needed here */
 
   PetscFunctionBegin;
   PetscCall(AMBCUDAVecsOnDevice_Private(A, z ? "MatMultTransposeAdd" : "MatMultTranspose", 3, vecs, &ok));
@@ -974,6 +1090,16 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
     PetscCallCUDA(cudaMalloc((void **)&cu->tperm, (size_t)PetscMax(cu->nnz, 1) * sizeof(int)));
     PetscCallCUDA(cudaMalloc((void **)&cu->tval, (size_t)PetscMax(cu->nnz, 1) * sizeof(double)));
     PetscCallCUDA(GpukitCSRTransposeCUDA((int)cu->m, (int)cu->n, (int)cu->nnz, cu->rowptr, cu->colidx, cu->val, cu->tptr, cu->tcol, cu->tval, cu->tperm, stream));
+    {
+      GpukitAMBCSR t;
+      t.m      = (int)cu->n;
+      t.n      = (int)cu->m;
+      t.nnz    = (int)cu->nnz;
+      t.rowptr = cu->tptr;
+      t.colidx = cu->tcol;
+      PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&t, 0, 0, det ? 1 : 0, &cu->KT, stream));
+    }
+    PetscCall(PetscInfo(A, "gpukit: transpose built on the device: CSR kernel with %d lanes a row, %d rows of more than %d entries (%s)\n", cu->KT.tpr, cu->KT.nlong, cu->KT.longlen, det ? "deterministic: one block a long row" : "long rows in chunks with atomics"));
     cu->tbuilt    = PETSC_TRUE;
     cu->tvalstale = PETSC_FALSE;
   } else if (cu->tvalstale) {
@@ -985,10 +1111,14 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
   csrt.nnz    = (int)cu->nnz;
   csrt.rowptr = cu->tptr;
   csrt.colidx = cu->tcol;
+  if ((PetscBool)cu->KT.det != det) { /* -mat_amb_deterministic changed since the lists were made */
+    PetscCallCUDA(GpukitAMBCSRKFree(&cu->KT, stream));
+    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csrt, 0, 0, det ? 1 : 0, &cu->KT, stream));
+  }
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(AMBCUDAGetOutArrays_Private(z, y, &za, &ya));
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCallCUDA(GpukitAMBCSRMultCUDA(&csrt, cu->tval, xa, za, ya, 0, stream));
+  PetscCallCUDA(GpukitAMBCSRKMultCUDA(&csrt, &cu->KT, cu->tval, xa, za, ya, stream));
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(AMBCUDARestoreOutArrays_Private(z, y, &za, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
@@ -1278,7 +1408,8 @@ static PetscErrorCode MatAMBGetInfo_AMBCUDA(Mat A, PetscInt *b, PetscInt *W, Pet
   if (fallback) *fallback = cu->fallback; /* any layout but AMB */
   if (bytes) {
     if (!cu->fallback) *bytes = cu->bytes;
-    else if ((cu->layout == AMBCUDA_LAYOUT_SELL || cu->layout == AMBCUDA_LAYOUT_SELLK) && cu->sellnval >= 0) *bytes = 12.0 * (PetscLogDouble)cu->sellnval + 4.0 * (PetscLogDouble)((cu->m + AMB_C - 1) / AMB_C + 1) + 8.0 * (PetscLogDouble)(cu->m + cu->n); /* SELL: values + columns, slice offsets, vectors */
+    else if ((cu->layout == AMBCUDA_LAYOUT_SELL || cu->layout == AMBCUDA_LAYOUT_SELLK) && cu->sellnval >= 0) *bytes = (AMBCUDASingle(cu, cu->layout) ? 8.0 : 12.0) * (PetscLogDouble)cu->sellnval + 4.0 * (PetscLogDouble)((cu->m + AMB_C - 1) / AMB_C + 1) + 8.0 * (PetscLogDouble)(cu->m + cu->n); /* SELL: values + columns, slice offsets, vectors */
+    else if (AMBCUDASingle(cu, cu->layout)) *bytes = cu->bytescsr - 4.0 * (PetscLogDouble)cu->nnz; /* CSR with FP32 values */
     else *bytes = cu->bytescsr;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -1665,6 +1796,21 @@ static const GpukitTwinOp AMBCUDAOps[] = {
   GPUKIT_TWIN_OP(zeroentries, MatZeroEntries_AMBCUDA),
 };
 
+
+/* -mat_amb_cuda_csr_lanes: checked; a change sets gpukit's CSR kernel up again at its next use */
+static PetscErrorCode AMBCUDASetCsrLanes_Private(Mat A, MPI_Comm comm, PetscInt lanes)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+
+  PetscFunctionBegin;
+  PetscCheck(lanes == 0 || lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 16 || lanes == 32, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_csr_lanes must be 0 (from the mean row length) or 1, 2, 4, 8, 16 or 32, got %" PetscInt_FMT, lanes);
+  if (lanes != cu->csrlanes) {
+    cu->csrlanes = lanes;
+    PetscCall(AMBCUDAFreeCSRK_Private(cu));
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 /* composed only while on the device */
 static const GpukitTwinMethod AMBCUDAMethods[] = {
   GPUKIT_TWIN_METHOD("MatSetPreallocationCOO_C", MatSetPreallocationCOO_AMBCUDA),
@@ -1717,6 +1863,20 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
       PetscCall(GpukitTunerDestroy(&cu->tuner));
     }
   }
+  {
+    PetscInt cm = (PetscInt)cu->csrmode;
+    PetscCall(PetscOptionsEList("-mat_amb_cuda_csr", "The CSR fallback's kernel on the device: cusparse (only cuSPARSE's, the default), tune (cuSPARSE's first, gpukit's a tuner candidate; FP32 values with -mat_amb_values single), kernel (only gpukit's)", "MATAMBCUDA", AMBCUDACsrModes, 3, AMBCUDACsrModes[cu->csrmode], &cm, &set));
+    if (set && cm != (PetscInt)cu->csrmode) {
+      cu->csrmode = (AMBCUDACsrMode)cm;
+      cu->planned = PETSC_FALSE; /* the candidates are chosen again */
+      PetscCall(GpukitTunerDestroy(&cu->tuner));
+    }
+  }
+  {
+    PetscInt lanes = cu->csrlanes;
+    PetscCall(PetscOptionsInt("-mat_amb_cuda_csr_lanes", "Lanes per row of gpukit's CSR kernel (1, 2, 4, 8, 16 or 32; 0: from the mean row length)", "MATAMBCUDA", lanes, &lanes, &set));
+    if (set) PetscCall(AMBCUDASetCsrLanes_Private(A, PetscObjectComm((PetscObject)A), lanes));
+  }
   PetscCall(PetscOptionsBool("-mat_amb_cuda_lazy_copydown", "After a device COO refresh (MatSetValuesCOO), copy the values to the host only when a host operation reads them (false: at every refresh)", "MATAMBCUDA", cu->lazyhost, &cu->lazyhost, NULL));
   if (!cu->lazyhost) PetscCall(AMBCUDAHostSync_Private(A));
   PetscCall(PetscOptionsBool("-mat_amb_autotune", "Tune the device product's b and threads per block with gpukit's tuner (-gpukit_tune); false: the model's b and 256 threads", "MATAMBCUDA", tune, &tune, &set));
@@ -1766,6 +1926,14 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
     cu->planned  = PETSC_FALSE;
     PetscCall(GpukitTunerDestroy(&cu->tuner));
   }
+  PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_csr_lanes", &v, &set));
+  if (set) PetscCall(AMBCUDASetCsrLanes_Private(A, comm, v));
+  PetscCall(PetscOptionsGetEList(options, prefix, "-mat_amb_cuda_csr", AMBCUDACsrModes, 3, &v, &set));
+  if (set && v != (PetscInt)cu->csrmode) {
+    cu->csrmode = (AMBCUDACsrMode)v;
+    cu->planned = PETSC_FALSE;
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1792,7 +1960,8 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
   }
   if (cu->fallback) {
     if (cu->layout == AMBCUDA_LAYOUT_CSR) PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: CSR fallback kernel (cuSPARSE CSR SpMV; %s)\n", cu->why));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: SELL-32 %s (%lld stored entries for %" PetscInt_FMT " nonzeros; %s)\n", cu->layout == AMBCUDA_LAYOUT_SELL ? "through cuSPARSE's sliced ELLPACK SpMV" : "with gpukit's SELL kernel", cu->sellnval, cu->nnz, cu->why));
+    else if (cu->layout == AMBCUDA_LAYOUT_CSRK) PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: CSR fallback kernel (gpukit's CSR kernel, %s values, %d lanes a row, %d long rows; %s)\n", AMBCUDASingle(cu, cu->layout) ? "FP32" : "FP64", cu->K.tpr, cu->K.nlong, cu->why));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: SELL-32 %s%s (%lld stored entries for %" PetscInt_FMT " nonzeros; %s)\n", cu->layout == AMBCUDA_LAYOUT_SELL ? "through cuSPARSE's sliced ELLPACK SpMV" : "with gpukit's SELL kernel", AMBCUDASingle(cu, cu->layout) ? ", FP32 values" : "", cu->sellnval, cu->nnz, cu->why));
     if (cu->tuner) {
       PetscCall(PetscViewerASCIIPushTab(viewer));
       PetscCall(GpukitTunerView(cu->tuner, viewer));
@@ -1864,6 +2033,7 @@ static PetscErrorCode AMBCUDAFree_Private(Mat_SeqAMBCUDA **pcu)
   PetscCall(GpukitCOODestroy(&cu->coo));
   PetscCall(GpukitTunerDestroy(&cu->tuner));
   PetscCall(AMBCUDAFreeSell_Private(cu));
+  PetscCall(AMBCUDAFreeCSRK_Private(cu));
   if (cu->csrmv.mat || cu->csrmv.buf || cu->sellbuf) {
     cudaStream_t stream;
     PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
@@ -1914,6 +2084,7 @@ static PetscErrorCode AMBConvertToCUDA_Private(Mat A)
   PetscCall(PetscNew(&cu));
   cu->block         = GPUKIT_AMBCUDA_BLOCK;
   cu->autotune      = PETSC_TRUE;
+  cu->csrmode       = AMBCUDA_CSR_CUSPARSE; /* gpukit's CSR kernel lost to cuSPARSE's on all six irregular matrices (docs/amb.md) */
   cu->kb            = 0;
   cu->kblk          = 1;
   cu->klay          = 2;
@@ -2045,9 +2216,15 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
 .  -mat_amb_cuda_sell <tune,off,cusparse,kernel> - SELL-32 built on the device from the device CSR: tune (default) makes
      it a candidate of the tuner's "layout" knob next to the CSR fallback and AMB (with -mat_amb_csr_fallback auto, when
      SELL stores at most 2 entries per nonzero); cusparse/kernel always run it through cuSPARSE's sliced ELLPACK SpMV
-     (CUDA 12.1 or later) or gpukit's own SELL kernel
--  -mat_amb_autotune <true> - tune b, the threads per block and the layout (amb, csr, sell, sellk) with gpukit's tuner
-     (kernel "amb_mult")
+     (CUDA 12.1 or later) or gpukit's own SELL kernel (FP32 values with -mat_amb_values single)
+.  -mat_amb_cuda_csr <cusparse,tune,kernel> - the CSR fallback's kernel: cusparse (default) runs cuSPARSE's CSR SpMV;
+     tune times gpukit's CSR kernel (FP32 values with -mat_amb_values single; long rows in chunks with FP64 atomics)
+     after it; kernel runs only gpukit's (0.54-0.96x cuSPARSE's on the irregular matrices, H200: opt-in). The same
+     kernel runs MatMultTranspose() on the device transpose
+.  -mat_amb_cuda_csr_lanes <0> - lanes per row of gpukit's CSR kernel: 1, 2, 4, 8, 16 or 32; 0 (default) chooses about
+     four entries a lane from the mean row length
+-  -mat_amb_autotune <true> - tune b, the threads per block and the layout (amb, csr, sell, sellk, csrk) with gpukit's
+     tuner (kernel "amb_mult")
 
    Level: beginner
 

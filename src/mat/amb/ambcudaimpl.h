@@ -42,7 +42,9 @@ typedef enum {
   AMBCUDA_LAYOUT_AMB,      /* the AMB layout (ambkernels.h) */
   AMBCUDA_LAYOUT_CSR,      /* the device CSR through cuSPARSE CSR SpMV (what MATAIJCUSPARSE runs) */
   AMBCUDA_LAYOUT_SELL,     /* SELL-32 built on the device, cuSPARSE's sliced ELLPACK SpMV */
-  AMBCUDA_LAYOUT_SELLK,    /* the same SELL-32, gpukit's own kernel (one thread per row, deterministic) */
+  AMBCUDA_LAYOUT_SELLK,    /* the same SELL-32, gpukit's own kernel (one thread per row, deterministic; FP32 values with
+                              -mat_amb_values single) */
+  AMBCUDA_LAYOUT_CSRK,     /* the device CSR through gpukit's own CSR kernel (FP32 values with -mat_amb_values single) */
   AMBCUDA_NLAYOUTS
 } AMBCUDALayout;
 
@@ -53,6 +55,13 @@ typedef enum {
   AMBCUDA_SELL_CUSPARSE, /* always cuSPARSE SELL (overrides the model and -mat_amb_csr_fallback) */
   AMBCUDA_SELL_KERNEL    /* always gpukit's SELL kernel */
 } AMBCUDASellMode;
+
+/* -mat_amb_cuda_csr: which CSR kernels the CSR fallback may run */
+typedef enum {
+  AMBCUDA_CSR_TUNE,     /* cuSPARSE's (the start) and gpukit's (a tuner candidate; not with -mat_amb_deterministic) */
+  AMBCUDA_CSR_CUSPARSE, /* cuSPARSE's only (the default) */
+  AMBCUDA_CSR_KERNEL    /* gpukit's only, in place of cuSPARSE's */
+} AMBCUDACsrMode;
 
 #define AMBCUDA_MAX_TWIN_OPS  96 /* entries of the twin's op list (device ops and host wrappers) */
 #define AMBCUDA_SELL_MAX_FILL 2.0 /* SELL is a candidate only with at most this many stored entries per nonzero */
@@ -105,6 +114,11 @@ typedef struct {
   PetscBool            sellbufok;
   PetscBool            tuneclean;   /* after the search: the layouts that lost were freed */
   PetscInt             nsellbuild;
+  /* gpukit's CSR kernel (layout csrk): long-row lists and, with FP32 values, their copy */
+  AMBCUDACsrMode csrmode;
+  GpukitAMBCSRK  K;
+  PetscBool      csrkbuilt, csrkvalstale;
+  PetscInt       csrlanes; /* -mat_amb_cuda_csr_lanes: lanes per short row (0: from the mean row length) */
   PetscLogDouble bytes, bytescsr;  /* model of the kernel in use (AMB with the layout's b), CSR */
 
   /* the AMB layout on the device */
@@ -116,6 +130,7 @@ typedef struct {
   int      *tptr, *tcol, *tperm;
   double   *tval;
   PetscBool tbuilt, tvalstale;
+  GpukitAMBCSRK KT;                /* gpukit's CSR kernel's long-row lists of the transpose (not with -mat_amb_deterministic) */
 
   /* the product's knobs: b (when not fixed) and threads per block, on the tuner "amb_mult" */
   GpukitTuner tuner;

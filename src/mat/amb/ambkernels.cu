@@ -932,20 +932,21 @@ __global__ void SellFillKernel(long long nlanes, int m, const int *__restrict__ 
   for (int k = 0; k < w; k++) col[base + GPUKIT_AMB_C * k + l] = k < len ? colidx[beg + k] : -1;
 }
 
-__global__ void SellRefreshKernel(long long nlanes, int m, const int *__restrict__ rowptr, const int *__restrict__ off, const double *__restrict__ a, double *__restrict__ val)
+template <typename T>
+__global__ void SellRefreshKernel(long long nlanes, int m, const int *__restrict__ rowptr, const int *__restrict__ off, const double *__restrict__ a, T *__restrict__ val)
 {
   const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (t >= nlanes) return;
   const long long s = t / GPUKIT_AMB_C;
   const int       l = (int)(t % GPUKIT_AMB_C), base = off[s], w = (off[s + 1] - base) / GPUKIT_AMB_C;
   const int       r = (int)t, beg = r < m ? rowptr[r] : 0, len = r < m ? rowptr[r + 1] - beg : 0;
-  for (int k = 0; k < w; k++) val[base + GPUKIT_AMB_C * k + l] = k < len ? a[beg + k] : 0.0;
+  for (int k = 0; k < w; k++) val[base + GPUKIT_AMB_C * k + l] = k < len ? (T)a[beg + k] : (T)0;
 }
 
 /* one thread per row, its entries in CSR order (one running sum, each multiply and add rounded: bitwise the host's
-   sequential CSR sum, AMBMult_Host's order); padding (-1) ends the row */
-template <bool ADD>
-__global__ void SellMultKernel(int m, const int *__restrict__ off, const int *__restrict__ col, const double *__restrict__ val, const double *__restrict__ x, const double *z, double *y)
+   sequential CSR sum, AMBMult_Host's order); padding (-1) ends the row. T float: each value widened exactly to FP64 */
+template <typename T, bool ADD>
+__global__ void SellMultKernel(int m, const int *__restrict__ off, const int *__restrict__ col, const T *__restrict__ val, const double *__restrict__ x, const double *z, double *y)
 {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= m) return;
@@ -954,7 +955,7 @@ __global__ void SellMultKernel(int m, const int *__restrict__ off, const int *__
   for (int k = 0; k < w; k++) {
     const int e = base + GPUKIT_AMB_C * k + l, c = __ldcs(col + e);
     if (c < 0) break;
-    acc = __dadd_rn(acc, __dmul_rn(__ldcs(val + e), __ldg(x + c))); /* no FMA: bitwise the sequential CSR sum */
+    acc = __dadd_rn(acc, __dmul_rn((double)__ldcs(val + e), __ldg(x + c))); /* no FMA: bitwise the sequential CSR sum */
   }
   y[r] = acc;
 }
@@ -1016,7 +1017,6 @@ extern "C" cudaError_t GpukitAMBSellBuildCUDA(const GpukitAMBCSR *A, GpukitAMBSe
   S->nval = nval;
   GPUKIT_AMB_TRY(GpukitPoolMallocN(&S->off, (size_t)(S->nslices + 1), stream));
   GPUKIT_AMB_TRY(GpukitPoolMallocN(&S->col, (size_t)(nval > 0 ? nval : 1), stream));
-  GPUKIT_AMB_TRY(GpukitPoolMallocN(&S->val, (size_t)(nval > 0 ? nval : 1), stream));
   if (A->m > 0) {
     SellOffsetsKernel<<<Blocks(S->nslices + 1, THREADS), THREADS, 0, stream>>>(S->nslices + 1, off64, S->off);
     GPUKIT_AMB_TRY(cudaGetLastError());
@@ -1027,20 +1027,53 @@ extern "C" cudaError_t GpukitAMBSellBuildCUDA(const GpukitAMBCSR *A, GpukitAMBSe
   return cudaSuccess;
 }
 
+extern "C" cudaError_t GpukitAMBSellAllocValues(GpukitAMBSell *S, int single, int *fresh, cudaStream_t stream)
+{
+  if (!S || !fresh) return cudaErrorInvalidValue;
+  *fresh = 0;
+  if (single && !S->val32) {
+    GPUKIT_AMB_TRY(GpukitPoolMallocN(&S->val32, (size_t)(S->nval > 0 ? S->nval : 1), stream));
+    *fresh = 1;
+  } else if (!single && !S->val) {
+    GPUKIT_AMB_TRY(GpukitPoolMallocN(&S->val, (size_t)(S->nval > 0 ? S->nval : 1), stream));
+    *fresh = 1;
+  }
+  return cudaSuccess;
+}
+
+extern "C" cudaError_t GpukitAMBSellFreeValues(GpukitAMBSell *S, int single, cudaStream_t stream)
+{
+  if (!S) return cudaSuccess;
+  if (single) return GpukitPoolFreeN(&S->val32, stream);
+  return GpukitPoolFreeN(&S->val, stream);
+}
+
 extern "C" cudaError_t GpukitAMBSellRefreshCUDA(const GpukitAMBCSR *A, const GpukitAMBSell *S, const double *a, cudaStream_t stream)
 {
   if (!ValidCSR(A) || !S || A->m != S->m || A->nnz != S->nnz || (A->nnz > 0 && !a)) return cudaErrorInvalidValue;
   if (S->nslices == 0 || S->nval == 0) return cudaSuccess;
-  SellRefreshKernel<<<Blocks(S->nslices * GPUKIT_AMB_C, THREADS), THREADS, 0, stream>>>(S->nslices * GPUKIT_AMB_C, A->m, A->rowptr, S->off, a, S->val);
-  return cudaGetLastError();
+  if (S->val) {
+    SellRefreshKernel<double><<<Blocks(S->nslices * GPUKIT_AMB_C, THREADS), THREADS, 0, stream>>>(S->nslices * GPUKIT_AMB_C, A->m, A->rowptr, S->off, a, S->val);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  if (S->val32) {
+    SellRefreshKernel<float><<<Blocks(S->nslices * GPUKIT_AMB_C, THREADS), THREADS, 0, stream>>>(S->nslices * GPUKIT_AMB_C, A->m, A->rowptr, S->off, a, S->val32);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  return cudaSuccess;
 }
 
-extern "C" cudaError_t GpukitAMBSellMultCUDA(const GpukitAMBSell *S, const double *x, const double *z, double *y, int block, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBSellMultCUDA(const GpukitAMBSell *S, int single, const double *x, const double *z, double *y, int block, cudaStream_t stream)
 {
-  if (!S || block < 32 || block > 1024 || block % 32 || (S->m > 0 && !y) || (S->nval > 0 && !x)) return cudaErrorInvalidValue;
+  if (!S || block < 32 || block > 1024 || block % 32 || (S->m > 0 && !y) || (S->nval > 0 && !x) || (S->nval > 0 && (single ? !S->val32 : !S->val))) return cudaErrorInvalidValue;
   if (S->m == 0) return cudaSuccess;
-  if (z) SellMultKernel<true><<<Blocks(S->m, block), block, 0, stream>>>(S->m, S->off, S->col, S->val, x, z, y);
-  else SellMultKernel<false><<<Blocks(S->m, block), block, 0, stream>>>(S->m, S->off, S->col, S->val, x, z, y);
+  if (single) {
+    if (z) SellMultKernel<float, true><<<Blocks(S->m, block), block, 0, stream>>>(S->m, S->off, S->col, S->val32, x, z, y);
+    else SellMultKernel<float, false><<<Blocks(S->m, block), block, 0, stream>>>(S->m, S->off, S->col, S->val32, x, z, y);
+  } else {
+    if (z) SellMultKernel<double, true><<<Blocks(S->m, block), block, 0, stream>>>(S->m, S->off, S->col, S->val, x, z, y);
+    else SellMultKernel<double, false><<<Blocks(S->m, block), block, 0, stream>>>(S->m, S->off, S->col, S->val, x, z, y);
+  }
   return cudaGetLastError();
 }
 
@@ -1050,6 +1083,184 @@ extern "C" cudaError_t GpukitAMBSellFree(GpukitAMBSell *S, cudaStream_t stream)
   GPUKIT_AMB_TRY(GpukitPoolFreeN(&S->off, stream));
   GPUKIT_AMB_TRY(GpukitPoolFreeN(&S->col, stream));
   GPUKIT_AMB_TRY(GpukitPoolFreeN(&S->val, stream));
+  GPUKIT_AMB_TRY(GpukitPoolFreeN(&S->val32, stream));
   *S = GpukitAMBSell();
+  return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------------------------------------------------
+   gpukit's CSR product ("csrk"; ambkernels.h, GpukitAMBCSRK): short rows TPR lanes each, long rows in chunks of
+   GPUKIT_AMB_CSRK_CHUNK entries, a thread block each, with one FP64 atomic a chunk
+   ------------------------------------------------------------------------------------------------------------------ */
+namespace
+{
+
+constexpr int CSRK_LONG_THREADS = 256;
+
+/* the rows of more than longlen entries, in any order (the long-row kernel adds with atomics), and their chunk counts */
+__global__ void CSRKLongListKernel(int m, const int *__restrict__ rowptr, int longlen, int cap, int det, int *__restrict__ longrow, long long *__restrict__ nch, unsigned *__restrict__ cnt)
+{
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  const int len = rowptr[r + 1] - rowptr[r];
+  if (len <= longlen) return;
+  const unsigned i = atomicAdd(cnt, 1u);
+  if (i < (unsigned)cap) { /* cap = nnz / longlen + 1 > the number of rows longer than longlen: always true */
+    longrow[i] = (int)r;
+    nch[i]     = det ? 1 : (len + GPUKIT_AMB_CSRK_CHUNK - 1) / GPUKIT_AMB_CSRK_CHUNK;
+  }
+}
+
+__global__ void CSRKRoundKernel(long long n, const double *__restrict__ a, float *__restrict__ v)
+{
+  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (e < n) v[e] = (float)a[e];
+}
+
+/* TPR lanes per row of at most longlen entries; a longer row gets 0 or z[r] here (the long-row kernel adds its sum).
+   Whole warps are launched (every shuffle has its 32 lanes) */
+template <typename T, int TPR, bool ADD>
+__global__ void CSRKShortKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, const T *__restrict__ a, int longlen, const double *__restrict__ x, const double *z, double *y)
+{
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x, r = t / TPR;
+  const int       lane = (int)(t % TPR);
+  double          sum  = 0.0;
+  if (r < m) {
+    const int beg = rowptr[r], end = rowptr[r + 1];
+    if (end - beg <= longlen)
+      for (int e = beg + lane; e < end; e += TPR) sum = fma((double)__ldcs(a + e), __ldg(x + __ldcs(colidx + e)), sum);
+  }
+#pragma unroll
+  for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, TPR);
+  if (r < m && lane == 0) y[r] = ADD ? z[r] + sum : sum;
+}
+
+/* one block per chunk of a long row: the row by binary search over the chunk starts, the chunk's sum in the block, one
+   atomic; DET: the chunk is the whole row, its sum in a fixed order, a plain add (the block is the row's only writer) */
+template <typename T, bool DET>
+__global__ void __launch_bounds__(CSRK_LONG_THREADS) CSRKLongKernel(int nlong, const int *__restrict__ longrow, const long long *__restrict__ chstart, const int *__restrict__ rowptr, const int *__restrict__ colidx, const T *__restrict__ a, const double *__restrict__ x, double *y)
+{
+  __shared__ double part[CSRK_LONG_THREADS / 32];
+  const long long   b  = blockIdx.x;
+  int               lo = 0, hi = nlong - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (chstart[mid] <= b) lo = mid;
+    else hi = mid - 1;
+  }
+  const int       r   = longrow[lo];
+  const long long beg = DET ? rowptr[r] : rowptr[r] + (b - chstart[lo]) * GPUKIT_AMB_CSRK_CHUNK;
+  const long long end = DET || beg + GPUKIT_AMB_CSRK_CHUNK >= rowptr[r + 1] ? rowptr[r + 1] : beg + GPUKIT_AMB_CSRK_CHUNK;
+  double          sum = 0.0;
+  for (long long e = beg + threadIdx.x; e < end; e += CSRK_LONG_THREADS) sum = fma((double)__ldcs(a + e), __ldg(x + __ldcs(colidx + e)), sum);
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off);
+  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double s = 0.0;
+    for (int w = 0; w < CSRK_LONG_THREADS / 32; w++) s += part[w];
+    if (DET) y[r] += s;
+    else atomicAdd(y + r, s);
+  }
+}
+
+template <typename T, int TPR>
+cudaError_t LaunchCSRK(const GpukitAMBCSR *A, const GpukitAMBCSRK *K, const T *a, const double *x, const double *z, double *y, cudaStream_t stream)
+{
+  const long long threads = (long long)A->m * TPR;
+  if (z) CSRKShortKernel<T, TPR, true><<<Blocks(threads, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, a, K->longlen, x, z, y);
+  else CSRKShortKernel<T, TPR, false><<<Blocks(threads, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, a, K->longlen, x, z, y);
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  if (K->nlong > 0) {
+    if (K->det) CSRKLongKernel<T, true><<<(unsigned)K->nchunks, CSRK_LONG_THREADS, 0, stream>>>(K->nlong, K->longrow, K->chstart, A->rowptr, A->colidx, a, x, y);
+    else CSRKLongKernel<T, false><<<(unsigned)K->nchunks, CSRK_LONG_THREADS, 0, stream>>>(K->nlong, K->longrow, K->chstart, A->rowptr, A->colidx, a, x, y);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  return cudaSuccess;
+}
+
+template <typename T>
+cudaError_t LaunchCSRKT(const GpukitAMBCSR *A, const GpukitAMBCSRK *K, const T *a, const double *x, const double *z, double *y, cudaStream_t stream)
+{
+  switch (K->tpr) {
+  case 1:
+    return LaunchCSRK<T, 1>(A, K, a, x, z, y, stream);
+  case 2:
+    return LaunchCSRK<T, 2>(A, K, a, x, z, y, stream);
+  case 4:
+    return LaunchCSRK<T, 4>(A, K, a, x, z, y, stream);
+  case 8:
+    return LaunchCSRK<T, 8>(A, K, a, x, z, y, stream);
+  case 16:
+    return LaunchCSRK<T, 16>(A, K, a, x, z, y, stream);
+  case 32:
+    return LaunchCSRK<T, 32>(A, K, a, x, z, y, stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
+
+} // namespace
+
+extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
+{
+  if (!ValidCSR(A) || !K || tpr < 0 || tpr > 32 || (tpr & (tpr - 1))) return cudaErrorInvalidValue;
+  *K         = GpukitAMBCSRK();
+  K->m       = A->m;
+  K->nnz     = A->nnz;
+  K->tpr     = tpr ? tpr : GpukitAMBCSRThreadsPerRow(A->m, A->nnz);
+  K->longlen = 32 * K->tpr < 128 ? 128 : 32 * K->tpr;
+  K->det     = det ? 1 : 0;
+  if (single) GPUKIT_AMB_TRY(GpukitPoolMallocN(&K->val32, (size_t)(A->nnz > 0 ? A->nnz : 1), stream));
+  if (A->m == 0 || A->nnz <= K->longlen) return cudaSuccess; /* no row can be long */
+  const int      cap = A->nnz / K->longlen + 1;
+  GpukitPoolTemp nch(stream), cnt(stream), tmp(stream);
+  unsigned       hcnt = 0;
+  long long      htot = 0;
+  size_t         bytes = 0;
+  GPUKIT_AMB_TRY(GpukitPoolMallocN(&K->longrow, (size_t)cap, stream));
+  GPUKIT_AMB_TRY(GpukitPoolMallocN(&K->chstart, (size_t)cap + 1, stream));
+  GPUKIT_AMB_TRY(nch.Get(((size_t)cap + 1) * sizeof(long long)));
+  GPUKIT_AMB_TRY(cnt.Get(sizeof(unsigned)));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(nch.p, 0, ((size_t)cap + 1) * sizeof(long long), stream));
+  GPUKIT_AMB_TRY(cudaMemsetAsync(cnt.p, 0, sizeof(unsigned), stream));
+  CSRKLongListKernel<<<Blocks(A->m, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, K->longlen, cap, K->det, K->longrow, nch.As<long long>(), cnt.As<unsigned>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, nch.As<long long>(), K->chstart, cap + 1, stream));
+  GPUKIT_AMB_TRY(tmp.Get(bytes));
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, nch.As<long long>(), K->chstart, cap + 1, stream));
+  GPUKIT_AMB_TRY(cudaMemcpyAsync(&hcnt, cnt.p, sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
+  GPUKIT_AMB_TRY(cudaMemcpyAsync(&htot, K->chstart + cap, sizeof(long long), cudaMemcpyDeviceToHost, stream));
+  GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
+  if (hcnt > (unsigned)cap || htot > (long long)UINT_MAX) return cudaErrorInvalidValue; /* cannot happen (see the list kernel) */
+  K->nlong   = (int)hcnt;
+  K->nchunks = htot;
+  return cudaSuccess;
+}
+
+extern "C" cudaError_t GpukitAMBCSRKRefreshCUDA(const GpukitAMBCSRK *K, const double *a, cudaStream_t stream)
+{
+  if (!K || (K->val32 && K->nnz > 0 && !a)) return cudaErrorInvalidValue;
+  if (!K->val32 || K->nnz == 0) return cudaSuccess;
+  CSRKRoundKernel<<<Blocks(K->nnz, THREADS), THREADS, 0, stream>>>(K->nnz, a, K->val32);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitAMBCSRKMultCUDA(const GpukitAMBCSR *A, const GpukitAMBCSRK *K, const double *a, const double *x, const double *z, double *y, cudaStream_t stream)
+{
+  if (!ValidCSR(A) || !K || K->m != A->m || K->nnz != A->nnz || (A->m > 0 && !y) || (A->nnz > 0 && (!x || (!K->val32 && !a)))) return cudaErrorInvalidValue;
+  if (A->m == 0) return cudaSuccess;
+  if (K->val32) return LaunchCSRKT<float>(A, K, K->val32, x, z, y, stream);
+  return LaunchCSRKT<double>(A, K, a, x, z, y, stream);
+}
+
+extern "C" cudaError_t GpukitAMBCSRKFree(GpukitAMBCSRK *K, cudaStream_t stream)
+{
+  if (!K) return cudaSuccess;
+  GPUKIT_AMB_TRY(GpukitPoolFreeN(&K->longrow, stream));
+  GPUKIT_AMB_TRY(GpukitPoolFreeN(&K->chstart, stream));
+  GPUKIT_AMB_TRY(GpukitPoolFreeN(&K->val32, stream));
+  *K = GpukitAMBCSRK();
   return cudaSuccess;
 }

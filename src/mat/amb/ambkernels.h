@@ -128,21 +128,56 @@ cudaError_t GpukitAMBScaleCUDA(long long n, double *a, double s, cudaStream_t st
 typedef struct {
   int       m, n, nnz;
   long long nslices, nval;
-  int      *off; /* nslices + 1 */
-  int      *col; /* nval */
-  double   *val; /* nval */
+  int      *off;   /* nslices + 1 */
+  int      *col;   /* nval */
+  double   *val;   /* nval FP64 values (cuSPARSE's SELL, the FP64 kernel), or NULL: GpukitAMBSellAllocValues() */
+  float    *val32; /* nval FP32 values (the kernel with -mat_amb_values single), or NULL */
 } GpukitAMBSell;
 
 /* the stored entries SELL-32 would have (padding included) without building it; synchronises the stream */
 cudaError_t GpukitAMBSellSizeCUDA(const GpukitAMBCSR *csr, long long *nval, cudaStream_t stream);
-/* builds the structure of S (off, col) from the CSR (val allocated, filled by GpukitAMBSellRefreshCUDA());
-   cudaErrorInvalidValue when nval would reach 2^31; synchronises once (the size) */
+/* builds the structure of S (off, col) from the CSR (no value array: GpukitAMBSellAllocValues(), then
+   GpukitAMBSellRefreshCUDA() fills them); cudaErrorInvalidValue when nval would reach 2^31; synchronises once (the size) */
 cudaError_t GpukitAMBSellBuildCUDA(const GpukitAMBCSR *csr, GpukitAMBSell *S, cudaStream_t stream);
-/* the values of S from the CSR values a (nnz, device): every slot, padding set to 0 */
+/* allocates the FP32 (single) or FP64 value array of S when it is missing (*fresh: it was; its values need a refresh) */
+cudaError_t GpukitAMBSellAllocValues(GpukitAMBSell *S, int single, int *fresh, cudaStream_t stream);
+/* frees the FP32 (single) or FP64 value array of S */
+cudaError_t GpukitAMBSellFreeValues(GpukitAMBSell *S, int single, cudaStream_t stream);
+/* the values of S from the CSR values a (nnz, device): every slot of each allocated value array, padding set to 0 (FP32:
+   rounded to nearest) */
 cudaError_t GpukitAMBSellRefreshCUDA(const GpukitAMBCSR *csr, const GpukitAMBSell *S, const double *a, cudaStream_t stream);
 /* y = A x (z NULL) or y = z + A x (z may be y): one thread per row, one running sum acc = 0 or z[r], then acc + a*x in
-   CSR order, each operation rounded (no FMA): bitwise AMBMult_Host's and the sequential CSR sum (deterministic) */
-cudaError_t GpukitAMBSellMultCUDA(const GpukitAMBSell *S, const double *x, const double *z, double *y, int block, cudaStream_t stream);
+   CSR order, each operation rounded (no FMA): bitwise AMBMult_Host's and the sequential CSR sum (deterministic). single:
+   the FP32 values (each widened to FP64 exactly before its product), else the FP64 ones */
+cudaError_t GpukitAMBSellMultCUDA(const GpukitAMBSell *S, int single, const double *x, const double *z, double *y, int block, cudaStream_t stream);
+
+/* gpukit's own CSR product (the "csrk" layout): the device CSR's structure, its FP64 values or an FP32 copy (val32),
+   vectors and sums in FP64. Rows of at most longlen entries: TPR lanes per row (TPR from the mean row length, about
+   four entries a lane; longlen = 32 TPR, at least 128), a row's lanes summed by shuffles, one plain store per row. The
+   longer rows (power-law and circuit rows of 10^4-10^5 entries; a row of 442649 on one warp took longer than the whole
+   product of the rest): chunks of GPUKIT_AMB_CSRK_CHUNK entries, one thread block each, summed in the block and added
+   with one FP64 atomic per chunk after the short-row kernel stored 0 or z[r] there. Not deterministic when long rows
+   exist (the chunks' order of the atomics), except when built deterministic: then a long row is one chunk, one block
+   sums it in a fixed order and adds it with a plain store (bitwise repeatable, one block on a row of 10^5 entries) */
+#define GPUKIT_AMB_CSRK_CHUNK 4096
+typedef struct {
+  int        m, nnz, tpr, longlen;
+  int        nlong;    /* rows of more than longlen entries */
+  long long  nchunks;  /* their chunks: blocks of the long-row kernel */
+  int        det;      /* one chunk per long row, no atomics */
+  int       *longrow;  /* nlong (capacity nnz / longlen + 1) */
+  long long *chstart;  /* capacity + 1: first chunk of each long row (exclusive scan) */
+  float     *val32;    /* nnz FP32 values (single), or NULL */
+} GpukitAMBCSRK;
+
+/* the long-row lists of K from the CSR (one synchronisation: the counts); tpr lanes per row (1, 2, 4, 8, 16, 32; 0: from
+   the mean row length); single: val32 allocated (filled by GpukitAMBCSRKRefreshCUDA()); det: deterministic (above) */
+cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *csr, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream);
+/* val32[e] = (float)a[e] (nothing without val32) */
+cudaError_t GpukitAMBCSRKRefreshCUDA(const GpukitAMBCSRK *K, const double *a, cudaStream_t stream);
+/* y = A x (z NULL) or y = z + A x (z may be y): with K's val32 when it has one, else with a (the FP64 CSR values) */
+cudaError_t GpukitAMBCSRKMultCUDA(const GpukitAMBCSR *csr, const GpukitAMBCSRK *K, const double *a, const double *x, const double *z, double *y, cudaStream_t stream);
+cudaError_t GpukitAMBCSRKFree(GpukitAMBCSRK *K, cudaStream_t stream);
 cudaError_t GpukitAMBSellFree(GpukitAMBSell *S, cudaStream_t stream);
 
 #ifdef __cplusplus
