@@ -708,6 +708,8 @@ int main(int argc, char **argv)
       F->why[0]  = 0;
       F->tbuild_ev = F->tup_ev = F->tplan_ev = F->tsell_ev = F->ttune = F->ttune_build = F->tcoo_dev = F->tcoo_down = 0;
       F->layout[0] = 0;
+      F->treps     = 0; /* the transpose's figures are this matrix's or none (a slow or wrong one left none behind) */
+      F->ttmin     = 0;
       PetscCall(CreateFormat(F, c, size));
       if (!F->ok) {
         PetscCheck(f > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "The baseline %s could not be created: %s", baseline, F->why);
@@ -837,10 +839,7 @@ int main(int argc, char **argv)
 
     /* batches interleaved over the formats */
     for (PetscInt f = 0; f < nf; f++)
-      if (fmt[f].ok) {
-        PetscCall(PetscMalloc2(batches, &fmt[f].tb, batches, &fmt[f].ttb));
-        if (fmt[f].treps) fmt[f].ttmin = 0;
-      }
+      if (fmt[f].ok) PetscCall(PetscMalloc2(batches, &fmt[f].tb, batches, &fmt[f].ttb));
     for (PetscInt b = 0; b < batches; b++)
       for (PetscInt f = 0; f < nf; f++)
         if (fmt[f].ok) PetscCall(TimeBatch(&fmt[f], gpu, 0, fmt[f].reps, x, y, NULL, NULL, &fmt[f].tb[b]));

@@ -125,10 +125,9 @@ static PetscErrorCode AMBCUDAFreeLayout_Private(Mat_SeqAMBCUDA *cu)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode AMBCUDAFreeSell_Private(Mat_SeqAMBCUDA *cu)
+/* cuSPARSE's SELL descriptors (they hold S's FP64 value array): made again at the next cuSPARSE SELL product */
+static PetscErrorCode AMBCUDASellDescrDestroy_Private(Mat_SeqAMBCUDA *cu)
 {
-  cudaStream_t stream;
-
   PetscFunctionBegin;
   if (cu->spsell) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spsell));
   if (cu->ssx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->ssx));
@@ -136,6 +135,15 @@ static PetscErrorCode AMBCUDAFreeSell_Private(Mat_SeqAMBCUDA *cu)
   cu->spsell = NULL;
   cu->ssx = cu->ssy = NULL;
   cu->sellbufok     = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AMBCUDAFreeSell_Private(Mat_SeqAMBCUDA *cu)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  PetscCall(AMBCUDASellDescrDestroy_Private(cu));
   if (cu->S.off || cu->S.col || cu->S.val || cu->S.val32) {
     PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
     PetscCallCUDA(GpukitAMBSellFree(&cu->S, stream));
@@ -144,18 +152,13 @@ static PetscErrorCode AMBCUDAFreeSell_Private(Mat_SeqAMBCUDA *cu)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* cuSPARSE's SELL descriptor holds the FP64 value array: made again when that array goes */
+/* S's FP64 value array, with the cuSPARSE descriptors that hold it */
 static PetscErrorCode AMBCUDAFreeSellDouble_Private(Mat_SeqAMBCUDA *cu)
 {
   cudaStream_t stream;
 
   PetscFunctionBegin;
-  if (cu->spsell) PetscCallCUSPARSE(cusparseDestroySpMat(cu->spsell));
-  if (cu->ssx) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->ssx));
-  if (cu->ssy) PetscCallCUSPARSE(cusparseDestroyDnVec(cu->ssy));
-  cu->spsell = NULL;
-  cu->ssx = cu->ssy = NULL;
-  cu->sellbufok     = PETSC_FALSE;
+  PetscCall(AMBCUDASellDescrDestroy_Private(cu));
   PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
   PetscCallCUDA(GpukitAMBSellFreeValues(&cu->S, 0, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
