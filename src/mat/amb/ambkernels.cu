@@ -1102,7 +1102,7 @@ __global__ void CSRKLongListKernel(int m, const int *__restrict__ rowptr, int lo
 {
   const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (r >= m) return;
-  const int len = rowptr[r + 1] - rowptr[r];
+  const long long len = (long long)rowptr[r + 1] - rowptr[r];
   if (len <= longlen) return;
   const unsigned i = atomicAdd(cnt, 1u);
   if (i < (unsigned)cap) { /* cap = nnz / longlen + 1 > the number of rows longer than longlen: always true */
@@ -1126,9 +1126,9 @@ __global__ void CSRKShortKernel(int m, const int *__restrict__ rowptr, const int
   const int       lane = (int)(t % TPR);
   double          sum  = 0.0;
   if (r < m) {
-    const int beg = rowptr[r], end = rowptr[r + 1];
+    const long long beg = rowptr[r], end = rowptr[r + 1];
     if (end - beg <= longlen)
-      for (int e = beg + lane; e < end; e += TPR) sum = fma((double)__ldcs(a + e), __ldg(x + __ldcs(colidx + e)), sum);
+      for (long long e = beg + lane; e < end; e += TPR) sum = fma((double)__ldcs(a + e), __ldg(x + __ldcs(colidx + e)), sum);
   }
 #pragma unroll
   for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, TPR);
@@ -1203,10 +1203,10 @@ cudaError_t LaunchCSRKT(const GpukitAMBCSR *A, const GpukitAMBCSRK *K, const T *
 
 } // namespace
 
-extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
+namespace
 {
-  if (!ValidCSR(A) || !K || tpr < 0 || tpr > 32 || (tpr & (tpr - 1))) return cudaErrorInvalidValue;
-  *K         = GpukitAMBCSRK();
+cudaError_t CSRKBuild(const GpukitAMBCSR *A, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
+{
   K->m       = A->m;
   K->nnz     = A->nnz;
   K->tpr     = tpr ? tpr : GpukitAMBCSRThreadsPerRow(A->m, A->nnz);
@@ -1233,9 +1233,27 @@ extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, in
   GPUKIT_AMB_TRY(cudaMemcpyAsync(&hcnt, cnt.p, sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
   GPUKIT_AMB_TRY(cudaMemcpyAsync(&htot, K->chstart + cap, sizeof(long long), cudaMemcpyDeviceToHost, stream));
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
-  if (hcnt > (unsigned)cap || htot > (long long)UINT_MAX) return cudaErrorInvalidValue; /* cannot happen (see the list kernel) */
+  if (hcnt > (unsigned)cap || htot > (long long)INT_MAX) return cudaErrorInvalidValue; /* a grid of at most 2^31 - 1 blocks; cap cannot be passed (the list kernel) */
   K->nlong   = (int)hcnt;
   K->nchunks = htot;
+  return cudaSuccess;
+}
+} // namespace
+
+/* K is set only when the build succeeds (a failed one frees what it took and leaves K empty: no half-built lists) */
+extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
+{
+  GpukitAMBCSRK t = GpukitAMBCSRK();
+  cudaError_t   err;
+
+  if (!ValidCSR(A) || !K || tpr < 0 || tpr > 32 || (tpr & (tpr - 1))) return cudaErrorInvalidValue;
+  *K  = GpukitAMBCSRK();
+  err = CSRKBuild(A, tpr, single, det, &t, stream);
+  if (err != cudaSuccess) {
+    (void)GpukitAMBCSRKFree(&t, stream);
+    return err;
+  }
+  *K = t;
   return cudaSuccess;
 }
 
