@@ -554,7 +554,7 @@ static PetscErrorCode AMBCUDAEnsureCSRK_Private(Mat A)
   if (!cu->csrkbuilt) {
     PetscCall(AMBCUDAFreeCSRK_Private(cu));
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_CSRKBuild, A, 0, 0, 0));
-    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csr, (int)cu->csrlanes, single ? 1 : 0, det ? 1 : 0, &cu->K, stream));
+    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csr, (int)cu->csrlanes, (int)cu->csrlong, single ? 1 : 0, det ? 1 : 0, &cu->K, stream));
     PetscCall(PetscLogEventEnd(MAT_AMBCUDA_CSRKBuild, A, 0, 0, 0));
     cu->csrkbuilt    = PETSC_TRUE;
     cu->csrkvalstale = PETSC_TRUE;
@@ -1111,7 +1111,7 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
       t.nnz    = (int)cu->nnz;
       t.rowptr = cu->tptr;
       t.colidx = cu->tcol;
-      PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&t, 0, 0, det ? 1 : 0, &cu->KT, stream));
+      PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&t, 0, (int)cu->csrlong, 0, det ? 1 : 0, &cu->KT, stream));
     }
     PetscCall(PetscInfo(A, "gpukit: transpose built on the device: CSR kernel with %d lanes a row, %d rows of more than %d entries (%s)\n", cu->KT.tpr, cu->KT.nlong, cu->KT.longlen, det ? "deterministic: one block a long row" : "long rows in chunks with atomics"));
     cu->tbuilt    = PETSC_TRUE;
@@ -1127,7 +1127,7 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
   csrt.colidx = cu->tcol;
   if ((PetscBool)cu->KT.det != det) { /* -mat_amb_deterministic changed since the lists were made */
     PetscCallCUDA(GpukitAMBCSRKFree(&cu->KT, stream));
-    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csrt, 0, 0, det ? 1 : 0, &cu->KT, stream));
+    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csrt, 0, (int)cu->csrlong, 0, det ? 1 : 0, &cu->KT, stream));
   }
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(AMBCUDAGetOutArrays_Private(z, y, &za, &ya));
@@ -1811,6 +1811,23 @@ static const GpukitTwinOp AMBCUDAOps[] = {
 };
 
 
+/* -mat_amb_cuda_csr_long: checked; a change sets gpukit's CSR kernel and the transpose up again at their next use */
+static PetscErrorCode AMBCUDASetCsrLong_Private(Mat A, MPI_Comm comm, PetscInt lg)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+
+  PetscFunctionBegin;
+  PetscCheck(lg >= 0 && lg <= INT_MAX, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_csr_long must be 0 (32 lanes' worth) or a positive number of entries, got %" PetscInt_FMT, lg);
+  if (lg != cu->csrlong) {
+    cu->csrlong = lg;
+    PetscCall(AMBCUDAFreeCSRK_Private(cu));
+    PetscCall(AMBCUDAFreeTranspose_Private(cu));
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+    cu->tuneclean = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* -mat_amb_cuda_csr_lanes: checked; a change sets gpukit's CSR kernel up again at its next use */
 static PetscErrorCode AMBCUDASetCsrLanes_Private(Mat A, MPI_Comm comm, PetscInt lanes)
 {
@@ -1892,6 +1909,11 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
     PetscCall(PetscOptionsInt("-mat_amb_cuda_csr_lanes", "Lanes per row of gpukit's CSR kernel (1, 2, 4, 8, 16 or 32; 0: from the mean row length)", "MATAMBCUDA", lanes, &lanes, &set));
     if (set) PetscCall(AMBCUDASetCsrLanes_Private(A, PetscObjectComm((PetscObject)A), lanes));
   }
+  {
+    PetscInt lg = cu->csrlong;
+    PetscCall(PetscOptionsInt("-mat_amb_cuda_csr_long", "gpukit's CSR kernel (the csrk layout and MatMultTranspose): rows of more than this many entries are cut into chunks of 4096, a block each (0: 32 lanes' worth, at least 128)", "MATAMBCUDA", lg, &lg, &set));
+    if (set) PetscCall(AMBCUDASetCsrLong_Private(A, PetscObjectComm((PetscObject)A), lg));
+  }
   PetscCall(PetscOptionsBool("-mat_amb_cuda_lazy_copydown", "After a device COO refresh (MatSetValuesCOO), copy the values to the host only when a host operation reads them (false: at every refresh)", "MATAMBCUDA", cu->lazyhost, &cu->lazyhost, NULL));
   if (!cu->lazyhost) PetscCall(AMBCUDAHostSync_Private(A));
   PetscCall(PetscOptionsBool("-mat_amb_autotune", "Tune the device product's b and threads per block with gpukit's tuner (-gpukit_tune); false: the model's b and 256 threads", "MATAMBCUDA", tune, &tune, &set));
@@ -1943,6 +1965,8 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
   }
   PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_csr_lanes", &v, &set));
   if (set) PetscCall(AMBCUDASetCsrLanes_Private(A, comm, v));
+  PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_csr_long", &v, &set));
+  if (set) PetscCall(AMBCUDASetCsrLong_Private(A, comm, v));
   PetscCall(PetscOptionsGetEList(options, prefix, "-mat_amb_cuda_csr", AMBCUDACsrModes, 3, &v, &set));
   if (set && v != (PetscInt)cu->csrmode) {
     cu->csrmode = (AMBCUDACsrMode)v;
@@ -2239,6 +2263,8 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
      transpose has long rows, except with -mat_amb_deterministic)
 .  -mat_amb_cuda_csr_lanes <0> - lanes per row of gpukit's CSR kernel: 1, 2, 4, 8, 16 or 32; 0 (default) chooses about
      four entries a lane from the mean row length
+.  -mat_amb_cuda_csr_long <0> - rows of more than this many entries are cut into chunks by gpukit's CSR kernel (also
+     in MatMultTranspose()); 0 (default): 32 lanes' worth, at least 128
 -  -mat_amb_autotune <true> - tune b, the threads per block and the layout (amb, csr, sell, sellk, csrk) with gpukit's
      tuner (kernel "amb_mult")
 

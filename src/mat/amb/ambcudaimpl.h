@@ -119,6 +119,7 @@ typedef struct {
   GpukitAMBCSRK  K;
   PetscBool      csrkbuilt, csrkvalstale;
   PetscInt       csrlanes; /* -mat_amb_cuda_csr_lanes: lanes per short row (0: from the mean row length) */
+  PetscInt       csrlong;  /* -mat_amb_cuda_csr_long: rows of more than this many entries are cut into chunks (0: 32 lanes' worth) */
   PetscLogDouble bytes, bytescsr;  /* model of the kernel in use (AMB with the layout's b), CSR */
 
   /* the AMB layout on the device */

@@ -1205,12 +1205,12 @@ cudaError_t LaunchCSRKT(const GpukitAMBCSR *A, const GpukitAMBCSRK *K, const T *
 
 namespace
 {
-cudaError_t CSRKBuild(const GpukitAMBCSR *A, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
+cudaError_t CSRKBuild(const GpukitAMBCSR *A, int tpr, int longlen, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
 {
   K->m       = A->m;
   K->nnz     = A->nnz;
   K->tpr     = tpr ? tpr : GpukitAMBCSRThreadsPerRow(A->m, A->nnz);
-  K->longlen = 32 * K->tpr < 128 ? 128 : 32 * K->tpr;
+  K->longlen = longlen > 0 ? longlen : (32 * K->tpr < 128 ? 128 : 32 * K->tpr);
   K->det     = det ? 1 : 0;
   if (single) GPUKIT_AMB_TRY(GpukitPoolMallocN(&K->val32, (size_t)(A->nnz > 0 ? A->nnz : 1), stream));
   if (A->m == 0 || A->nnz <= K->longlen) return cudaSuccess; /* no row can be long */
@@ -1241,14 +1241,14 @@ cudaError_t CSRKBuild(const GpukitAMBCSR *A, int tpr, int single, int det, Gpuki
 } // namespace
 
 /* K is set only when the build succeeds (a failed one frees what it took and leaves K empty: no half-built lists) */
-extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, int longlen, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
 {
   GpukitAMBCSRK t = GpukitAMBCSRK();
   cudaError_t   err;
 
-  if (!ValidCSR(A) || !K || tpr < 0 || tpr > 32 || (tpr & (tpr - 1))) return cudaErrorInvalidValue;
+  if (!ValidCSR(A) || !K || tpr < 0 || tpr > 32 || (tpr & (tpr - 1)) || longlen < 0) return cudaErrorInvalidValue;
   *K  = GpukitAMBCSRK();
-  err = CSRKBuild(A, tpr, single, det, &t, stream);
+  err = CSRKBuild(A, tpr, longlen, single, det, &t, stream);
   if (err != cudaSuccess) {
     (void)GpukitAMBCSRKFree(&t, stream);
     return err;

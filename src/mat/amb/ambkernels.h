@@ -171,8 +171,9 @@ typedef struct {
 } GpukitAMBCSRK;
 
 /* the long-row lists of K from the CSR (one synchronisation: the counts); tpr lanes per row (1, 2, 4, 8, 16, 32; 0: from
-   the mean row length); single: val32 allocated (filled by GpukitAMBCSRKRefreshCUDA()); det: deterministic (above) */
-cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *csr, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream);
+   the mean row length); rows of more than longlen entries are long (0: 32 tpr, at least 128); single: val32 allocated
+   (filled by GpukitAMBCSRKRefreshCUDA()); det: deterministic (above) */
+cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *csr, int tpr, int longlen, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream);
 /* val32[e] = (float)a[e] (nothing without val32) */
 cudaError_t GpukitAMBCSRKRefreshCUDA(const GpukitAMBCSRK *K, const double *a, cudaStream_t stream);
 /* y = A x (z NULL) or y = z + A x (z may be y): with K's val32 when it has one, else with a (the FP64 CSR values) */
