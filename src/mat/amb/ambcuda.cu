@@ -1024,12 +1024,12 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
       AMBCUDACSR(cu, &csr);
       PetscCallCUDA(GpukitAMBCSRKMultCUDA(&csr, &cu->K, cu->val, xa, za, ya, stream));
     } break;
-    default: {
-      GpukitAMBCSR csr;
-      AMBCUDACSR(cu, &csr);
+    default:
       if (cu->nnz > 0 && cu->m > 0 && cu->n > 0) PetscCall(AMBCUDACusparseMult_Private(A, xa, za, ya, stream));
-      else PetscCallCUDA(GpukitAMBCSRMultCUDA(&csr, cu->val, xa, za, ya, 0, stream));
-    }
+      else if (cu->m > 0) { /* no entries: y = z or 0 */
+        if (!za) PetscCallCUDA(cudaMemsetAsync(ya, 0, (size_t)cu->m * sizeof(double), stream));
+        else if (za != ya) PetscCallCUDA(cudaMemcpyAsync(ya, za, (size_t)cu->m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      }
     }
     if (cu->tuner) PetscCall(GpukitTunerMark(cu->tuner));
   }

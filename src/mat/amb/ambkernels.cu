@@ -489,29 +489,6 @@ cudaError_t LaunchMultB(const GpukitAMBLayout *L, const double *x, const double 
   return z ? LaunchMult<B, false, true>(L, x, z, y, block, det, stream) : LaunchMult<B, false, false>(L, x, z, y, block, det, stream);
 }
 
-/* CSR: TPR lanes per row (TPR divides 32; whole warps are launched, so every shuffle has its 32 lanes) */
-template <int TPR, bool ADD>
-__global__ void CSRMultKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, const double *__restrict__ a, const double *__restrict__ x, const double *z, double *y)
-{
-  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x, r = t / TPR;
-  const int       lane = (int)(t % TPR);
-  double          sum  = 0.0;
-  if (r < m)
-    for (int e = rowptr[r] + lane; e < rowptr[r + 1]; e += TPR) sum += __ldcs(a + e) * __ldg(x + __ldcs(colidx + e));
-#pragma unroll
-  for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, TPR);
-  if (r < m && lane == 0) y[r] = ADD ? z[r] + sum : sum;
-}
-
-template <int TPR>
-cudaError_t LaunchCSR(const GpukitAMBCSR *A, const double *a, const double *x, const double *z, double *y, cudaStream_t stream)
-{
-  const long long threads = (long long)A->m * TPR;
-  if (z) CSRMultKernel<TPR, true><<<Blocks(threads, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, a, x, z, y);
-  else CSRMultKernel<TPR, false><<<Blocks(threads, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, a, x, z, y);
-  return cudaGetLastError();
-}
-
 __device__ int FindDiagonal(const int *__restrict__ rowptr, const int *__restrict__ colidx, int r)
 {
   int lo = rowptr[r], hi = rowptr[r + 1] - 1;
@@ -846,29 +823,6 @@ extern "C" int GpukitAMBCSRThreadsPerRow(long long m, long long nnz)
   int          tpr  = 1;
   while (tpr < 32 && 4.0 * tpr < mean) tpr *= 2; /* about four entries per lane */
   return tpr;
-}
-
-extern "C" cudaError_t GpukitAMBCSRMultCUDA(const GpukitAMBCSR *A, const double *a, const double *x, const double *z, double *y, int tpr, cudaStream_t stream)
-{
-  if (!ValidCSR(A) || (A->m > 0 && !y) || (A->nnz > 0 && (!a || !x))) return cudaErrorInvalidValue;
-  if (A->m == 0) return cudaSuccess;
-  if (tpr == 0) tpr = GpukitAMBCSRThreadsPerRow(A->m, A->nnz);
-  switch (tpr) {
-  case 1:
-    return LaunchCSR<1>(A, a, x, z, y, stream);
-  case 2:
-    return LaunchCSR<2>(A, a, x, z, y, stream);
-  case 4:
-    return LaunchCSR<4>(A, a, x, z, y, stream);
-  case 8:
-    return LaunchCSR<8>(A, a, x, z, y, stream);
-  case 16:
-    return LaunchCSR<16>(A, a, x, z, y, stream);
-  case 32:
-    return LaunchCSR<32>(A, a, x, z, y, stream);
-  default:
-    return cudaErrorInvalidValue;
-  }
 }
 
 extern "C" cudaError_t GpukitAMBDiagonalCUDA(const GpukitAMBCSR *A, const double *a, double *d, cudaStream_t stream)

@@ -108,10 +108,8 @@ cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const d
    traffic model's input.) */
 cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *csr, int W, long long blk[8], long long *npairs, long long *nlong, cudaStream_t stream);
 
-/* y = A x or y = z + A x (z may be y) with the CSR (values a): tpr lanes per row (1, 2, 4, 8, 16, 32; 0 chooses from
-   the mean row length), the sum of a row in a fixed order (deterministic) */
-cudaError_t GpukitAMBCSRMultCUDA(const GpukitAMBCSR *csr, const double *a, const double *x, const double *z, double *y, int tpr, cudaStream_t stream);
-int         GpukitAMBCSRThreadsPerRow(long long m, long long nnz);
+/* lanes per row of gpukit's CSR kernel (GpukitAMBCSRK below) from the mean row length: about four entries a lane */
+int GpukitAMBCSRThreadsPerRow(long long m, long long nnz);
 
 /* d[i] = A(i, i) for the m rows (0 where the entry is absent or i >= n) */
 cudaError_t GpukitAMBDiagonalCUDA(const GpukitAMBCSR *csr, const double *a, double *d, cudaStream_t stream);
