@@ -22,7 +22,7 @@
 #if defined(GPUKIT_AMBCUDA_AVAILABLE)
 
 PetscLogEvent MAT_AMBCUDA_Mult, MAT_AMBCUDA_Build, MAT_AMBCUDA_Refresh, MAT_AMBCUDA_CopyUp;
-PetscLogEvent MAT_AMBCUDA_Plan, MAT_AMBCUDA_SellBuild, MAT_AMBCUDA_Tune, MAT_AMBCUDA_COO, MAT_AMBCUDA_CopyDown;
+PetscLogEvent MAT_AMBCUDA_Plan, MAT_AMBCUDA_SellBuild, MAT_AMBCUDA_Tune, MAT_AMBCUDA_COO, MAT_AMBCUDA_CopyDown, MAT_AMBCUDA_CSRKBuild;
 
 static const PetscInt AMBCUDATuneBlocks[] = {64, 128, 256, 512, 1024};
 
@@ -521,7 +521,13 @@ static PetscErrorCode AMBCUDAEnsureSell_Private(Mat A, PetscInt layout)
     cu->nsellbuild++;
     PetscCall(PetscInfo(A, "gpukit: SELL-32 built on the device: %" PetscInt_FMT " rows, %lld slices, %lld stored entries for %" PetscInt_FMT " nonzeros\n", cu->m, cu->S.nslices, cu->S.nval, cu->nnz));
   }
-  if (layout >= 0) PetscCallCUDA(GpukitAMBSellAllocValues(&cu->S, AMBCUDASingle(cu, layout) ? 1 : 0, &fresh, stream));
+  if (layout >= 0) {
+    PetscCallCUDA(GpukitAMBSellAllocValues(&cu->S, AMBCUDASingle(cu, layout) ? 1 : 0, &fresh, stream));
+    if (!cu->tuner) { /* one layout runs: the other precision's array (left by a -mat_amb_values change) goes */
+      if (AMBCUDASingle(cu, layout) && cu->S.val) PetscCall(AMBCUDAFreeSellDouble_Private(cu));
+      else if (!AMBCUDASingle(cu, layout) && cu->S.val32) PetscCallCUDA(GpukitAMBSellFreeValues(&cu->S, 1, stream));
+    }
+  }
   if (fresh) cu->sellvalstale = PETSC_TRUE; /* every allocated array is refreshed together */
   if (cu->sellvalstale) {
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
@@ -537,22 +543,22 @@ static PetscErrorCode AMBCUDAEnsureSell_Private(Mat A, PetscInt layout)
 static PetscErrorCode AMBCUDAEnsureCSRK_Private(Mat A)
 {
   Mat_SeqAMBCUDA *cu     = AMBCUDAGet(A);
-  PetscBool       single = AMBCUDASingle(cu, AMBCUDA_LAYOUT_CSRK);
+  PetscBool       single = AMBCUDASingle(cu, AMBCUDA_LAYOUT_CSRK), det = cu->planopt.deterministic;
   GpukitAMBCSR    csr;
   cudaStream_t    stream;
 
   PetscFunctionBegin;
   PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
   AMBCUDACSR(cu, &csr);
-  if (cu->csrkbuilt && (PetscBool)(cu->K.val32 != NULL) != single) PetscCall(AMBCUDAFreeCSRK_Private(cu)); /* -mat_amb_values changed */
+  if (cu->csrkbuilt && ((PetscBool)(cu->K.val32 != NULL) != single || (PetscBool)(cu->K.det != 0) != det)) PetscCall(AMBCUDAFreeCSRK_Private(cu)); /* -mat_amb_values or -mat_amb_deterministic changed */
   if (!cu->csrkbuilt) {
     PetscCall(AMBCUDAFreeCSRK_Private(cu));
-    PetscCall(PetscLogEventBegin(MAT_AMBCUDA_SellBuild, A, 0, 0, 0));
-    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csr, (int)cu->csrlanes, single ? 1 : 0, 0, &cu->K, stream));
-    PetscCall(PetscLogEventEnd(MAT_AMBCUDA_SellBuild, A, 0, 0, 0));
+    PetscCall(PetscLogEventBegin(MAT_AMBCUDA_CSRKBuild, A, 0, 0, 0));
+    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csr, (int)cu->csrlanes, (int)cu->csrlong, single ? 1 : 0, det ? 1 : 0, &cu->K, stream));
+    PetscCall(PetscLogEventEnd(MAT_AMBCUDA_CSRKBuild, A, 0, 0, 0));
     cu->csrkbuilt    = PETSC_TRUE;
     cu->csrkvalstale = PETSC_TRUE;
-    PetscCall(PetscInfo(A, "gpukit: CSR kernel set up: %s values, %d lanes a row, %d rows of more than %d entries in %lld chunks\n", single ? "FP32" : "FP64", cu->K.tpr, cu->K.nlong, cu->K.longlen, cu->K.nchunks));
+    PetscCall(PetscInfo(A, "gpukit: CSR kernel set up: %s values, %d lanes a row, %d rows of more than %d entries in %lld chunks%s\n", single ? "FP32" : "FP64", cu->K.tpr, cu->K.nlong, cu->K.longlen, cu->K.nchunks, det ? " (deterministic: one block a long row, no atomics)" : ""));
   }
   if (cu->csrkvalstale) {
     if (cu->K.val32) {
@@ -802,6 +808,11 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     PetscCall(GpukitTuneShapeAppendSpan(span, csr, sizeof(csr)));
   }
   PetscCall(PetscSNPrintf(shape, sizeof(shape), "n%d.W%" PetscInt_FMT ".s%" PetscInt_FMT ".%s%s.%s", (int)PetscCeilReal(PetscLog2Real((PetscReal)PetscMax(cu->n, 1))), cu->planopt.W, cu->planopt.sigma, cu->planopt.values == AMB_VALUES_SINGLE ? "f32" : "f64", cu->planopt.deterministic ? ".det" : "", csr));
+  if (cu->csrlanes > 0) { /* fixed lanes of gpukit's CSR kernel: another configuration of the csrk candidate */
+    size_t len;
+    PetscCall(PetscStrlen(shape, &len));
+    PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".csrl%" PetscInt_FMT, cu->csrlanes));
+  }
   if (cu->longnb > 0) { /* a fixed long-chunk limit is another kernel configuration (the automatic one keeps the old key) */
     size_t len;
     PetscCall(PetscStrlen(shape, &len));
@@ -918,7 +929,7 @@ static PetscErrorCode AMBCUDAReady_Private(Mat A, PetscInt b, PetscInt layout, P
     *ready = (PetscBool)(cu->sellbuilt && !cu->sellvalstale && (AMBCUDASingle(cu, layout) ? cu->S.val32 != NULL : cu->S.val != NULL));
     break;
   case AMBCUDA_LAYOUT_CSRK:
-    *ready = (PetscBool)(cu->csrkbuilt && !cu->csrkvalstale && (PetscBool)(cu->K.val32 != NULL) == AMBCUDASingle(cu, layout));
+    *ready = (PetscBool)(cu->csrkbuilt && !cu->csrkvalstale && (PetscBool)(cu->K.val32 != NULL) == AMBCUDASingle(cu, layout) && (PetscBool)(cu->K.det != 0) == cu->planopt.deterministic);
     break;
   default:
     *ready = PETSC_TRUE;
@@ -1013,12 +1024,12 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
       AMBCUDACSR(cu, &csr);
       PetscCallCUDA(GpukitAMBCSRKMultCUDA(&csr, &cu->K, cu->val, xa, za, ya, stream));
     } break;
-    default: {
-      GpukitAMBCSR csr;
-      AMBCUDACSR(cu, &csr);
+    default:
       if (cu->nnz > 0 && cu->m > 0 && cu->n > 0) PetscCall(AMBCUDACusparseMult_Private(A, xa, za, ya, stream));
-      else PetscCallCUDA(GpukitAMBCSRMultCUDA(&csr, cu->val, xa, za, ya, 0, stream));
-    }
+      else if (cu->m > 0) { /* no entries: y = z or 0 */
+        if (!za) PetscCallCUDA(cudaMemsetAsync(ya, 0, (size_t)cu->m * sizeof(double), stream));
+        else if (za != ya) PetscCallCUDA(cudaMemcpyAsync(ya, za, (size_t)cu->m * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      }
     }
     if (cu->tuner) PetscCall(GpukitTunerMark(cu->tuner));
   }
@@ -1100,7 +1111,7 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
       t.nnz    = (int)cu->nnz;
       t.rowptr = cu->tptr;
       t.colidx = cu->tcol;
-      PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&t, 0, 0, det ? 1 : 0, &cu->KT, stream));
+      PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&t, 0, (int)cu->csrlong, 0, det ? 1 : 0, &cu->KT, stream));
     }
     PetscCall(PetscInfo(A, "gpukit: transpose built on the device: CSR kernel with %d lanes a row, %d rows of more than %d entries (%s)\n", cu->KT.tpr, cu->KT.nlong, cu->KT.longlen, det ? "deterministic: one block a long row" : "long rows in chunks with atomics"));
     cu->tbuilt    = PETSC_TRUE;
@@ -1116,7 +1127,7 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
   csrt.colidx = cu->tcol;
   if ((PetscBool)cu->KT.det != det) { /* -mat_amb_deterministic changed since the lists were made */
     PetscCallCUDA(GpukitAMBCSRKFree(&cu->KT, stream));
-    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csrt, 0, 0, det ? 1 : 0, &cu->KT, stream));
+    PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csrt, 0, (int)cu->csrlong, 0, det ? 1 : 0, &cu->KT, stream));
   }
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(AMBCUDAGetOutArrays_Private(z, y, &za, &ya));
@@ -1800,6 +1811,23 @@ static const GpukitTwinOp AMBCUDAOps[] = {
 };
 
 
+/* -mat_amb_cuda_csr_long: checked; a change sets gpukit's CSR kernel and the transpose up again at their next use */
+static PetscErrorCode AMBCUDASetCsrLong_Private(Mat A, MPI_Comm comm, PetscInt lg)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+
+  PetscFunctionBegin;
+  PetscCheck(lg >= 0 && lg <= INT_MAX, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_csr_long must be 0 (32 lanes' worth) or a positive number of entries, got %" PetscInt_FMT, lg);
+  if (lg != cu->csrlong) {
+    cu->csrlong = lg;
+    PetscCall(AMBCUDAFreeCSRK_Private(cu));
+    PetscCall(AMBCUDAFreeTranspose_Private(cu));
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+    cu->tuneclean = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* -mat_amb_cuda_csr_lanes: checked; a change sets gpukit's CSR kernel up again at its next use */
 static PetscErrorCode AMBCUDASetCsrLanes_Private(Mat A, MPI_Comm comm, PetscInt lanes)
 {
@@ -1811,6 +1839,7 @@ static PetscErrorCode AMBCUDASetCsrLanes_Private(Mat A, MPI_Comm comm, PetscInt 
     cu->csrlanes = lanes;
     PetscCall(AMBCUDAFreeCSRK_Private(cu));
     PetscCall(GpukitTunerDestroy(&cu->tuner));
+    cu->tuneclean = PETSC_FALSE; /* the next search frees its losers again */
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1880,6 +1909,11 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
     PetscCall(PetscOptionsInt("-mat_amb_cuda_csr_lanes", "Lanes per row of gpukit's CSR kernel (1, 2, 4, 8, 16 or 32; 0: from the mean row length)", "MATAMBCUDA", lanes, &lanes, &set));
     if (set) PetscCall(AMBCUDASetCsrLanes_Private(A, PetscObjectComm((PetscObject)A), lanes));
   }
+  {
+    PetscInt lg = cu->csrlong;
+    PetscCall(PetscOptionsInt("-mat_amb_cuda_csr_long", "gpukit's CSR kernel (the csrk layout and MatMultTranspose): rows of more than this many entries are cut into chunks of 4096, a block each (0: 32 lanes' worth, at least 128)", "MATAMBCUDA", lg, &lg, &set));
+    if (set) PetscCall(AMBCUDASetCsrLong_Private(A, PetscObjectComm((PetscObject)A), lg));
+  }
   PetscCall(PetscOptionsBool("-mat_amb_cuda_lazy_copydown", "After a device COO refresh (MatSetValuesCOO), copy the values to the host only when a host operation reads them (false: at every refresh)", "MATAMBCUDA", cu->lazyhost, &cu->lazyhost, NULL));
   if (!cu->lazyhost) PetscCall(AMBCUDAHostSync_Private(A));
   PetscCall(PetscOptionsBool("-mat_amb_autotune", "Tune the device product's b and threads per block with gpukit's tuner (-gpukit_tune); false: the model's b and 256 threads", "MATAMBCUDA", tune, &tune, &set));
@@ -1931,6 +1965,8 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
   }
   PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_csr_lanes", &v, &set));
   if (set) PetscCall(AMBCUDASetCsrLanes_Private(A, comm, v));
+  PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_csr_long", &v, &set));
+  if (set) PetscCall(AMBCUDASetCsrLong_Private(A, comm, v));
   PetscCall(PetscOptionsGetEList(options, prefix, "-mat_amb_cuda_csr", AMBCUDACsrModes, 3, &v, &set));
   if (set && v != (PetscInt)cu->csrmode) {
     cu->csrmode = (AMBCUDACsrMode)v;
@@ -2223,9 +2259,12 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
 .  -mat_amb_cuda_csr <cusparse,tune,kernel> - the CSR fallback's kernel: cusparse (default) runs cuSPARSE's CSR SpMV;
      tune times gpukit's CSR kernel (FP32 values with -mat_amb_values single; long rows in chunks with FP64 atomics)
      after it; kernel runs only gpukit's (0.54-0.96x cuSPARSE's on the irregular matrices, H200: opt-in). The same
-     kernel runs MatMultTranspose() on the device transpose
+     kernel, with its automatic lanes, runs MatMultTranspose() on the device transpose (not bitwise repeatable where the
+     transpose has long rows, except with -mat_amb_deterministic)
 .  -mat_amb_cuda_csr_lanes <0> - lanes per row of gpukit's CSR kernel: 1, 2, 4, 8, 16 or 32; 0 (default) chooses about
      four entries a lane from the mean row length
+.  -mat_amb_cuda_csr_long <0> - rows of more than this many entries are cut into chunks by gpukit's CSR kernel (also
+     in MatMultTranspose()); 0 (default): 32 lanes' worth, at least 128
 -  -mat_amb_autotune <true> - tune b, the threads per block and the layout (amb, csr, sell, sellk, csrk) with gpukit's
      tuner (kernel "amb_mult")
 
@@ -2312,6 +2351,7 @@ PetscErrorCode MatRegister_AMBCUDA_Private(void)
   PetscCall(PetscLogEventRegister("AMBCUDACopyUp", MAT_CLASSID, &MAT_AMBCUDA_CopyUp));
   PetscCall(PetscLogEventRegister("AMBCUDAPlan", MAT_CLASSID, &MAT_AMBCUDA_Plan));
   PetscCall(PetscLogEventRegister("AMBCUDASellBuild", MAT_CLASSID, &MAT_AMBCUDA_SellBuild));
+  PetscCall(PetscLogEventRegister("AMBCUDACSRKBuild", MAT_CLASSID, &MAT_AMBCUDA_CSRKBuild));
   PetscCall(PetscLogEventRegister("AMBCUDATune", MAT_CLASSID, &MAT_AMBCUDA_Tune));
   PetscCall(PetscLogEventRegister("AMBCUDACOO", MAT_CLASSID, &MAT_AMBCUDA_COO));
   PetscCall(PetscLogEventRegister("AMBCUDACopyDown", MAT_CLASSID, &MAT_AMBCUDA_CopyDown));

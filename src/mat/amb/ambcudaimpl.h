@@ -119,6 +119,7 @@ typedef struct {
   GpukitAMBCSRK  K;
   PetscBool      csrkbuilt, csrkvalstale;
   PetscInt       csrlanes; /* -mat_amb_cuda_csr_lanes: lanes per short row (0: from the mean row length) */
+  PetscInt       csrlong;  /* -mat_amb_cuda_csr_long: rows of more than this many entries are cut into chunks (0: 32 lanes' worth) */
   PetscLogDouble bytes, bytescsr;  /* model of the kernel in use (AMB with the layout's b), CSR */
 
   /* the AMB layout on the device */
@@ -165,7 +166,7 @@ static inline Mat_SeqAMBCUDA *AMBCUDAGet(Mat A)
 typedef PetscErrorCode (*MatAMBCUDAGetStatsFn)(Mat, PetscInt *, PetscInt *, PetscInt *, PetscInt *, PetscInt *, PetscInt *, PetscInt *);
 
 PETSC_INTERN PetscLogEvent MAT_AMBCUDA_Mult, MAT_AMBCUDA_Build, MAT_AMBCUDA_Refresh, MAT_AMBCUDA_CopyUp;
-PETSC_INTERN PetscLogEvent MAT_AMBCUDA_Plan, MAT_AMBCUDA_SellBuild, MAT_AMBCUDA_Tune, MAT_AMBCUDA_COO, MAT_AMBCUDA_CopyDown;
+PETSC_INTERN PetscLogEvent MAT_AMBCUDA_Plan, MAT_AMBCUDA_SellBuild, MAT_AMBCUDA_Tune, MAT_AMBCUDA_COO, MAT_AMBCUDA_CopyDown, MAT_AMBCUDA_CSRKBuild;
 
 /* the name of the layout the device product uses ("amb", "csr", "sell", "sellk"; tests, benchmarks) */
 typedef PetscErrorCode (*MatAMBCUDAGetLayoutFn)(Mat, const char **);

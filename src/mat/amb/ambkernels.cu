@@ -489,29 +489,6 @@ cudaError_t LaunchMultB(const GpukitAMBLayout *L, const double *x, const double 
   return z ? LaunchMult<B, false, true>(L, x, z, y, block, det, stream) : LaunchMult<B, false, false>(L, x, z, y, block, det, stream);
 }
 
-/* CSR: TPR lanes per row (TPR divides 32; whole warps are launched, so every shuffle has its 32 lanes) */
-template <int TPR, bool ADD>
-__global__ void CSRMultKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, const double *__restrict__ a, const double *__restrict__ x, const double *z, double *y)
-{
-  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x, r = t / TPR;
-  const int       lane = (int)(t % TPR);
-  double          sum  = 0.0;
-  if (r < m)
-    for (int e = rowptr[r] + lane; e < rowptr[r + 1]; e += TPR) sum += __ldcs(a + e) * __ldg(x + __ldcs(colidx + e));
-#pragma unroll
-  for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, TPR);
-  if (r < m && lane == 0) y[r] = ADD ? z[r] + sum : sum;
-}
-
-template <int TPR>
-cudaError_t LaunchCSR(const GpukitAMBCSR *A, const double *a, const double *x, const double *z, double *y, cudaStream_t stream)
-{
-  const long long threads = (long long)A->m * TPR;
-  if (z) CSRMultKernel<TPR, true><<<Blocks(threads, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, a, x, z, y);
-  else CSRMultKernel<TPR, false><<<Blocks(threads, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, a, x, z, y);
-  return cudaGetLastError();
-}
-
 __device__ int FindDiagonal(const int *__restrict__ rowptr, const int *__restrict__ colidx, int r)
 {
   int lo = rowptr[r], hi = rowptr[r + 1] - 1;
@@ -848,29 +825,6 @@ extern "C" int GpukitAMBCSRThreadsPerRow(long long m, long long nnz)
   return tpr;
 }
 
-extern "C" cudaError_t GpukitAMBCSRMultCUDA(const GpukitAMBCSR *A, const double *a, const double *x, const double *z, double *y, int tpr, cudaStream_t stream)
-{
-  if (!ValidCSR(A) || (A->m > 0 && !y) || (A->nnz > 0 && (!a || !x))) return cudaErrorInvalidValue;
-  if (A->m == 0) return cudaSuccess;
-  if (tpr == 0) tpr = GpukitAMBCSRThreadsPerRow(A->m, A->nnz);
-  switch (tpr) {
-  case 1:
-    return LaunchCSR<1>(A, a, x, z, y, stream);
-  case 2:
-    return LaunchCSR<2>(A, a, x, z, y, stream);
-  case 4:
-    return LaunchCSR<4>(A, a, x, z, y, stream);
-  case 8:
-    return LaunchCSR<8>(A, a, x, z, y, stream);
-  case 16:
-    return LaunchCSR<16>(A, a, x, z, y, stream);
-  case 32:
-    return LaunchCSR<32>(A, a, x, z, y, stream);
-  default:
-    return cudaErrorInvalidValue;
-  }
-}
-
 extern "C" cudaError_t GpukitAMBDiagonalCUDA(const GpukitAMBCSR *A, const double *a, double *d, cudaStream_t stream)
 {
   if (!ValidCSR(A) || (A->m > 0 && !d) || (A->nnz > 0 && !a)) return cudaErrorInvalidValue;
@@ -1102,7 +1056,7 @@ __global__ void CSRKLongListKernel(int m, const int *__restrict__ rowptr, int lo
 {
   const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (r >= m) return;
-  const int len = rowptr[r + 1] - rowptr[r];
+  const long long len = (long long)rowptr[r + 1] - rowptr[r];
   if (len <= longlen) return;
   const unsigned i = atomicAdd(cnt, 1u);
   if (i < (unsigned)cap) { /* cap = nnz / longlen + 1 > the number of rows longer than longlen: always true */
@@ -1126,9 +1080,9 @@ __global__ void CSRKShortKernel(int m, const int *__restrict__ rowptr, const int
   const int       lane = (int)(t % TPR);
   double          sum  = 0.0;
   if (r < m) {
-    const int beg = rowptr[r], end = rowptr[r + 1];
+    const long long beg = rowptr[r], end = rowptr[r + 1];
     if (end - beg <= longlen)
-      for (int e = beg + lane; e < end; e += TPR) sum = fma((double)__ldcs(a + e), __ldg(x + __ldcs(colidx + e)), sum);
+      for (long long e = beg + lane; e < end; e += TPR) sum = fma((double)__ldcs(a + e), __ldg(x + __ldcs(colidx + e)), sum);
   }
 #pragma unroll
   for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, TPR);
@@ -1203,14 +1157,14 @@ cudaError_t LaunchCSRKT(const GpukitAMBCSR *A, const GpukitAMBCSRK *K, const T *
 
 } // namespace
 
-extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
+namespace
 {
-  if (!ValidCSR(A) || !K || tpr < 0 || tpr > 32 || (tpr & (tpr - 1))) return cudaErrorInvalidValue;
-  *K         = GpukitAMBCSRK();
+cudaError_t CSRKBuild(const GpukitAMBCSR *A, int tpr, int longlen, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
+{
   K->m       = A->m;
   K->nnz     = A->nnz;
   K->tpr     = tpr ? tpr : GpukitAMBCSRThreadsPerRow(A->m, A->nnz);
-  K->longlen = 32 * K->tpr < 128 ? 128 : 32 * K->tpr;
+  K->longlen = longlen > 0 ? longlen : (32 * K->tpr < 128 ? 128 : 32 * K->tpr);
   K->det     = det ? 1 : 0;
   if (single) GPUKIT_AMB_TRY(GpukitPoolMallocN(&K->val32, (size_t)(A->nnz > 0 ? A->nnz : 1), stream));
   if (A->m == 0 || A->nnz <= K->longlen) return cudaSuccess; /* no row can be long */
@@ -1233,9 +1187,27 @@ extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, in
   GPUKIT_AMB_TRY(cudaMemcpyAsync(&hcnt, cnt.p, sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
   GPUKIT_AMB_TRY(cudaMemcpyAsync(&htot, K->chstart + cap, sizeof(long long), cudaMemcpyDeviceToHost, stream));
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
-  if (hcnt > (unsigned)cap || htot > (long long)UINT_MAX) return cudaErrorInvalidValue; /* cannot happen (see the list kernel) */
+  if (hcnt > (unsigned)cap || htot > (long long)INT_MAX) return cudaErrorInvalidValue; /* a grid of at most 2^31 - 1 blocks; cap cannot be passed (the list kernel) */
   K->nlong   = (int)hcnt;
   K->nchunks = htot;
+  return cudaSuccess;
+}
+} // namespace
+
+/* K is set only when the build succeeds (a failed one frees what it took and leaves K empty: no half-built lists) */
+extern "C" cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *A, int tpr, int longlen, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream)
+{
+  GpukitAMBCSRK t = GpukitAMBCSRK();
+  cudaError_t   err;
+
+  if (!ValidCSR(A) || !K || tpr < 0 || tpr > 32 || (tpr & (tpr - 1)) || longlen < 0) return cudaErrorInvalidValue;
+  *K  = GpukitAMBCSRK();
+  err = CSRKBuild(A, tpr, longlen, single, det, &t, stream);
+  if (err != cudaSuccess) {
+    (void)GpukitAMBCSRKFree(&t, stream);
+    return err;
+  }
+  *K = t;
   return cudaSuccess;
 }
 

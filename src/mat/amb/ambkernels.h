@@ -108,10 +108,8 @@ cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const d
    traffic model's input.) */
 cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *csr, int W, long long blk[8], long long *npairs, long long *nlong, cudaStream_t stream);
 
-/* y = A x or y = z + A x (z may be y) with the CSR (values a): tpr lanes per row (1, 2, 4, 8, 16, 32; 0 chooses from
-   the mean row length), the sum of a row in a fixed order (deterministic) */
-cudaError_t GpukitAMBCSRMultCUDA(const GpukitAMBCSR *csr, const double *a, const double *x, const double *z, double *y, int tpr, cudaStream_t stream);
-int         GpukitAMBCSRThreadsPerRow(long long m, long long nnz);
+/* lanes per row of gpukit's CSR kernel (GpukitAMBCSRK below) from the mean row length: about four entries a lane */
+int GpukitAMBCSRThreadsPerRow(long long m, long long nnz);
 
 /* d[i] = A(i, i) for the m rows (0 where the entry is absent or i >= n) */
 cudaError_t GpukitAMBDiagonalCUDA(const GpukitAMBCSR *csr, const double *a, double *d, cudaStream_t stream);
@@ -171,8 +169,9 @@ typedef struct {
 } GpukitAMBCSRK;
 
 /* the long-row lists of K from the CSR (one synchronisation: the counts); tpr lanes per row (1, 2, 4, 8, 16, 32; 0: from
-   the mean row length); single: val32 allocated (filled by GpukitAMBCSRKRefreshCUDA()); det: deterministic (above) */
-cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *csr, int tpr, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream);
+   the mean row length); rows of more than longlen entries are long (0: 32 tpr, at least 128); single: val32 allocated
+   (filled by GpukitAMBCSRKRefreshCUDA()); det: deterministic (above) */
+cudaError_t GpukitAMBCSRKBuildCUDA(const GpukitAMBCSR *csr, int tpr, int longlen, int single, int det, GpukitAMBCSRK *K, cudaStream_t stream);
 /* val32[e] = (float)a[e] (nothing without val32) */
 cudaError_t GpukitAMBCSRKRefreshCUDA(const GpukitAMBCSRK *K, const double *a, cudaStream_t stream);
 /* y = A x (z NULL) or y = z + A x (z may be y): with K's val32 when it has one, else with a (the FP64 CSR values) */
