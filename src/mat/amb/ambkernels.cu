@@ -9,9 +9,12 @@
      4. chunks      a histogram of pairs per segment and two scans give each sorted pair its chunk and lane;
                     atomicMax gives the chunk's block count, a scan its offset cs; the long chunks (more than
                     longnb blocks) get their slices and their one-segment rows become atomic rows;
-     5. Fill        (thread per pair): block indices, padding indices, and the map CSR entry -> value slot.
-   The values are written by the refresh kernel through the map (the same kernel refreshes them when only the values
-   change). CUB's temporary storage, the build's work arrays and the layout's own arrays come from the library's
+     5. Fill        (thread per pair): block indices, padding indices, and the source of each value slot (its CSR
+                    entry; -1 for zero fill and padding).
+   The values are written by the refresh kernel, a thread per value slot reading the CSR entry it holds (the same kernel
+   refreshes them when only the values change). Gathering keeps the writes coalesced; a scatter through a CSR entry ->
+   slot map wrote 8 bytes into a 32-byte sector of its own.
+   CUB's temporary storage, the build's work arrays and the layout's own arrays come from the library's
    stream-ordered pool (no cudaMalloc()/cudaFree(), which synchronise the device); the layout's arrays are allocated
    once at their final size.
    Three host synchronisations read sizes (pairs, chunks, stored values) and one ends the build.
@@ -180,12 +183,14 @@ __global__ void ChunkSizeKernel(long long nc, int b, const int *__restrict__ cnb
   else if (c == nc) t[c] = 0;
 }
 
-/* per pair: the indices of its blocks (and of the chunk's padding blocks of its lane) and the slots of its entries */
-__global__ void FillKernel(long long np, const int *__restrict__ colidx, int n, int b, const int *__restrict__ pbeg, const int *__restrict__ pend, const int *__restrict__ pairslot, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, unsigned short *__restrict__ lidx, long long *__restrict__ map)
+/* per pair, in sorted order (a warp's threads are neighbouring lanes of a chunk, so that its writes of a block's indices
+   and sources are side by side): the indices of its blocks (and of the chunk's padding blocks of its lane) and, in src,
+   the CSR entry of each value slot its entries take (src starts at -1 everywhere) */
+__global__ void FillKernel(long long np, const int *__restrict__ order, const int *__restrict__ colidx, int n, int b, const int *__restrict__ pbeg, const int *__restrict__ pend, const int *__restrict__ pairslot, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, unsigned short *__restrict__ lidx, int *__restrict__ src)
 {
-  const long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (p >= np) return;
-  const int       s = pairslot[p], c = s / GPUKIT_AMB_C, l = s % GPUKIT_AMB_C, origin = cxoff[c], nbc = cnblk[c];
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= np) return;
+  const int       p = order[i], s = pairslot[p], c = s / GPUKIT_AMB_C, l = s % GPUKIT_AMB_C, origin = cxoff[c], nbc = cnblk[c];
   const long long cs0 = cs[c], k0 = cs0 / b + l;
   int             k = -1, col0 = 0, base = 0, idx = 0;
   for (int e = pbeg[p]; e < pend[p]; e++) {
@@ -197,7 +202,7 @@ __global__ void FillKernel(long long np, const int *__restrict__ colidx, int n, 
       idx  = base - origin;
       lidx[k0 + (long long)GPUKIT_AMB_C * k] = (unsigned short)idx;
     }
-    map[e] = cs0 + (long long)GPUKIT_AMB_C * ((long long)k * b + (col - base)) + l;
+    src[cs0 + (long long)GPUKIT_AMB_C * ((long long)k * b + (col - base)) + l] = e;
   }
   for (int kk = k + 1; kk < nbc; kk++) lidx[k0 + (long long)GPUKIT_AMB_C * kk] = (unsigned short)idx;
 }
@@ -232,11 +237,17 @@ __global__ void SliceFillKernel(long long nc, const int *__restrict__ cnblk, int
   }
 }
 
+/* a thread per value slot: its CSR entry's value, 0 for zero fill and padding. The 32 lanes of a warp write side by
+   side; their reads are 32 rows' entries, and the warp's next slots (the next column of the chunk) read the entries next
+   to them, from the same sectors */
 template <typename T>
-__global__ void RefreshKernel(int nnz, const long long *__restrict__ map, const double *__restrict__ a, T *__restrict__ val)
+__global__ void RefreshKernel(long long nval, const int *__restrict__ src, const double *__restrict__ a, T *__restrict__ val)
 {
-  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (e < nnz) val[map[e]] = (T)a[e];
+  const long long s = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (s < nval) {
+    const int e = src[s];
+    val[s]      = e >= 0 ? (T)a[e] : (T)0;
+  }
 }
 
 /* the plan's block counts: for each b = i + 1, the blocks the greedy cover of every (row, segment) pair takes (a block
@@ -549,7 +560,7 @@ cudaError_t EmptyLayout(GpukitAMBLayout *L, cudaStream_t stream)
 
 extern "C" cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L, cudaStream_t stream)
 {
-  void *arrays[] = {L->cs, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->colidx, L->val, L->map, L->initrows, L->pairptr, L->pairslot, L->slchunk, L->slbeg};
+  void *arrays[] = {L->cs, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->colidx, L->val, L->src, L->initrows, L->pairptr, L->pairslot, L->slchunk, L->slbeg};
   for (void *p : arrays)
     if (p) GPUKIT_AMB_TRY(GpukitPoolFree(p, stream));
   *L = GpukitAMBLayout();
@@ -577,7 +588,6 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   L->nnz    = nnz;
   GPUKIT_AMB_TRY(DevAlloc(&L->pairptr, (long long)m + 1, stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->pairptr, 0, sizeof(int), stream));
-  GPUKIT_AMB_TRY(DevAlloc(&L->map, nnz, stream));
   if (m == 0) return EmptyLayout(L, stream);
 
   /* 1. pairs per row, pairptr, the rows of the init pass (collected in scratch memory of m rows: the long chunks'
@@ -745,22 +755,23 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   if (hnextra > 0) GPUKIT_AMB_TRY(cudaMemcpyAsync(L->initrows + L->ninit, extra.p, (size_t)hnextra * sizeof(int), cudaMemcpyDeviceToDevice, stream));
   L->ninit += (long long)hnextra;
 
-  /* 5. indices and the map; values zeroed (the refresh fills them) */
+  /* 5. indices and the slots' sources (-1: zero fill); the values are left to the refresh, which writes every slot */
   GPUKIT_AMB_TRY(DevAlloc(&L->colidx, L->nval / b, stream));
+  GPUKIT_AMB_TRY(DevAlloc(&L->src, L->nval, stream));
   GPUKIT_AMB_TRY(GpukitPoolMalloc(&L->val, (size_t)(L->nval > 0 ? L->nval : 1) * (single ? sizeof(float) : sizeof(double)), stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->colidx, 0, (size_t)(L->nval / b) * sizeof(unsigned short), stream));
-  GPUKIT_AMB_TRY(cudaMemsetAsync(L->val, 0, (size_t)L->nval * (single ? sizeof(float) : sizeof(double)), stream));
-  FillKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, A->colidx, n, b, pbeg.As<int>(), pend.As<int>(), L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->map);
+  GPUKIT_AMB_TRY(cudaMemsetAsync(L->src, 0xff, (size_t)L->nval * sizeof(int), stream));
+  FillKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, order.As<int>(), A->colidx, n, b, pbeg.As<int>(), pend.As<int>(), L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->src);
   GPUKIT_AMB_TRY(cudaGetLastError());
   return cudaStreamSynchronize(stream);
 }
 
 extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream)
 {
-  if (!L || (L->nnz > 0 && (!a || !L->map || !L->val))) return cudaErrorInvalidValue;
-  if (L->nnz == 0) return cudaSuccess;
-  if (L->single) RefreshKernel<float><<<Blocks(L->nnz, THREADS), THREADS, 0, stream>>>(L->nnz, L->map, a, (float *)L->val);
-  else RefreshKernel<double><<<Blocks(L->nnz, THREADS), THREADS, 0, stream>>>(L->nnz, L->map, a, (double *)L->val);
+  if (!L || (L->nnz > 0 && (!a || !L->src || !L->val))) return cudaErrorInvalidValue;
+  if (L->nnz == 0 || L->nval == 0) return cudaSuccess;
+  if (L->single) RefreshKernel<float><<<Blocks(L->nval, THREADS), THREADS, 0, stream>>>(L->nval, L->src, a, (float *)L->val);
+  else RefreshKernel<double><<<Blocks(L->nval, THREADS), THREADS, 0, stream>>>(L->nval, L->src, a, (double *)L->val);
   return cudaGetLastError();
 }
 
