@@ -2,7 +2,8 @@
    Device kernels of MATAMBCUDA (interface and layout in ambkernels.h; the host reference is ambhost.c).
 
    The build from the device CSR, in passes over the rows, the (row, segment) pairs and the chunks:
-     1. CountPairs  (warp per row): pairs per row -> pairptr (scan); rows with no or several segments counted;
+     1. CountPairs  (thread per row, block per long row): pairs per row -> pairptr (scan); rows with no or several
+                    segments counted;
      2. FillPairs   (thread per row): segment, row, first and last entry, block count of every pair;
      3. sort        CUB's stable radix sort of the pair numbers, by block count descending, then by (segment, window):
                     the pairs of a segment in window order, within a window by block count, ties by row;
@@ -54,22 +55,54 @@ inline int Log2(int W)
    Build
    ------------------------------------------------------------------------------------------------------------------ */
 
-/* cnt[r] = the segments row r has entries in. One warp per row (a power-law row of 50000 entries is not walked by one
-   thread): an entry starts a segment when it is the row's first or its segment differs from the previous entry's
-   (columns ascend within a row). W = 1 << ws. Launched with whole warps (blockDim % 32 == 0), so r is the same on the
-   32 lanes and every shuffle has its warp. (No counter here: one atomic per row on one address cost 0.6 ms on 1.8M
-   rows; InitRowsKernel counts the init rows a warp at a time.) */
-__global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, int *__restrict__ cnt)
+/* rows longer than this are counted by a block each (CountPairsLongKernel, BlockCountsLongKernel); shorter ones by a
+   thread, reading AMB_COUNT_BATCH entries at a time */
+constexpr int AMB_COUNT_LONG  = 1024;
+constexpr int AMB_COUNT_BATCH = 8;
+
+/* cnt[r] = the segments row r has entries in: an entry starts a segment when it is the row's first or its segment differs
+   from the previous entry's (columns ascend within a row). W = 1 << ws. A thread per row, its entries read
+   AMB_COUNT_BATCH at a time; rows longer than AMB_COUNT_LONG get cnt[r] = 0 and go to a list (longrows[atomicAdd(nlong)])
+   for CountPairsLongKernel (a power-law row of 50000 entries is not walked by one thread). A warp per row (until session
+   24) left most of its lanes idle on FEM rows: 244 us on fem_p1, 2.5 times its product. (No counter of the init rows
+   here: InitRowsKernel counts them a warp at a time.) */
+__global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, int *__restrict__ cnt, int *__restrict__ longrows, unsigned long long *__restrict__ nlong)
 {
-  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x, r = t / 32;
-  const int       lane = (int)(t % 32);
-  if (r >= m) return; /* the whole warp */
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= m) return;
   const int beg = rowptr[r], end = rowptr[r + 1];
-  int       np  = 0;
-  for (int e = beg + lane; e < end; e += 32)
-    if (e == beg || (colidx[e] >> ws) != (colidx[e - 1] >> ws)) np++;
-  for (int off = 16; off > 0; off /= 2) np += __shfl_down_sync(0xffffffffu, np, off);
-  if (lane == 0) cnt[r] = np;
+  int       np = 0, gprev = -1;
+  if (end - beg > AMB_COUNT_LONG) {
+    cnt[r]                            = 0;
+    longrows[atomicAdd(nlong, 1ULL)] = (int)r;
+    return;
+  }
+  for (int e = beg; e < end; e += AMB_COUNT_BATCH) {
+    int c[AMB_COUNT_BATCH];
+#pragma unroll
+    for (int k = 0; k < AMB_COUNT_BATCH; k++) c[k] = e + k < end ? colidx[e + k] : 0;
+#pragma unroll
+    for (int k = 0; k < AMB_COUNT_BATCH; k++)
+      if (e + k < end) {
+        const int g = c[k] >> ws;
+        np += g != gprev;
+        gprev = g;
+      }
+  }
+  cnt[r] = np;
+}
+
+/* the listed long rows, a block each (grid-stride over *nlong), its threads over the entries; one atomic a warp */
+__global__ void CountPairsLongKernel(const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, const int *__restrict__ longrows, const unsigned long long *__restrict__ nlong, int *__restrict__ cnt)
+{
+  const long long nl = (long long)*nlong;
+  for (long long l = blockIdx.x; l < nl; l += gridDim.x) {
+    const int r = longrows[l], beg = rowptr[r], end = rowptr[r + 1];
+    int       np = 0;
+    for (int e = beg + (int)threadIdx.x; e < end; e += blockDim.x) np += e == beg || (colidx[e] >> ws) != (colidx[e - 1] >> ws);
+    for (int off = 16; off > 0; off /= 2) np += __shfl_down_sync(0xffffffffu, np, off);
+    if ((threadIdx.x & 31) == 0 && np) atomicAdd(cnt + r, np);
+  }
 }
 
 /* the rows with no or several segments, *counter of them (any order: the init pass does not depend on it). One atomic
@@ -256,8 +289,6 @@ __global__ void RefreshKernel(long long nval, const int *__restrict__ src, const
    for the batch, not one an entry); longer rows (power-law rows reach 50000 entries, which one thread walked in 7 ms)
    go to a list and a block each, a thread per segment: the pairs are independent, and a pair's entries are found by
    two binary searches. Exact in both. */
-constexpr int AMB_COUNT_LONG  = 1024;
-constexpr int AMB_COUNT_BATCH = 8;
 
 /* entry c of a pair: a new block for each b = i + 1 that it is at least b columns past the block's start */
 __device__ __forceinline__ void CountEntry(int c, int col0[GPUKIT_AMB_CUDA_MAX_B], unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1])
@@ -597,8 +628,19 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(irows.Get((size_t)m * sizeof(int)));
   GPUKIT_AMB_TRY(counter.Get(sizeof(unsigned long long)));
   GPUKIT_AMB_TRY(cudaMemsetAsync(counter.p, 0, sizeof(unsigned long long), stream));
-  CountPairsKernel<<<Blocks(32LL * m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, Log2(W), cnt.As<int>());
-  GPUKIT_AMB_TRY(cudaGetLastError());
+  {
+    GpukitPoolTemp  lrows(stream), nlong(stream);
+    const long long maxlong = nnz / (AMB_COUNT_LONG + 1); /* at most this many rows are long */
+    GPUKIT_AMB_TRY(lrows.Get((size_t)(maxlong > 0 ? maxlong : 1) * sizeof(int)));
+    GPUKIT_AMB_TRY(nlong.Get(sizeof(unsigned long long)));
+    GPUKIT_AMB_TRY(cudaMemsetAsync(nlong.p, 0, sizeof(unsigned long long), stream));
+    CountPairsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, Log2(W), cnt.As<int>(), lrows.As<int>(), nlong.As<unsigned long long>());
+    GPUKIT_AMB_TRY(cudaGetLastError());
+    if (maxlong > 0) { /* a block per listed row (the kernel reads their count) */
+      CountPairsLongKernel<<<(unsigned)(maxlong < 1024 ? maxlong : 1024), THREADS, 0, stream>>>(A->rowptr, A->colidx, Log2(W), lrows.As<int>(), nlong.As<unsigned long long>(), cnt.As<int>());
+      GPUKIT_AMB_TRY(cudaGetLastError());
+    }
+  }
   GPUKIT_AMB_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, cnt.As<int>(), L->pairptr + 1, m, stream));
   GPUKIT_AMB_TRY(tmp.Get(bytes));
   GPUKIT_AMB_TRY(cub::DeviceScan::InclusiveSum(tmp.p, bytes, cnt.As<int>(), L->pairptr + 1, m, stream));
