@@ -118,7 +118,7 @@ static PetscErrorCode AMBCUDAFreeLayout_Private(Mat_SeqAMBCUDA *cu)
   cudaStream_t stream;
 
   PetscFunctionBegin;
-  if (!cu->built && !cu->L.cs && !cu->L.map && !cu->L.pairptr) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!cu->built && !cu->L.cs && !cu->L.src && !cu->L.pairptr) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
   PetscCallCUDA(GpukitAMBLayoutFree(&cu->L, stream)); /* back to the pool, no device synchronisation */
   cu->built = PETSC_FALSE;
@@ -445,7 +445,7 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
 }
 
 /* the device layout with block width b, built on the device when the structure or a parameter changed, its values
-   refreshed through the map when they lag behind the device CSR */
+   refreshed (each stored value from its CSR entry) when they lag behind the device CSR */
 static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
 {
   Mat_SeqAMBCUDA *cu  = AMBCUDAGet(A);

@@ -2,16 +2,20 @@
    Device kernels of MATAMBCUDA (interface and layout in ambkernels.h; the host reference is ambhost.c).
 
    The build from the device CSR, in passes over the rows, the (row, segment) pairs and the chunks:
-     1. CountPairs  (warp per row): pairs per row -> pairptr (scan); rows with no or several segments counted;
+     1. CountPairs  (thread per row, block per long row): pairs per row -> pairptr (scan); rows with no or several
+                    segments counted;
      2. FillPairs   (thread per row): segment, row, first and last entry, block count of every pair;
      3. sort        CUB's stable radix sort of the pair numbers, by block count descending, then by (segment, window):
                     the pairs of a segment in window order, within a window by block count, ties by row;
      4. chunks      a histogram of pairs per segment and two scans give each sorted pair its chunk and lane;
                     atomicMax gives the chunk's block count, a scan its offset cs; the long chunks (more than
                     longnb blocks) get their slices and their one-segment rows become atomic rows;
-     5. Fill        (thread per pair): block indices, padding indices, and the map CSR entry -> value slot.
-   The values are written by the refresh kernel through the map (the same kernel refreshes them when only the values
-   change). CUB's temporary storage, the build's work arrays and the layout's own arrays come from the library's
+     5. Fill        (thread per pair): block indices, padding indices, and the source of each value slot (its CSR
+                    entry; -1 for zero fill and padding).
+   The values are written by the refresh kernel, a thread per value slot reading the CSR entry it holds (the same kernel
+   refreshes them when only the values change). Gathering keeps the writes coalesced; a scatter through a CSR entry ->
+   slot map wrote 8 bytes into a 32-byte sector of its own.
+   CUB's temporary storage, the build's work arrays and the layout's own arrays come from the library's
    stream-ordered pool (no cudaMalloc()/cudaFree(), which synchronise the device); the layout's arrays are allocated
    once at their final size.
    Three host synchronisations read sizes (pairs, chunks, stored values) and one ends the build.
@@ -51,22 +55,54 @@ inline int Log2(int W)
    Build
    ------------------------------------------------------------------------------------------------------------------ */
 
-/* cnt[r] = the segments row r has entries in. One warp per row (a power-law row of 50000 entries is not walked by one
-   thread): an entry starts a segment when it is the row's first or its segment differs from the previous entry's
-   (columns ascend within a row). W = 1 << ws. Launched with whole warps (blockDim % 32 == 0), so r is the same on the
-   32 lanes and every shuffle has its warp. (No counter here: one atomic per row on one address cost 0.6 ms on 1.8M
-   rows; InitRowsKernel counts the init rows a warp at a time.) */
-__global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, int *__restrict__ cnt)
+/* rows longer than this are counted by a block each (CountPairsLongKernel, BlockCountsLongKernel); shorter ones by a
+   thread, reading AMB_COUNT_BATCH entries at a time */
+constexpr int AMB_COUNT_LONG  = 1024;
+constexpr int AMB_COUNT_BATCH = 8;
+
+/* cnt[r] = the segments row r has entries in: an entry starts a segment when it is the row's first or its segment differs
+   from the previous entry's (columns ascend within a row). W = 1 << ws. A thread per row, its entries read
+   AMB_COUNT_BATCH at a time; rows longer than AMB_COUNT_LONG get cnt[r] = 0 and go to a list (longrows[atomicAdd(nlong)])
+   for CountPairsLongKernel (a power-law row of 50000 entries is not walked by one thread). A warp per row (until session
+   24) left most of its lanes idle on FEM rows: 244 us on fem_p1, 2.5 times its product. (No counter of the init rows
+   here: InitRowsKernel counts them a warp at a time.) */
+__global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, int *__restrict__ cnt, int *__restrict__ longrows, unsigned long long *__restrict__ nlong)
 {
-  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x, r = t / 32;
-  const int       lane = (int)(t % 32);
-  if (r >= m) return; /* the whole warp */
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= m) return;
   const int beg = rowptr[r], end = rowptr[r + 1];
-  int       np  = 0;
-  for (int e = beg + lane; e < end; e += 32)
-    if (e == beg || (colidx[e] >> ws) != (colidx[e - 1] >> ws)) np++;
-  for (int off = 16; off > 0; off /= 2) np += __shfl_down_sync(0xffffffffu, np, off);
-  if (lane == 0) cnt[r] = np;
+  int       np = 0, gprev = -1;
+  if (end - beg > AMB_COUNT_LONG) {
+    cnt[r]                            = 0;
+    longrows[atomicAdd(nlong, 1ULL)] = (int)r;
+    return;
+  }
+  for (int e = beg; e < end; e += AMB_COUNT_BATCH) {
+    int c[AMB_COUNT_BATCH];
+#pragma unroll
+    for (int k = 0; k < AMB_COUNT_BATCH; k++) c[k] = e + k < end ? colidx[e + k] : 0;
+#pragma unroll
+    for (int k = 0; k < AMB_COUNT_BATCH; k++)
+      if (e + k < end) {
+        const int g = c[k] >> ws;
+        np += g != gprev;
+        gprev = g;
+      }
+  }
+  cnt[r] = np;
+}
+
+/* the listed long rows, a block each (grid-stride over *nlong), its threads over the entries; one atomic a warp */
+__global__ void CountPairsLongKernel(const int *__restrict__ rowptr, const int *__restrict__ colidx, int ws, const int *__restrict__ longrows, const unsigned long long *__restrict__ nlong, int *__restrict__ cnt)
+{
+  const long long nl = (long long)*nlong;
+  for (long long l = blockIdx.x; l < nl; l += gridDim.x) {
+    const int r = longrows[l], beg = rowptr[r], end = rowptr[r + 1];
+    int       np = 0;
+    for (int e = beg + (int)threadIdx.x; e < end; e += blockDim.x) np += e == beg || (colidx[e] >> ws) != (colidx[e - 1] >> ws);
+    for (int off = 16; off > 0; off /= 2) np += __shfl_down_sync(0xffffffffu, np, off);
+    if ((threadIdx.x & 31) == 0 && np) atomicAdd(cnt + r, np);
+  }
 }
 
 /* the rows with no or several segments, *counter of them (any order: the init pass does not depend on it). One atomic
@@ -180,12 +216,14 @@ __global__ void ChunkSizeKernel(long long nc, int b, const int *__restrict__ cnb
   else if (c == nc) t[c] = 0;
 }
 
-/* per pair: the indices of its blocks (and of the chunk's padding blocks of its lane) and the slots of its entries */
-__global__ void FillKernel(long long np, const int *__restrict__ colidx, int n, int b, const int *__restrict__ pbeg, const int *__restrict__ pend, const int *__restrict__ pairslot, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, unsigned short *__restrict__ lidx, long long *__restrict__ map)
+/* per pair, in sorted order (a warp's threads are neighbouring lanes of a chunk, so that its writes of a block's indices
+   and sources are side by side): the indices of its blocks (and of the chunk's padding blocks of its lane) and, in src,
+   the CSR entry of each value slot its entries take (src starts at -1 everywhere) */
+__global__ void FillKernel(long long np, const int *__restrict__ order, const int *__restrict__ colidx, int n, int b, const int *__restrict__ pbeg, const int *__restrict__ pend, const int *__restrict__ pairslot, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, unsigned short *__restrict__ lidx, int *__restrict__ src)
 {
-  const long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (p >= np) return;
-  const int       s = pairslot[p], c = s / GPUKIT_AMB_C, l = s % GPUKIT_AMB_C, origin = cxoff[c], nbc = cnblk[c];
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= np) return;
+  const int       p = order[i], s = pairslot[p], c = s / GPUKIT_AMB_C, l = s % GPUKIT_AMB_C, origin = cxoff[c], nbc = cnblk[c];
   const long long cs0 = cs[c], k0 = cs0 / b + l;
   int             k = -1, col0 = 0, base = 0, idx = 0;
   for (int e = pbeg[p]; e < pend[p]; e++) {
@@ -197,7 +235,7 @@ __global__ void FillKernel(long long np, const int *__restrict__ colidx, int n, 
       idx  = base - origin;
       lidx[k0 + (long long)GPUKIT_AMB_C * k] = (unsigned short)idx;
     }
-    map[e] = cs0 + (long long)GPUKIT_AMB_C * ((long long)k * b + (col - base)) + l;
+    src[cs0 + (long long)GPUKIT_AMB_C * ((long long)k * b + (col - base)) + l] = e;
   }
   for (int kk = k + 1; kk < nbc; kk++) lidx[k0 + (long long)GPUKIT_AMB_C * kk] = (unsigned short)idx;
 }
@@ -232,11 +270,17 @@ __global__ void SliceFillKernel(long long nc, const int *__restrict__ cnblk, int
   }
 }
 
+/* a thread per value slot: its CSR entry's value, 0 for zero fill and padding. The 32 lanes of a warp write side by
+   side; their reads are 32 rows' entries, and the warp's next slots (the next column of the chunk) read the entries next
+   to them, from the same sectors */
 template <typename T>
-__global__ void RefreshKernel(int nnz, const long long *__restrict__ map, const double *__restrict__ a, T *__restrict__ val)
+__global__ void RefreshKernel(long long nval, const int *__restrict__ src, const double *__restrict__ a, T *__restrict__ val)
 {
-  const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (e < nnz) val[map[e]] = (T)a[e];
+  const long long s = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (s < nval) {
+    const int e = src[s];
+    val[s]      = e >= 0 ? (T)a[e] : (T)0;
+  }
 }
 
 /* the plan's block counts: for each b = i + 1, the blocks the greedy cover of every (row, segment) pair takes (a block
@@ -245,8 +289,6 @@ __global__ void RefreshKernel(int nnz, const long long *__restrict__ map, const 
    for the batch, not one an entry); longer rows (power-law rows reach 50000 entries, which one thread walked in 7 ms)
    go to a list and a block each, a thread per segment: the pairs are independent, and a pair's entries are found by
    two binary searches. Exact in both. */
-constexpr int AMB_COUNT_LONG  = 1024;
-constexpr int AMB_COUNT_BATCH = 8;
 
 /* entry c of a pair: a new block for each b = i + 1 that it is at least b columns past the block's start */
 __device__ __forceinline__ void CountEntry(int c, int col0[GPUKIT_AMB_CUDA_MAX_B], unsigned long long cnt[GPUKIT_AMB_CUDA_MAX_B + 1])
@@ -549,7 +591,7 @@ cudaError_t EmptyLayout(GpukitAMBLayout *L, cudaStream_t stream)
 
 extern "C" cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L, cudaStream_t stream)
 {
-  void *arrays[] = {L->cs, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->colidx, L->val, L->map, L->initrows, L->pairptr, L->pairslot, L->slchunk, L->slbeg};
+  void *arrays[] = {L->cs, L->cnblk, L->cxoff, L->cseg, L->lanerow, L->colidx, L->val, L->src, L->initrows, L->pairptr, L->pairslot, L->slchunk, L->slbeg};
   for (void *p : arrays)
     if (p) GPUKIT_AMB_TRY(GpukitPoolFree(p, stream));
   *L = GpukitAMBLayout();
@@ -577,7 +619,6 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   L->nnz    = nnz;
   GPUKIT_AMB_TRY(DevAlloc(&L->pairptr, (long long)m + 1, stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->pairptr, 0, sizeof(int), stream));
-  GPUKIT_AMB_TRY(DevAlloc(&L->map, nnz, stream));
   if (m == 0) return EmptyLayout(L, stream);
 
   /* 1. pairs per row, pairptr, the rows of the init pass (collected in scratch memory of m rows: the long chunks'
@@ -587,8 +628,19 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(irows.Get((size_t)m * sizeof(int)));
   GPUKIT_AMB_TRY(counter.Get(sizeof(unsigned long long)));
   GPUKIT_AMB_TRY(cudaMemsetAsync(counter.p, 0, sizeof(unsigned long long), stream));
-  CountPairsKernel<<<Blocks(32LL * m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, Log2(W), cnt.As<int>());
-  GPUKIT_AMB_TRY(cudaGetLastError());
+  {
+    GpukitPoolTemp  lrows(stream), nlong(stream);
+    const long long maxlong = nnz / (AMB_COUNT_LONG + 1); /* at most this many rows are long */
+    GPUKIT_AMB_TRY(lrows.Get((size_t)(maxlong > 0 ? maxlong : 1) * sizeof(int)));
+    GPUKIT_AMB_TRY(nlong.Get(sizeof(unsigned long long)));
+    GPUKIT_AMB_TRY(cudaMemsetAsync(nlong.p, 0, sizeof(unsigned long long), stream));
+    CountPairsKernel<<<Blocks(m, THREADS), THREADS, 0, stream>>>(m, A->rowptr, A->colidx, Log2(W), cnt.As<int>(), lrows.As<int>(), nlong.As<unsigned long long>());
+    GPUKIT_AMB_TRY(cudaGetLastError());
+    if (maxlong > 0) { /* a block per listed row (the kernel reads their count) */
+      CountPairsLongKernel<<<(unsigned)(maxlong < 1024 ? maxlong : 1024), THREADS, 0, stream>>>(A->rowptr, A->colidx, Log2(W), lrows.As<int>(), nlong.As<unsigned long long>(), cnt.As<int>());
+      GPUKIT_AMB_TRY(cudaGetLastError());
+    }
+  }
   GPUKIT_AMB_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, cnt.As<int>(), L->pairptr + 1, m, stream));
   GPUKIT_AMB_TRY(tmp.Get(bytes));
   GPUKIT_AMB_TRY(cub::DeviceScan::InclusiveSum(tmp.p, bytes, cnt.As<int>(), L->pairptr + 1, m, stream));
@@ -745,22 +797,23 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   if (hnextra > 0) GPUKIT_AMB_TRY(cudaMemcpyAsync(L->initrows + L->ninit, extra.p, (size_t)hnextra * sizeof(int), cudaMemcpyDeviceToDevice, stream));
   L->ninit += (long long)hnextra;
 
-  /* 5. indices and the map; values zeroed (the refresh fills them) */
+  /* 5. indices and the slots' sources (-1: zero fill); the values are left to the refresh, which writes every slot */
   GPUKIT_AMB_TRY(DevAlloc(&L->colidx, L->nval / b, stream));
+  GPUKIT_AMB_TRY(DevAlloc(&L->src, L->nval, stream));
   GPUKIT_AMB_TRY(GpukitPoolMalloc(&L->val, (size_t)(L->nval > 0 ? L->nval : 1) * (single ? sizeof(float) : sizeof(double)), stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->colidx, 0, (size_t)(L->nval / b) * sizeof(unsigned short), stream));
-  GPUKIT_AMB_TRY(cudaMemsetAsync(L->val, 0, (size_t)L->nval * (single ? sizeof(float) : sizeof(double)), stream));
-  FillKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, A->colidx, n, b, pbeg.As<int>(), pend.As<int>(), L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->map);
+  GPUKIT_AMB_TRY(cudaMemsetAsync(L->src, 0xff, (size_t)L->nval * sizeof(int), stream));
+  FillKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, order.As<int>(), A->colidx, n, b, pbeg.As<int>(), pend.As<int>(), L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->src);
   GPUKIT_AMB_TRY(cudaGetLastError());
   return cudaStreamSynchronize(stream);
 }
 
 extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream)
 {
-  if (!L || (L->nnz > 0 && (!a || !L->map || !L->val))) return cudaErrorInvalidValue;
-  if (L->nnz == 0) return cudaSuccess;
-  if (L->single) RefreshKernel<float><<<Blocks(L->nnz, THREADS), THREADS, 0, stream>>>(L->nnz, L->map, a, (float *)L->val);
-  else RefreshKernel<double><<<Blocks(L->nnz, THREADS), THREADS, 0, stream>>>(L->nnz, L->map, a, (double *)L->val);
+  if (!L || (L->nnz > 0 && (!a || !L->src || !L->val))) return cudaErrorInvalidValue;
+  if (L->nnz == 0 || L->nval == 0) return cudaSuccess;
+  if (L->single) RefreshKernel<float><<<Blocks(L->nval, THREADS), THREADS, 0, stream>>>(L->nval, L->src, a, (float *)L->val);
+  else RefreshKernel<double><<<Blocks(L->nval, THREADS), THREADS, 0, stream>>>(L->nval, L->src, a, (double *)L->val);
   return cudaGetLastError();
 }
 

@@ -1,6 +1,6 @@
 /*
    Device kernels of MATAMBCUDA (ambkernels.cu): the AMB layout built on the device from a device CSR, the values
-   refresh through the CSR-position -> slot map, the products (AMB with atomics, AMB deterministic, CSR) and the small
+   refresh (a thread per stored value, from the CSR entry it holds), the products (AMB with atomics, AMB deterministic, CSR) and the small
    value kernels. Pure CUDA with a C interface, no PETSc: the glue (ambcuda.cu) fills the arguments.
 
    THE LAYOUT is the one of src/mat/amb/ambimpl.h (AMBLayout, the host reference built by AMBLayoutBuild_Host() in
@@ -21,7 +21,7 @@
    LONG CHUNKS (power-law rows: one thread per lane would walk a 50000-entry row alone while the rest of the GPU
    idles): a chunk with more than longnb blocks is summed in pieces of at most longnb blocks, the first by the lane's
    thread of the main kernel, the others (the slices slchunk/slbeg) by a second kernel; all add atomically. The stored
-   layout is unchanged (same cs, colidx, val, map): only who sums which blocks. The deterministic product ignores it.
+   layout is unchanged (same cs, colidx, val, src): only who sums which blocks. The deterministic product ignores it.
 
    ORDER of the deterministic product (AMBMult_Host's, bitwise): ONE running sum acc = init (0, or z[r]); for each of
    r's pairs in ascending segment order, for k, j ascending: acc = acc + val*x (each multiply and add rounded:
@@ -74,7 +74,7 @@ typedef struct {
   int            *lanerow;  /* 32*nchunks: row code, see above */
   unsigned short *colidx;   /* nval / b */
   void           *val;      /* nval doubles (single: floats) */
-  long long      *map;      /* nnz: CSR entry -> position in val */
+  int            *src;      /* nval: the CSR entry each position of val holds, -1 for zero fill and padding */
   int            *initrows; /* ninit */
   int            *pairptr;  /* m + 1: the pairs of row r are pairptr[r] .. pairptr[r+1]-1, ascending segment */
   int            *pairslot; /* npairs: 32*chunk + lane of each pair */
@@ -82,9 +82,9 @@ typedef struct {
   int            *slbeg;    /* nslices: its first block (its last is min(slbeg + longnb, cnblk[chunk]) - 1) */
 } GpukitAMBLayout;
 
-/* Builds the structure of L (sizes, cs, cnblk, cxoff, cseg, lanerow, colidx, map, initrows, pairptr, pairslot) from the
-   CSR; val is allocated and zeroed, not filled (GpukitAMBRefreshCUDA() fills it). b in 1..8 and b <= width of the last
-   segment, W a power of 2 in 32..65536, sigma 0, 1 or a multiple of 32 dividing W. L must be zeroed or freed before.
+/* Builds the structure of L (sizes, cs, cnblk, cxoff, cseg, lanerow, colidx, src, initrows, pairptr, pairslot) from the
+   CSR; val is allocated, not filled (GpukitAMBRefreshCUDA() writes every entry of it). b in 1..8 and b <= width of the
+   last segment, W a power of 2 in 32..65536, sigma 0, 1 or a multiple of 32 dividing W. L must be zeroed or freed before.
    longnb: the long-chunk limit in blocks (>= 1), 0 chooses max(GPUKIT_AMB_LONG_MIN, 8 x the mean blocks per pair).
    Synchronises the stream. Temporary memory from the library's pool (src/sys/gpukitpool.h). */
 cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *csr, int b, int W, int sigma, int single, int longnb, GpukitAMBLayout *L, cudaStream_t stream);
@@ -93,7 +93,8 @@ cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *csr, int b, int W, int sigma,
 /* gives the device arrays of L back to the library's pool after the work enqueued on stream, and zeroes it */
 cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L, cudaStream_t stream);
 
-/* the values of L from the CSR values a (nnz, device): val[map[e]] = a[e] (rounded to float with single) */
+/* the values of L from the CSR values a (nnz, device): val[s] = a[src[s]], 0 where src[s] < 0 (rounded to float with
+   single); a thread per stored value, coalesced writes */
 cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream);
 
 /* y = A x (z NULL) or y = z + A x (z may be y) with the AMB layout. deterministic 0: one thread per lane (at most
