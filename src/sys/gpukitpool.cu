@@ -32,13 +32,24 @@ static cudaError_t GpukitPoolsSupported(int dev, bool *yes)
   return cudaSuccess;
 }
 
-/* the library's pool on device dev, created (and its destruction registered) at the first use */
+/* the library's pool on device dev, created (and its destruction registered) at the first use; it keeps
+   -gpukit_pool_keep MiB (default GPUKIT_POOL_KEEP) of freed memory */
 static cudaError_t GpukitPoolGet(int dev)
 {
   cudaMemPoolProps   props = {};
   unsigned long long keep  = GPUKIT_POOL_KEEP;
 
   if (GpukitPool) return cudaSuccess;
+  if (PetscInitializeCalled && !PetscFinalizeCalled) {
+    PetscInt  mib = -1;
+    PetscBool set = PETSC_FALSE;
+    if (PetscOptionsGetInt(NULL, NULL, "-gpukit_pool_keep", &mib, &set) != PETSC_SUCCESS) return cudaErrorUnknown;
+    if (set && mib < 0) { /* the PETSc message first; the caller's PetscCallCUDA() then adds the CUDA error */
+      (void)PetscError(PETSC_COMM_SELF, __LINE__, PETSC_FUNCTION_NAME, __FILE__, PETSC_ERR_ARG_OUTOFRANGE, PETSC_ERROR_INITIAL, "-gpukit_pool_keep %" PetscInt_FMT ": the MiB of freed device memory gpukit's pool keeps must be >= 0", mib);
+      return cudaErrorInvalidValue;
+    }
+    if (set) keep = (unsigned long long)mib << 20;
+  }
   props.allocType     = cudaMemAllocationTypePinned;
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id   = dev;
@@ -87,6 +98,18 @@ cudaError_t GpukitPoolTrim(size_t keep, cudaStream_t stream)
   GPUKIT_POOL_TRY(cudaStreamSynchronize(stream)); /* the frees enqueued on the stream have happened */
   GPUKIT_POOL_TRY(cudaMemPoolGetAttribute(GpukitPool, cudaMemPoolAttrUsedMemCurrent, &used));
   return cudaMemPoolTrimTo(GpukitPool, (size_t)used + keep);
+}
+
+cudaError_t GpukitPoolReserved(size_t *bytes)
+{
+  cuuint64_t r = 0;
+
+  if (!bytes) return cudaErrorInvalidValue;
+  *bytes = 0;
+  if (!GpukitPool) return cudaSuccess;
+  GPUKIT_POOL_TRY(cudaMemPoolGetAttribute(GpukitPool, cudaMemPoolAttrReservedMemCurrent, &r));
+  *bytes = (size_t)r;
+  return cudaSuccess;
 }
 
 cudaError_t GpukitPoolDestroy(void)

@@ -4,10 +4,11 @@
    instead of calling cudaMalloc()/cudaFree() (each synchronises the device).
 
    The pool is one cudaMemPool_t of the library on the current device (cudaMallocFromPoolAsync()); it keeps up to
-   GPUKIT_POOL_KEEP bytes of freed memory for the next allocation and is destroyed at PetscFinalize() (it registers
-   that itself when it is created). Another device gets its default pool (cudaMallocAsync()); a device without memory
-   pools gets plain cudaMalloc()/cudaFree(). Memory from here is freed with GpukitPoolFree() on a stream that is ordered
-   after every use of it (the stream it was used on, or any stream after a synchronisation).
+   GPUKIT_POOL_KEEP bytes (-gpukit_pool_keep MiB) of freed memory for the next allocation and is destroyed at
+   PetscFinalize() (it registers that itself when it is created). Another device gets its default pool
+   (cudaMallocAsync()); a device without memory pools gets plain cudaMalloc()/cudaFree(). Memory from here is freed with
+   GpukitPoolFree() on a stream that is ordered after every use of it (the stream it was used on, or any stream after
+   a synchronisation).
 
    Pure C interface with CUDA types only, no PETSc: device kernel files (*kernels.cu) include it as well as the
    PETSc/CUDA glue (wrap the calls in PetscCallCUDA()).
@@ -16,7 +17,8 @@
 
 #include <cuda_runtime.h>
 
-/* freed memory the pool keeps for the next allocation, bytes (above this it is released at the next synchronisation) */
+/* freed memory the pool keeps for the next allocation, bytes (above this it is released at the next synchronisation);
+   -gpukit_pool_keep <MiB> sets it when the pool is created */
 #define GPUKIT_POOL_KEEP (256ull << 20)
 
 #ifdef __cplusplus
@@ -30,6 +32,8 @@ cudaError_t GpukitPoolFree(void *p, cudaStream_t stream);
 /* after the work enqueued on stream (it synchronises the stream), gives the pool's freed memory above keep bytes back
    to the device (a large transient work space no longer counts in cudaMemGetInfo()) */
 cudaError_t GpukitPoolTrim(size_t keep, cudaStream_t stream);
+/* the device memory the pool holds now (allocated from it or kept), bytes; 0 before its first use */
+cudaError_t GpukitPoolReserved(size_t *bytes);
 /* destroys the pool (PetscFinalize() calls it; memory still allocated from it is released when freed) */
 cudaError_t GpukitPoolDestroy(void);
 

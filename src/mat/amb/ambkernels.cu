@@ -20,6 +20,7 @@
    once at their final size.
    Three host synchronisations read sizes (pairs, chunks, stored values) and one ends the build.
 */
+#include <chrono>
 #include <climits>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -37,6 +38,12 @@ namespace
 {
 
 constexpr int THREADS = 256;
+
+/* host wall time since t0, ms (the build's phases end at its synchronisations) */
+inline double MsSince(std::chrono::steady_clock::time_point t0)
+{
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 inline unsigned Blocks(long long work, int per)
 {
@@ -609,6 +616,7 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
 
   if (!ValidCSR(A) || !L || b < 1 || b > GPUKIT_AMB_CUDA_MAX_B || W < 32 || W > 65536 || (W & (W - 1)) || sigma < 0 || longnb < 0) return cudaErrorInvalidValue;
   if (n > 0 && b > n - (nseg - 1) * W) return cudaErrorInvalidValue; /* b must fit the last segment */
+  const auto t0 = std::chrono::steady_clock::now();
   *L        = GpukitAMBLayout();
   L->b      = b;
   L->W      = W;
@@ -650,6 +658,7 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(cudaMemcpyAsync(hp, L->pairptr + m, sizeof(int), cudaMemcpyDeviceToHost, stream));
   GPUKIT_AMB_TRY(cudaMemcpyAsync(&hninit, counter.p, sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
+  L->tphase[0] = MsSince(t0);
   L->npairs = hp[0];
   L->ninit  = (long long)hninit;
   if (longnb == 0) { /* automatic: 8 x the mean blocks per pair (at most nnz / (npairs b) when blocks are full) */
@@ -730,6 +739,7 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(tmp.Release());
   GPUKIT_AMB_TRY(cudaMemcpyAsync(&hnc, chunkstart.As<int>() + nseg, sizeof(int), cudaMemcpyDeviceToHost, stream));
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
+  L->tphase[1] = MsSince(t0) - L->tphase[0];
   L->nchunks = hnc;
   if ((long long)hnc * GPUKIT_AMB_C > INT_MAX) return cudaErrorInvalidValue; /* lane numbers are int */
   GPUKIT_AMB_TRY(DevAlloc(&L->cnblk, hnc, stream));
@@ -782,6 +792,7 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
     GPUKIT_AMB_TRY(cudaMemcpyAsync(&hnsl, soff.As<int>() + hnc, sizeof(int), cudaMemcpyDeviceToHost, stream));
     GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
     GPUKIT_AMB_TRY(tmp.Release());
+    L->tphase[2] = MsSince(t0) - L->tphase[0] - L->tphase[1];
   }
 
   /* the slices of the long chunks, and the init rows with the long chunks' one-segment rows appended */
@@ -805,7 +816,9 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->src, 0xff, (size_t)L->nval * sizeof(int), stream));
   FillKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, order.As<int>(), A->colidx, n, b, pbeg.As<int>(), pend.As<int>(), L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->src);
   GPUKIT_AMB_TRY(cudaGetLastError());
-  return cudaStreamSynchronize(stream);
+  GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
+  L->tphase[3] = MsSince(t0) - L->tphase[0] - L->tphase[1] - L->tphase[2];
+  return cudaSuccess;
 }
 
 extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cudaStream_t stream)

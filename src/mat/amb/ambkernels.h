@@ -80,6 +80,8 @@ typedef struct {
   int            *pairslot; /* npairs: 32*chunk + lane of each pair */
   int            *slchunk;  /* nslices: the chunk of each slice */
   int            *slbeg;    /* nslices: its first block (its last is min(slbeg + longnb, cnblk[chunk]) - 1) */
+  double          tphase[4]; /* host wall time of the build's phases, ms: pairs (to the first synchronisation), sort and
+                                chunk counts (second), chunks and sizes (third), indices and sources (the end) */
 } GpukitAMBLayout;
 
 /* Builds the structure of L (sizes, cs, cnblk, cxoff, cseg, lanerow, colidx, src, initrows, pairptr, pairslot) from the
