@@ -32,8 +32,8 @@ static cudaError_t GpukitPoolsSupported(int dev, bool *yes)
   return cudaSuccess;
 }
 
-/* the library's pool on device dev, created (and its destruction registered) at the first use; it keeps
-   -gpukit_pool_keep MiB (default GPUKIT_POOL_KEEP) of freed memory */
+/* the library's pool on device dev, created (and its destruction registered) at the first use; it holds on to at most
+   -gpukit_pool_keep MiB (default GPUKIT_POOL_KEEP) of device memory across a synchronisation, in use or free */
 static cudaError_t GpukitPoolGet(int dev)
 {
   cudaMemPoolProps   props = {};

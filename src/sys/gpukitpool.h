@@ -4,8 +4,9 @@
    instead of calling cudaMalloc()/cudaFree() (each synchronises the device).
 
    The pool is one cudaMemPool_t of the library on the current device (cudaMallocFromPoolAsync()); it keeps up to
-   GPUKIT_POOL_KEEP bytes (-gpukit_pool_keep MiB) of freed memory for the next allocation and is destroyed at
-   PetscFinalize() (it registers that itself when it is created). Another device gets its default pool
+   GPUKIT_POOL_KEEP bytes (-gpukit_pool_keep MiB) of device memory, in use or free, across a synchronisation (CUDA's
+   release threshold: free memory above it goes back to the device), so that the next allocation reuses it, and is
+   destroyed at PetscFinalize() (it registers that itself when it is created). Another device gets its default pool
    (cudaMallocAsync()); a device without memory pools gets plain cudaMalloc()/cudaFree(). Memory from here is freed with
    GpukitPoolFree() on a stream that is ordered after every use of it (the stream it was used on, or any stream after
    a synchronisation).
@@ -17,8 +18,8 @@
 
 #include <cuda_runtime.h>
 
-/* freed memory the pool keeps for the next allocation, bytes (above this it is released at the next synchronisation);
-   -gpukit_pool_keep <MiB> sets it when the pool is created */
+/* device memory the pool holds on to across a synchronisation, in use or free, bytes (CUDA's release threshold: free
+   memory above it is released at the next synchronisation); -gpukit_pool_keep <MiB> sets it when the pool is created */
 #define GPUKIT_POOL_KEEP (256ull << 20)
 
 #ifdef __cplusplus
