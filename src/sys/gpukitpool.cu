@@ -32,6 +32,21 @@ static cudaError_t GpukitPoolsSupported(int dev, bool *yes)
   return cudaSuccess;
 }
 
+/* -gpukit_pool_keep, read (and listed by -help) when the pool is made: *keep in bytes, unchanged when not given */
+static PetscErrorCode GpukitPoolGetOptions(unsigned long long *keep)
+{
+  PetscInt  mib = (PetscInt)(*keep >> 20);
+  PetscBool set = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscOptionsBegin(PETSC_COMM_SELF, NULL, "gpukit's device memory pool", "GPUKIT");
+  PetscCall(PetscOptionsInt("-gpukit_pool_keep", "MiB of device memory gpukit's pool holds on to across a synchronisation, in use or free (CUDA's release threshold)", "GpukitPoolMalloc", mib, &mib, &set));
+  PetscOptionsEnd();
+  PetscCheck(!set || (mib >= 0 && mib <= ((PetscInt)1 << 24)), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpukit_pool_keep %" PetscInt_FMT ": the MiB of freed device memory gpukit's pool keeps must be >= 0 (and at most 16777216)", mib);
+  if (set) *keep = (unsigned long long)mib << 20;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the library's pool on device dev, created (and its destruction registered) at the first use; it holds on to at most
    -gpukit_pool_keep MiB (default GPUKIT_POOL_KEEP) of device memory across a synchronisation, in use or free */
 static cudaError_t GpukitPoolGet(int dev)
@@ -40,16 +55,8 @@ static cudaError_t GpukitPoolGet(int dev)
   unsigned long long keep  = GPUKIT_POOL_KEEP;
 
   if (GpukitPool) return cudaSuccess;
-  if (PetscInitializeCalled && !PetscFinalizeCalled) {
-    PetscInt  mib = -1;
-    PetscBool set = PETSC_FALSE;
-    if (PetscOptionsGetInt(NULL, NULL, "-gpukit_pool_keep", &mib, &set) != PETSC_SUCCESS) return cudaErrorUnknown;
-    if (set && mib < 0) { /* the PETSc message first; the caller's PetscCallCUDA() then adds the CUDA error */
-      (void)PetscError(PETSC_COMM_SELF, __LINE__, PETSC_FUNCTION_NAME, __FILE__, PETSC_ERR_ARG_OUTOFRANGE, PETSC_ERROR_INITIAL, "-gpukit_pool_keep %" PetscInt_FMT ": the MiB of freed device memory gpukit's pool keeps must be >= 0", mib);
-      return cudaErrorInvalidValue;
-    }
-    if (set) keep = (unsigned long long)mib << 20;
-  }
+  /* a bad value: the PETSc message first; the caller's PetscCallCUDA() then adds the CUDA error */
+  if (PetscInitializeCalled && !PetscFinalizeCalled && GpukitPoolGetOptions(&keep) != PETSC_SUCCESS) return cudaErrorInvalidValue;
   props.allocType     = cudaMemAllocationTypePinned;
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id   = dev;

@@ -2269,6 +2269,8 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
      four entries a lane from the mean row length
 .  -mat_amb_cuda_csr_long <0> - rows of more than this many entries are cut into chunks by gpukit's CSR kernel (also
      in MatMultTranspose()); 0 (default): 32 lanes' worth, at least 128
+.  -gpukit_pool_keep <256> - global: MiB of device memory gpukit's pool (layouts, work arrays) holds on to across a
+     synchronisation, in use or free
 -  -mat_amb_autotune <true> - tune b, the threads per block and the layout (amb, csr, sell, sellk, csrk) with gpukit's
      tuner (kernel "amb_mult")
 
