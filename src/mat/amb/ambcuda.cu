@@ -1087,7 +1087,8 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
   PetscScalar       *ya;
   cudaStream_t       stream;
   GpukitAMBCSR       csrt;
-  const PetscBool    det = ((Mat_SeqAMB *)A->spptr)->opt.deterministic; /* the host options: no plan is needed here */
+  const PetscBool    det   = ((Mat_SeqAMB *)A->spptr)->opt.deterministic; /* the host options: no plan is needed here */
+  PetscBool          fresh = PETSC_FALSE; /* the transpose was (re)built by this call */
 
   PetscFunctionBegin;
   PetscCall(AMBCUDAVecsOnDevice_Private(A, z ? "MatMultTransposeAdd" : "MatMultTranspose", 3, vecs, &ok));
@@ -1108,18 +1109,9 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
     PetscCallCUDA(cudaMalloc((void **)&cu->tperm, (size_t)PetscMax(cu->nnz, 1) * sizeof(int)));
     PetscCallCUDA(cudaMalloc((void **)&cu->tval, (size_t)PetscMax(cu->nnz, 1) * sizeof(double)));
     PetscCallCUDA(GpukitCSRTransposeCUDA((int)cu->m, (int)cu->n, (int)cu->nnz, cu->rowptr, cu->colidx, cu->val, cu->tptr, cu->tcol, cu->tval, cu->tperm, stream));
-    {
-      GpukitAMBCSR t;
-      t.m      = (int)cu->n;
-      t.n      = (int)cu->m;
-      t.nnz    = (int)cu->nnz;
-      t.rowptr = cu->tptr;
-      t.colidx = cu->tcol;
-      PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&t, 0, (int)cu->csrlong, 0, det ? 1 : 0, &cu->KT, stream));
-    }
-    PetscCall(PetscInfo(A, "gpukit: transpose built on the device: CSR kernel with %d lanes a row, %d rows of more than %d entries (%s)\n", cu->KT.tpr, cu->KT.nlong, cu->KT.longlen, det ? "deterministic: one block a long row" : "long rows in chunks with atomics"));
     cu->tbuilt    = PETSC_TRUE;
     cu->tvalstale = PETSC_FALSE;
+    fresh         = PETSC_TRUE;
   } else if (cu->tvalstale) {
     PetscCallCUDA(GpukitCSRPermuteCUDA((int)cu->nnz, cu->tperm, cu->val, cu->tval, stream));
     cu->tvalstale = PETSC_FALSE;
@@ -1129,9 +1121,11 @@ static PetscErrorCode MatMultTransposeAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, V
   csrt.nnz    = (int)cu->nnz;
   csrt.rowptr = cu->tptr;
   csrt.colidx = cu->tcol;
-  if ((PetscBool)cu->KT.det != det) { /* -mat_amb_deterministic changed since the lists were made */
-    PetscCallCUDA(GpukitAMBCSRKFree(&cu->KT, stream));
+  if (fresh || (PetscBool)cu->KT.det != det) { /* the kernel's long-row lists: with a new transpose, and again when
+                                                  -mat_amb_deterministic changed since they were made */
+    if (!fresh) PetscCallCUDA(GpukitAMBCSRKFree(&cu->KT, stream));
     PetscCallCUDA(GpukitAMBCSRKBuildCUDA(&csrt, 0, (int)cu->csrlong, 0, det ? 1 : 0, &cu->KT, stream));
+    if (fresh) PetscCall(PetscInfo(A, "gpukit: transpose built on the device: CSR kernel with %d lanes a row, %d rows of more than %d entries (%s)\n", cu->KT.tpr, cu->KT.nlong, cu->KT.longlen, det ? "deterministic: one block a long row" : "long rows in chunks with atomics"));
   }
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(AMBCUDAGetOutArrays_Private(z, y, &za, &ya));
@@ -1832,6 +1826,20 @@ static PetscErrorCode AMBCUDASetCsrLong_Private(Mat A, MPI_Comm comm, PetscInt l
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* -mat_amb_cuda_csr: a change chooses the layout candidates again */
+static PetscErrorCode AMBCUDASetCsrMode_Private(Mat A, AMBCUDACsrMode mode)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+
+  PetscFunctionBegin;
+  if (mode != cu->csrmode) {
+    cu->csrmode = mode;
+    cu->planned = PETSC_FALSE;
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* -mat_amb_cuda_csr_lanes: checked; a change sets gpukit's CSR kernel up again at its next use */
 static PetscErrorCode AMBCUDASetCsrLanes_Private(Mat A, MPI_Comm comm, PetscInt lanes)
 {
@@ -1902,11 +1910,7 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
   {
     PetscInt cm = (PetscInt)cu->csrmode;
     PetscCall(PetscOptionsEList("-mat_amb_cuda_csr", "The CSR fallback's kernel on the device: cusparse (only cuSPARSE's, the default), tune (cuSPARSE's first, gpukit's a tuner candidate; FP32 values with -mat_amb_values single), kernel (only gpukit's)", "MATAMBCUDA", AMBCUDACsrModes, 3, AMBCUDACsrModes[cu->csrmode], &cm, &set));
-    if (set && cm != (PetscInt)cu->csrmode) {
-      cu->csrmode = (AMBCUDACsrMode)cm;
-      cu->planned = PETSC_FALSE; /* the candidates are chosen again */
-      PetscCall(GpukitTunerDestroy(&cu->tuner));
-    }
+    if (set) PetscCall(AMBCUDASetCsrMode_Private(A, (AMBCUDACsrMode)cm));
   }
   {
     PetscInt lanes = cu->csrlanes;
@@ -1972,11 +1976,7 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
   PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_csr_long", &v, &set));
   if (set) PetscCall(AMBCUDASetCsrLong_Private(A, comm, v));
   PetscCall(PetscOptionsGetEList(options, prefix, "-mat_amb_cuda_csr", AMBCUDACsrModes, 3, &v, &set));
-  if (set && v != (PetscInt)cu->csrmode) {
-    cu->csrmode = (AMBCUDACsrMode)v;
-    cu->planned = PETSC_FALSE;
-    PetscCall(GpukitTunerDestroy(&cu->tuner));
-  }
+  if (set) PetscCall(AMBCUDASetCsrMode_Private(A, (AMBCUDACsrMode)v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
