@@ -650,6 +650,11 @@ static PetscErrorCode GpukitTunerFinish(GpukitTuner t)
   GpukitTuneSearches++;
   PetscCall(GpukitTunerValuesString(t, t->cur, vals, sizeof(vals)));
   PetscCall(PetscInfo(t->owner, "tuner %s [%s]: %s after %" PetscInt_FMT " timed calls, %g ms (starting values %g ms; %" PetscInt_FMT " candidates)\n", t->kernel, t->shape, vals, t->ncalls, (double)t->best_ms, (double)t->start_ms, t->ncands));
+  for (PetscInt i = 0; i < t->ncands; i++) { /* every measured candidate, in the order it was measured */
+    char cv[GPUKIT_TUNE_VAL_LEN];
+    PetscCall(GpukitTunerValuesString(t, t->cands[i].idx, cv, sizeof(cv)));
+    PetscCall(PetscInfo(t->owner, "tuner %s: candidate %" PetscInt_FMT " %s: %g ms\n", t->kernel, i, cv, (double)GpukitTunerEstimate(t, t->cands[i].idx)));
+  }
   if (t->mode == GPUKIT_TUNE_OFF) PetscFunctionReturn(PETSC_SUCCESS);
   if (t->best_ms < 0 || t->start_ms < 0) { /* nothing clean was measured: nothing to keep */
     PetscCall(PetscInfo(t->owner, "tuner %s: no clean measurement; the starting values, not written to the cache\n", t->kernel));
