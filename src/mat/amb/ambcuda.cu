@@ -732,27 +732,13 @@ static PetscErrorCode AMBCUDAPrepare_Private(Mat A)
 static PetscBool AMBCUDATuneValid_Private(void *ctx, const PetscInt vals[])
 {
   const Mat_SeqAMBCUDA *cu = (const Mat_SeqAMBCUDA *)ctx;
-  if ((vals[cu->kblk] / AMB_C) % vals[cu->ksplit]) return PETSC_FALSE; /* a chunk's warps in one thread block */
-  if (!cu->inband) return PETSC_TRUE;
-  return (PetscBool)(vals[cu->klay] == AMBCUDA_LAYOUT_AMB || (vals[cu->kb] == cu->tunevals[0] && vals[cu->kblk] == cu->tunevals[1] && vals[cu->ksplit] == cu->tunevals[2]));
-}
-
-/* the split the product starts from (-mat_amb_cuda_split 0): the model's, for the model's b and the block size */
-static PetscInt AMBCUDASplitStart_Private(Mat_SeqAMBCUDA *cu, PetscInt b, PetscInt block)
-{
-  PetscInt split;
-
-  if (cu->split > 0) return cu->split;
-  if (cu->planopt.deterministic) return 1;
-  split = (PetscInt)GpukitAMBSplitModel((long long)cu->m, cu->m > 0 ? (double)cu->nnz / ((double)cu->m * (double)PetscMax(b, 1)) : 0.0);
-  while (split > 1 && (block / AMB_C) % split) split /= 2;
-  return split;
+  return (PetscBool)(vals[cu->klay] == AMBCUDA_LAYOUT_AMB || (vals[cu->kb] == cu->tunevals[0] && vals[cu->kblk] == cu->tunevals[1]));
 }
 
 static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
-  GpukitTuneKnob  knobs[4], kn_b, kn_blk, kn_lay, kn_split;
+  GpukitTuneKnob  knobs[3], kn_b, kn_blk, kn_lay;
   char            csr[128], shape[256];
   const PetscInt  nblocks = (PetscInt)(sizeof(AMBCUDATuneBlocks) / sizeof(AMBCUDATuneBlocks[0]));
   PetscBool       hasamb  = PETSC_FALSE;
@@ -761,19 +747,16 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
   for (PetscInt i = 0; i < cu->nlayouts; i++) hasamb = (PetscBool)(hasamb || cu->layouts[i] == AMBCUDA_LAYOUT_AMB);
   if (!cu->autotune || (cu->nlayouts < 2 && !hasamb)) { /* nothing to choose */
     PetscCall(GpukitTunerDestroy(&cu->tuner));
-    cu->kb     = 0;
-    cu->kblk   = 1;
-    cu->klay   = 2;
-    cu->ksplit = 3;
+    cu->kb   = 0;
+    cu->kblk = 1;
+    cu->klay = 2;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (cu->tuner) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCheck(!cu->fixblock || cu->split == 0 || (cu->block / AMB_C) % cu->split == 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_INCOMP, "-mat_amb_cuda_split %" PetscInt_FMT " needs a block size that is a multiple of %" PetscInt_FMT " threads (32 per warp of a chunk); -mat_amb_cuda_block_size is %" PetscInt_FMT, cu->split, AMB_C * cu->split, cu->block);
   PetscCall(PetscMemzero(knobs, sizeof(knobs)));
   PetscCall(PetscMemzero(&kn_b, sizeof(kn_b)));
   PetscCall(PetscMemzero(&kn_blk, sizeof(kn_blk)));
   PetscCall(PetscMemzero(&kn_lay, sizeof(kn_lay)));
-  PetscCall(PetscMemzero(&kn_split, sizeof(kn_split)));
   kn_b.name = "b";
   if (!hasamb) { /* no AMB candidate: b and the block size do not matter */
     kn_b.n         = 1;
@@ -797,21 +780,8 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
       if (AMBCUDATuneBlocks[i] == GPUKIT_AMBCUDA_BLOCK) kn_blk.start = i;
     }
   }
-  kn_split.name = "split";
-  if (!hasamb || cu->planopt.deterministic || cu->split > 0) {
-    kn_split.n         = 1;
-    kn_split.values[0] = hasamb ? AMBCUDASplitStart_Private(cu, kn_b.values[kn_b.start], kn_blk.values[kn_blk.start]) : 1;
-  } else { /* 1, 2, 4, 8 warps per chunk, from the model's */
-    const PetscInt s0 = AMBCUDASplitStart_Private(cu, kn_b.values[kn_b.start], kn_blk.values[kn_blk.start]);
-    kn_split.n        = 4;
-    for (PetscInt i = 0; i < 4; i++) {
-      kn_split.values[i] = (PetscInt)1 << i;
-      if (kn_split.values[i] == s0) kn_split.start = i;
-    }
-  }
   cu->tunevals[0] = kn_b.values[kn_b.start];
   cu->tunevals[1] = kn_blk.values[kn_blk.start];
-  cu->tunevals[2] = kn_split.values[kn_split.start];
   kn_lay.name   = "layout";
   kn_lay.n      = cu->nlayouts;
   kn_lay.labels = cu->layoutlabels;
@@ -821,20 +791,17 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
      against CSR at its starting b and block size, and when it wins, b and the block size are tuned for it (with the
      layout last they were walked while CSR ran, where only the starting values are valid: fem_p1 1.15x against 1.46x) */
   if (cu->inband && hasamb) {
-    cu->klay   = 0;
-    cu->kb     = 1;
-    cu->kblk   = 2;
-    cu->ksplit = 3;
+    cu->klay = 0;
+    cu->kb   = 1;
+    cu->kblk = 2;
   } else {
-    cu->kb     = 0;
-    cu->kblk   = 1;
-    cu->ksplit = 2;
-    cu->klay   = 3;
+    cu->kb   = 0;
+    cu->kblk = 1;
+    cu->klay = 2;
   }
-  knobs[cu->kb]     = kn_b;
-  knobs[cu->kblk]   = kn_blk;
-  knobs[cu->klay]   = kn_lay;
-  knobs[cu->ksplit] = kn_split;
+  knobs[cu->kb]   = kn_b;
+  knobs[cu->kblk] = kn_blk;
+  knobs[cu->klay] = kn_lay;
   PetscCall(GpukitTuneShapeCSR(cu->m, (PetscCount)cu->nnz, 0, csr, sizeof(csr)));
   if (cu->csrvalid) { /* the columns' locality: a 3-D stencil and the same matrix under a random permutation share the class above */
     cudaStream_t stream;
@@ -855,16 +822,15 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     PetscCall(PetscStrlen(shape, &len));
     PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".L%" PetscInt_FMT, cu->longnb));
   }
-  PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 4, knobs, &cu->tuner));
-  PetscCall(GpukitTunerSetValid(cu->tuner, AMBCUDATuneValid_Private, cu));
+  PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 3, knobs, &cu->tuner));
+  if (cu->inband && hasamb) PetscCall(GpukitTunerSetValid(cu->tuner, AMBCUDATuneValid_Private, cu));
   PetscCall(GpukitTunerSetShape(cu->tuner, shape));
   PetscCall(GpukitTunerSetDevice(cu->tuner, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the b, threads per block, layout and split in use: the tuner's current choice, or the fixed/model values without a
-   tuner */
-static PetscErrorCode AMBCUDAGetConfig4_Private(Mat A, PetscInt *b, PetscInt *block, PetscInt *layout, PetscInt *split)
+/* the b, threads per block and layout in use: the tuner's current choice, or the fixed/model values without a tuner */
+static PetscErrorCode AMBCUDAGetConfig3_Private(Mat A, PetscInt *b, PetscInt *block, PetscInt *layout)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
 
@@ -875,23 +841,20 @@ static PetscErrorCode AMBCUDAGetConfig4_Private(Mat A, PetscInt *b, PetscInt *bl
     *b      = cfg[cu->kb];
     *block  = cfg[cu->kblk];
     *layout = cfg[cu->klay];
-    *split  = cfg[cu->ksplit];
   } else {
     *b      = PetscMax(1, cu->planopt.bset ? PetscMin(cu->planopt.b, cu->bmax) : cu->bmodel);
     *block  = cu->block;
     *layout = cu->nlayouts > 0 ? cu->layouts[0] : AMBCUDA_LAYOUT_CSR;
-    PetscCheck(cu->split == 0 || (cu->block / AMB_C) % cu->split == 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_INCOMP, "-mat_amb_cuda_split %" PetscInt_FMT " needs a block size that is a multiple of %" PetscInt_FMT " threads (32 per warp of a chunk); -mat_amb_cuda_block_size is %" PetscInt_FMT, cu->split, AMB_C * cu->split, cu->block);
-    *split = AMBCUDASplitStart_Private(cu, *b, *block);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode AMBCUDAGetConfig_Private(Mat A, PetscInt *b, PetscInt *block)
 {
-  PetscInt layout, split;
+  PetscInt layout;
 
   PetscFunctionBegin;
-  PetscCall(AMBCUDAGetConfig4_Private(A, b, block, &layout, &split));
+  PetscCall(AMBCUDAGetConfig3_Private(A, b, block, &layout));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -998,8 +961,8 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   PetscScalar       *ya;
   cudaStream_t       stream;
   const PetscInt    *cfg;
-  PetscInt           nlaunch, fixed[4], layout;
-  PetscInt           kb, kbl, kl, ks; /* the knobs' places in the tuner's order (AMBCUDATunerSetUp_Private()) */
+  PetscInt           nlaunch, fixed[3], layout;
+  PetscInt           kb, kbl, kl; /* the knobs' places in the tuner's order (AMBCUDATunerSetUp_Private()) */
 
   PetscFunctionBegin;
   PetscCall(AMBCUDAVecsOnDevice_Private(A, z ? "MatMultAdd" : "MatMult", 3, vecs, &ok));
@@ -1016,7 +979,6 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   kb  = cu->kb;
   kbl = cu->kblk;
   kl  = cu->klay;
-  ks  = cu->ksplit;
   /* values refreshes, if any, outside the timing */
   if (cu->built) PetscCall(AMBCUDAEnsureLayout_Private(A, cu->key.b));
   if (cu->sellbuilt) PetscCall(AMBCUDAEnsureSell_Private(A, -1));
@@ -1037,7 +999,7 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
       PetscCheck(cfg[kb] == b && cfg[kl] == l, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the tuner changed its candidate (b %" PetscInt_FMT ", layout %" PetscInt_FMT ") to (b %" PetscInt_FMT ", layout %" PetscInt_FMT ") between two calls", b, l, cfg[kb], cfg[kl]);
     }
   } else {
-    PetscCall(AMBCUDAGetConfig4_Private(A, &fixed[kb], &fixed[kbl], &fixed[kl], &fixed[ks]));
+    PetscCall(AMBCUDAGetConfig3_Private(A, &fixed[kb], &fixed[kbl], &fixed[kl]));
     cfg     = fixed;
     nlaunch = 1;
     PetscCall(AMBCUDAMakeReady_Private(A, cfg[kb], cfg[kl]));
@@ -1053,7 +1015,7 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   for (PetscInt l = 0; l < nlaunch; l++) {
     switch (layout) {
     case AMBCUDA_LAYOUT_AMB:
-      PetscCallCUDA(GpukitAMBMultCUDA(&cu->L, xa, za, ya, (int)cfg[kbl], (int)cfg[ks], cu->planopt.deterministic ? 1 : 0, stream));
+      PetscCallCUDA(GpukitAMBMultCUDA(&cu->L, xa, za, ya, (int)cfg[kbl], cu->planopt.deterministic ? 1 : 0, stream));
       break;
     case AMBCUDA_LAYOUT_SELL:
       PetscCall(AMBCUDASellCusparseMult_Private(A, xa, za, ya, stream));
@@ -1087,7 +1049,7 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
       else if (cu->S.val32 && !AMBCUDASingle(cu, cfg[kl])) PetscCallCUDA(GpukitAMBSellFreeValues(&cu->S, 1, stream));
       if (cfg[kl] != AMBCUDA_LAYOUT_CSRK) PetscCall(AMBCUDAFreeCSRK_Private(cu));
       cu->tuneclean = PETSC_TRUE;
-      PetscCall(PetscInfo(A, "gpukit: tuned device product: layout %s (b %" PetscInt_FMT ", %" PetscInt_FMT " threads per block, %" PetscInt_FMT " warps per chunk)\n", AMBCUDALayoutNames[cfg[kl]], cfg[kb], cfg[kbl], cfg[ks]));
+      PetscCall(PetscInfo(A, "gpukit: tuned device product: layout %s (b %" PetscInt_FMT ", %" PetscInt_FMT " threads per block)\n", AMBCUDALayoutNames[cfg[kl]], cfg[kb], cfg[kbl]));
     }
     if (searching) PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Tune, A, 0, 0, 0));
   }
@@ -1937,15 +1899,6 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
     }
   }
   {
-    PetscInt split = cu->split;
-    PetscCall(PetscOptionsInt("-mat_amb_cuda_split", "Warps per chunk of the MATAMBCUDA product: 1, 2, 4 or 8 warps share a chunk's blocks (0 = tuned, starting from the model's)", "MATAMBCUDA", split, &split, &set));
-    if (set) {
-      PetscCheck(split == 0 || split == 1 || split == 2 || split == 4 || split == 8, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_split must be 0 (tuned), 1, 2, 4 or 8 warps per chunk, got %" PetscInt_FMT, split);
-      if (split != cu->split) PetscCall(GpukitTunerDestroy(&cu->tuner));
-      cu->split = split;
-    }
-  }
-  {
     PetscInt sm = (PetscInt)cu->sellmode;
     PetscCall(PetscOptionsEList("-mat_amb_cuda_sell", "SELL-32 on the device: tune (a candidate of the tuner next to the CSR fallback and AMB, with -mat_amb_csr_fallback auto), off, cusparse (always cuSPARSE's sliced ELLPACK), kernel (always gpukit's SELL kernel)", "MATAMBCUDA", AMBCUDASellModes, 4, AMBCUDASellModes[cu->sellmode], &sm, &set));
     if (set && sm != (PetscInt)cu->sellmode) {
@@ -2006,12 +1959,6 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
     if (v != cu->longnb) PetscCall(GpukitTunerDestroy(&cu->tuner));
     cu->longnb = v;
   }
-  PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_split", &v, &set));
-  if (set) {
-    PetscCheck(v == 0 || v == 1 || v == 2 || v == 4 || v == 8, comm, PETSC_ERR_ARG_OUTOFRANGE, "-mat_amb_cuda_split must be 0 (tuned), 1, 2, 4 or 8 warps per chunk, got %" PetscInt_FMT, v);
-    if (v != cu->split) PetscCall(GpukitTunerDestroy(&cu->tuner));
-    cu->split = v;
-  }
   PetscCall(PetscOptionsGetBool(options, prefix, "-mat_amb_autotune", &flg, &set));
   if (set && flg != cu->autotune) {
     cu->autotune = flg;
@@ -2064,9 +2011,9 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPopTab(viewer));
     }
   } else {
-    PetscInt b, block, layout, split;
-    PetscCall(AMBCUDAGetConfig4_Private(A, &b, &block, &layout, &split));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block, %" PetscInt_FMT " warps per chunk (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->planopt.deterministic ? 1 : split, cu->why));
+    PetscInt b, block;
+    PetscCall(AMBCUDAGetConfig_Private(A, &b, &block));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->why));
     if (cu->built) PetscCall(PetscViewerASCIIPrintf(viewer, "  device layout: %lld chunks, %lld stored values, %lld atomic rows, %lld slices of long chunks (limit %d blocks), model %.4g bytes (CSR %.4g)\n", cu->L.nchunks, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, cu->bytes, cu->bytescsr));
     if (cu->tuner) {
       PetscCall(PetscViewerASCIIPushTab(viewer));
@@ -2184,7 +2131,6 @@ static PetscErrorCode AMBConvertToCUDA_Private(Mat A)
   cu->kb            = 0;
   cu->kblk          = 1;
   cu->klay          = 2;
-  cu->ksplit        = 3;
   cu->lazyhost      = PETSC_FALSE; /* opt-in: some readers of the AIJ arrays cannot be hooked (see the man page) */
   cu->twin.copyup   = AMBCUDACopyUp_Private;
   cu->twin.copydown = AMBCUDACopyDown_Private;
@@ -2307,9 +2253,6 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
 .  -mat_amb_cuda_long_blocks <0> - a thread of the product sums at most this many blocks of a lane; longer chunks
      (power-law rows) are split over more threads and their rows added atomically (0: automatic, 8 x the mean blocks
      per (row, segment) pair and at least 128)
-.  -mat_amb_cuda_split <0> - warps per chunk of the product (1, 2, 4 or 8): they share the chunk's blocks and add their
-     sums in shared memory in a fixed order, for few rows of many blocks (wide bands); 0 (default) tunes it from the
-     model's value (the fewest warps that give 4 waves of the device's threads, each warp keeping at least 16 blocks)
 .  -mat_amb_cuda_lazy_copydown <false> - after a device COO refresh (`MatSetValuesCOO()`), leave the host copy stale and
      copy the values down when a host operation reads them (false, the default: at every refresh; opt in only when no
      factorization package other than PETSc's own and no code reading the AIJ arrays directly sees the matrix)

@@ -93,9 +93,8 @@ typedef struct {
   PetscBool      fallback;         /* the CSR kernel runs instead of AMB */
   PetscBool      inband;           /* the built AMB layout has 0.97-1.2 x CSR's model bytes: CSR first, AMB a candidate */
   long long      nlongrows;        /* the plan's rows of more than 1024 entries */
-  PetscInt       tunevals[3];      /* in band: the b, threads per block and split AMB is timed with (other values run only AMB) */
+  PetscInt       tunevals[2];      /* in band: the b and threads per block AMB is timed with (other values run only AMB) */
   PetscInt       kb, kblk, klay;   /* the places of the knobs b, block and layout in the tuner's order */
-  PetscInt       ksplit;           /* and of the knob split (warps per chunk of the AMB product) */
   /* the CSR fallback through cuSPARSE (the kernel MATAIJCUSPARSE runs): gpukit's shared CSR product (gpukitcuda.h) */
   GpukitCSRSpMV csrmv;
   char           why[160];
@@ -138,7 +137,6 @@ typedef struct {
   GpukitTuner tuner;
   PetscInt    block;               /* threads per block when not tuned */
   PetscInt    longnb;              /* -mat_amb_cuda_long_blocks: long-chunk limit in blocks, 0 automatic */
-  PetscInt    split;               /* -mat_amb_cuda_split: warps per chunk of the AMB product, 0 tuned (from the model's start) */
   PetscBool   fixblock, autotune;
 
   /* COO on the device (gpukitcoo.h): entries -> CSR positions */

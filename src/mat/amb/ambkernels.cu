@@ -452,48 +452,6 @@ __global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long 
   else atomicAdd(y + (-code - 2), sum);
 }
 
-/* the same sums with SPLIT warps per chunk: warp p of a chunk's group sums the blocks [p nb / SPLIT, (p+1) nb / SPLIT)
-   of its lanes (nb = the chunk's blocks, at most longnb), the parts meet in shared memory and warp 0 adds them in part
-   order and stores (or adds) the row as MultKernel does. For few chunks of many blocks (wide-band rows: 320000 rows of
-   126 entries are 1.2 waves of threads that each walk 126 blocks) the product then runs on SPLIT times the threads,
-   and no more atomics than MultKernel's (rows of several segments, long chunks). A one-segment row gets the same result
-   from run to run for a given SPLIT (the parts' order is fixed); the rounding differs from MultKernel's single running
-   sum. blockDim.x = 32 x SPLIT x (chunks per thread block); dynamic shared memory:
-   blockDim.x doubles */
-template <int B, bool SINGLE, bool ADD>
-__global__ void __launch_bounds__(1024) MultSplitKernel(long long nchunks, int split, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, int longnb, const double *__restrict__ x, const double *z, double *y)
-{
-  extern __shared__ double part[];
-  const int       w = (int)(threadIdx.x / GPUKIT_AMB_C), l = (int)(threadIdx.x % GPUKIT_AMB_C), p = w % split;
-  const long long c = (long long)blockIdx.x * (long long)(blockDim.x / GPUKIT_AMB_C / split) + w / split;
-  double          sum  = 0.0;
-  int             code = -1;
-
-  if (c < nchunks) {
-    code = lanerow[c * GPUKIT_AMB_C + l];
-    if (code != -1) {
-      const int       nb = min(cnblk[c], longnb), kb = (int)((long long)nb * p / split), ke = (int)((long long)nb * (p + 1) / split);
-      const long long v0 = cs[c] + l, k0 = cs[c] / B + l;
-      const double   *xo = x + cxoff[c];
-      for (int k = kb; k < ke; k++) {
-        const double   *xp = xo + __ldcs(colidx + k0 + (long long)GPUKIT_AMB_C * k);
-        const long long vk = v0 + (long long)GPUKIT_AMB_C * B * k;
-#pragma unroll
-        for (int j = 0; j < B; j++) {
-          const double a = LoadVal<SINGLE>(val, vk + (long long)GPUKIT_AMB_C * j);
-          if (a != 0.0) sum += a * __ldg(xp + j);
-        }
-      }
-    }
-  }
-  if (p > 0) part[threadIdx.x] = sum;
-  __syncthreads();
-  if (p > 0 || code == -1) return;
-  for (int t = 1; t < split; t++) sum += part[threadIdx.x + GPUKIT_AMB_C * t];
-  if (code >= 0) y[code] = ADD ? z[code] + sum : sum;
-  else atomicAdd(y + (-code - 2), sum);
-}
-
 /* the slices of the long chunks: 32 threads per slice (one per lane), blocks [slbeg, min(slbeg + longnb, nblk)) of the
    lane, added atomically (every row of a long chunk is an atomic row, initialised by InitKernel) */
 template <int B, bool SINGLE>
@@ -550,7 +508,7 @@ __global__ void __launch_bounds__(1024) DetKernel(int m, const int *__restrict__
 }
 
 template <int B, bool SINGLE, bool ADD>
-cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int split, int det, cudaStream_t stream)
+cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int det, cudaStream_t stream)
 {
   if (det) {
     if (L->m == 0) return cudaSuccess;
@@ -563,10 +521,7 @@ cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *
   }
   if (L->nchunks == 0) return cudaSuccess;
   const long long nslots = L->nchunks * GPUKIT_AMB_C;
-  if (split > 1) {
-    const int per = block / (GPUKIT_AMB_C * split); /* chunks per thread block */
-    MultSplitKernel<B, SINGLE, ADD><<<Blocks(L->nchunks, per), block, (size_t)block * sizeof(double), stream>>>(L->nchunks, split, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
-  } else MultKernel<B, SINGLE, ADD><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
+  MultKernel<B, SINGLE, ADD><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
   GPUKIT_AMB_TRY(cudaGetLastError());
   if (L->nslices > 0) {
     const long long nt = L->nslices * GPUKIT_AMB_C;
@@ -577,10 +532,10 @@ cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *
 }
 
 template <int B>
-cudaError_t LaunchMultB(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int split, int det, cudaStream_t stream)
+cudaError_t LaunchMultB(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int det, cudaStream_t stream)
 {
-  if (L->single) return z ? LaunchMult<B, true, true>(L, x, z, y, block, split, det, stream) : LaunchMult<B, true, false>(L, x, z, y, block, split, det, stream);
-  return z ? LaunchMult<B, false, true>(L, x, z, y, block, split, det, stream) : LaunchMult<B, false, false>(L, x, z, y, block, split, det, stream);
+  if (L->single) return z ? LaunchMult<B, true, true>(L, x, z, y, block, det, stream) : LaunchMult<B, true, false>(L, x, z, y, block, det, stream);
+  return z ? LaunchMult<B, false, true>(L, x, z, y, block, det, stream) : LaunchMult<B, false, false>(L, x, z, y, block, det, stream);
 }
 
 __device__ int FindDiagonal(const int *__restrict__ rowptr, const int *__restrict__ colidx, int r)
@@ -875,39 +830,29 @@ extern "C" cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const doub
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int split, int deterministic, cudaStream_t stream)
+extern "C" cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int deterministic, cudaStream_t stream)
 {
-  if (!L || block < 32 || block > 1024 || block % 32 || split < 1 || split > 32 || (block / GPUKIT_AMB_C) % split || (L->m > 0 && !y) || (L->nchunks > 0 && !x)) return cudaErrorInvalidValue;
+  if (!L || block < 32 || block > 1024 || block % 32 || (L->m > 0 && !y) || (L->nchunks > 0 && !x)) return cudaErrorInvalidValue;
   switch (L->b) {
   case 1:
-    return LaunchMultB<1>(L, x, z, y, block, split, deterministic, stream);
+    return LaunchMultB<1>(L, x, z, y, block, deterministic, stream);
   case 2:
-    return LaunchMultB<2>(L, x, z, y, block, split, deterministic, stream);
+    return LaunchMultB<2>(L, x, z, y, block, deterministic, stream);
   case 3:
-    return LaunchMultB<3>(L, x, z, y, block, split, deterministic, stream);
+    return LaunchMultB<3>(L, x, z, y, block, deterministic, stream);
   case 4:
-    return LaunchMultB<4>(L, x, z, y, block, split, deterministic, stream);
+    return LaunchMultB<4>(L, x, z, y, block, deterministic, stream);
   case 5:
-    return LaunchMultB<5>(L, x, z, y, block, split, deterministic, stream);
+    return LaunchMultB<5>(L, x, z, y, block, deterministic, stream);
   case 6:
-    return LaunchMultB<6>(L, x, z, y, block, split, deterministic, stream);
+    return LaunchMultB<6>(L, x, z, y, block, deterministic, stream);
   case 7:
-    return LaunchMultB<7>(L, x, z, y, block, split, deterministic, stream);
+    return LaunchMultB<7>(L, x, z, y, block, deterministic, stream);
   case 8:
-    return LaunchMultB<8>(L, x, z, y, block, split, deterministic, stream);
+    return LaunchMultB<8>(L, x, z, y, block, deterministic, stream);
   default:
     return cudaErrorInvalidValue;
   }
-}
-
-extern "C" int GpukitAMBSplitModel(long long lanes, double blocks_per_lane)
-{
-  int dev, sms = 0, threads = 0, split = 1;
-
-  if (lanes <= 0 || cudaGetDevice(&dev) != cudaSuccess) return 1;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess) return 1;
-  while (split < 8 && lanes * split < (long long)GPUKIT_AMB_SPLIT_WAVES * sms * threads && blocks_per_lane / (2 * split) >= GPUKIT_AMB_SPLIT_MIN_BLOCKS) split *= 2;
-  return split;
 }
 
 extern "C" cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *A, int W, long long blk[8], long long *npairs, long long *nlong, cudaStream_t stream)

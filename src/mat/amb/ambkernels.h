@@ -103,17 +103,9 @@ cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cuda
    longnb blocks; the rest of a long chunk by the tail kernel over the slices), plain stores for one-segment rows and
    FP64 atomics for the others (after an init pass over initrows when ninit > 0);
    1: one thread per row over its pairs in the host order (bitwise equal to AMBMult_Host for double values).
-   block: threads per block, a multiple of 32 in 32..1024. split (deterministic 0): warps per chunk, 1..32, dividing
-   block / 32; with split > 1 the split warps of a chunk each sum a contiguous share of its blocks (at most longnb), the
-   shares meet in shared memory and are added in a fixed order (the same result from run to run for a given split). */
-cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int split, int deterministic, cudaStream_t stream);
+   block: threads per block, a multiple of 32 in 32..1024. */
+cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int deterministic, cudaStream_t stream);
 
-/* the warps per chunk (1, 2, 4 or 8) the product starts from, for lanes lanes of about blocks_per_lane blocks each: the
-   fewest that give the product GPUKIT_AMB_SPLIT_WAVES waves of the device's resident threads, as long as each warp keeps
-   at least GPUKIT_AMB_SPLIT_MIN_BLOCKS blocks of its lanes (the current device's multiprocessors; 1 when it cannot say) */
-#define GPUKIT_AMB_SPLIT_WAVES      4
-#define GPUKIT_AMB_SPLIT_MIN_BLOCKS 16
-int GpukitAMBSplitModel(long long lanes, double blocks_per_lane);
 /* for each b = 1..8: sum over the (row, segment) pairs of the pair's block count, in blk[b-1] (host array of 8), and the
    number of pairs in *npairs, the rows of more than 1024 entries in *nlong; W as above. Synchronises the stream. (The
    traffic model's input.) */
