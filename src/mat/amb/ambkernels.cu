@@ -855,6 +855,99 @@ extern "C" cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double 
   }
 }
 
+/* ---- the relabelled layout: B = P A P^T in a reverse Cuthill-McKee order (ambcuda.cu) ------------------------------ */
+
+/* len[i] = the length of A's row perm[i]; len[m] = 0 (the exclusive scan's total) */
+__global__ void PermRowLenKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ perm, int *__restrict__ len)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < m) len[i] = rowptr[perm[i] + 1] - rowptr[perm[i]];
+  else if (i == m) len[i] = 0;
+}
+
+/* a thread per row i of B: A's row perm[i] with its columns relabelled (iperm) and sorted, each with its A entry */
+__global__ void PermFillKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, const int *__restrict__ perm, const int *__restrict__ iperm, const int *__restrict__ rowptrB, int *__restrict__ colB, int *__restrict__ epB)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= m) return;
+  const int r = perm[i], k0 = rowptr[r], len = rowptr[r + 1] - k0, o = rowptrB[i];
+  for (int k = 0; k < len; k++) { /* insertion sort in place (the rows are short: the glue admits at most 64 entries) */
+    const int c = iperm[colidx[k0 + k]];
+    int       j = k - 1;
+    while (j >= 0 && colB[o + j] > c) {
+      colB[o + j + 1] = colB[o + j];
+      epB[o + j + 1]  = epB[o + j];
+      j--;
+    }
+    colB[o + j + 1] = c;
+    epB[o + j + 1]  = k0 + k;
+  }
+}
+
+/* row codes of B's rows to A's: r -> perm[r], -(r+2) -> -(perm[r]+2), -1 stays */
+__global__ void RelabelLanesKernel(long long n, int *__restrict__ lanerow, const int *__restrict__ perm)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int code = lanerow[i];
+  if (code >= 0) lanerow[i] = perm[code];
+  else if (code <= -2) lanerow[i] = -(perm[-code - 2] + 2);
+}
+
+__global__ void RelabelListKernel(long long n, int *__restrict__ v, const int *__restrict__ map)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n && v[i] >= 0) v[i] = map[v[i]];
+}
+
+__global__ void GatherKernel(long long n, const int *__restrict__ perm, const double *__restrict__ x, double *__restrict__ xp)
+{
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) xp[i] = __ldg(x + perm[i]);
+}
+
+extern "C" cudaError_t GpukitAMBPermuteCSRCUDA(const GpukitAMBCSR *A, const int *perm, const int *iperm, int *rowptrB, int *colidxB, int *epermB, cudaStream_t stream)
+{
+  if (!A || A->m != A->n || A->m < 0 || (A->m > 0 && (!perm || !iperm || !rowptrB)) || (A->nnz > 0 && (!colidxB || !epermB))) return cudaErrorInvalidValue;
+  if (A->m == 0) return cudaMemsetAsync(rowptrB, 0, sizeof(int), stream);
+  GpukitPoolTemp len(stream), tmp(stream);
+  size_t         bytes = 0;
+  GPUKIT_AMB_TRY(len.Get(((size_t)A->m + 1) * sizeof(int)));
+  PermRowLenKernel<<<Blocks((long long)A->m + 1, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, perm, len.As<int>());
+  GPUKIT_AMB_TRY(cudaGetLastError());
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, len.As<int>(), rowptrB, A->m + 1, stream));
+  GPUKIT_AMB_TRY(tmp.Get(bytes));
+  GPUKIT_AMB_TRY(cub::DeviceScan::ExclusiveSum(tmp.p, bytes, len.As<int>(), rowptrB, A->m + 1, stream));
+  PermFillKernel<<<Blocks(A->m, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, perm, iperm, rowptrB, colidxB, epermB);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitAMBLayoutRelabelCUDA(GpukitAMBLayout *L, const int *perm, const int *eperm, cudaStream_t stream)
+{
+  if (!L || (L->m > 0 && !perm) || (L->nval > 0 && !eperm)) return cudaErrorInvalidValue;
+  if (L->nchunks > 0) {
+    RelabelLanesKernel<<<Blocks(L->nchunks * GPUKIT_AMB_C, THREADS), THREADS, 0, stream>>>(L->nchunks * GPUKIT_AMB_C, L->lanerow, perm);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  if (L->ninit > 0) {
+    RelabelListKernel<<<Blocks(L->ninit, THREADS), THREADS, 0, stream>>>(L->ninit, L->initrows, perm);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  if (L->nval > 0) {
+    RelabelListKernel<<<Blocks(L->nval, THREADS), THREADS, 0, stream>>>(L->nval, L->src, eperm);
+    GPUKIT_AMB_TRY(cudaGetLastError());
+  }
+  return cudaSuccess;
+}
+
+extern "C" cudaError_t GpukitAMBGatherCUDA(long long n, const int *perm, const double *x, double *xp, cudaStream_t stream)
+{
+  if (n < 0 || (n > 0 && (!perm || !x || !xp))) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  GatherKernel<<<Blocks(n, THREADS), THREADS, 0, stream>>>(n, perm, x, xp);
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t GpukitAMBBlockCountsCUDA(const GpukitAMBCSR *A, int W, long long blk[8], long long *npairs, long long *nlong, cudaStream_t stream)
 {
   GpukitPoolTemp     out(stream);
