@@ -409,7 +409,6 @@ static PetscErrorCode CheckEveryB(Ctx *c)
    every block of D, against a count here from R's block: per pair (a row's entries in one segment of W columns), a
    greedy cover by blocks of b columns, a block starting at the pair's first entry and at every entry at least b columns
    past the last start. Exact equality. */
-typedef PetscErrorCode (*RelabelFn)(Mat, PetscBool *, PetscInt **);
 typedef PetscErrorCode (*PlanCountsFn)(Mat, PetscInt *, PetscInt64[], PetscInt64 *);
 
 static PetscErrorCode CheckPlanCounts(Ctx *c)
@@ -428,8 +427,7 @@ static PetscErrorCode CheckPlanCounts(Ctx *c)
     PetscInt        W, n, maxlen = 0;
     PetscInt64      dev[8], devpairs, ref[8] = {0}, refpairs = 0;
     const PetscInt *ia, *ja;
-    PetscBool       done, relabel = PETSC_FALSE;
-    PetscInt       *perm = NULL, *iperm = NULL, *rowbuf = NULL;
+    PetscBool       done;
     if (!blkd[k]) continue;
     PetscCall(PetscObjectQueryFunction((PetscObject)blkd[k], "MatAMBCUDAGetPlanCounts_C", &f));
     PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s block %d (type %s) has no plan counts: not a MATSEQAMBCUDA", MatTN(c->D), k, MatTN(blkd[k]));
@@ -438,35 +436,13 @@ static PetscErrorCode CheckPlanCounts(Ctx *c)
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "[%d] plan counts of block %d: none (the rules chose the fallback before counting)\n", c->rank, k));
       continue;
     }
-    {
-      RelabelFn fr = NULL;
-      PetscCall(PetscObjectQueryFunction((PetscObject)blkd[k], "MatAMBCUDAGetRelabel_C", &fr));
-      if (fr) PetscCall((*fr)(blkd[k], &relabel, &perm));
-    }
     PetscCall(MatGetRowIJ(blkr[k], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatGetRowIJ() of the reference block %d", k);
-    if (relabel) { /* the device planned B = P A P^T: count B's pattern (row i = A's row perm[i], columns relabelled) */
-      PetscInt maxrow = 0;
-      PetscCall(PetscMalloc1(n, &iperm));
-      for (PetscInt i = 0; i < n; i++) iperm[i] = -1;
-      for (PetscInt i = 0; i < n; i++) {
-        PetscCheck(perm[i] >= 0 && perm[i] < n && iperm[perm[i]] < 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "[%d] block %d: the relabelled layout's order is not a permutation (position %" PetscInt_FMT ")", c->rank, k, i);
-        iperm[perm[i]] = i;
-        maxrow         = PetscMax(maxrow, ia[i + 1] - ia[i]);
-      }
-      PetscCall(PetscMalloc1(maxrow + 1, &rowbuf));
-    }
-    for (PetscInt i = 0; i < n; i++) {
-      PetscInt        g = -1, col0[8] = {0}, r = relabel ? perm[i] : i, len = ia[r + 1] - ia[r];
-      const PetscInt *cols = ja + ia[r];
-      maxlen = PetscMax(maxlen, len);
-      if (relabel) {
-        for (PetscInt e = 0; e < len; e++) rowbuf[e] = iperm[cols[e]];
-        PetscCall(PetscSortInt(len, rowbuf));
-        cols = rowbuf;
-      }
-      for (PetscInt e = 0; e < len; e++) {
-        const PetscInt col = cols[e];
+    for (PetscInt r = 0; r < n; r++) {
+      PetscInt g = -1, col0[8] = {0};
+      maxlen = PetscMax(maxlen, ia[r + 1] - ia[r]);
+      for (PetscInt e = ia[r]; e < ia[r + 1]; e++) {
+        const PetscInt col = ja[e];
         if (col / W != g) { /* a new pair: every b starts a block here */
           g = col / W;
           refpairs++;
@@ -483,13 +459,10 @@ static PetscErrorCode CheckPlanCounts(Ctx *c)
       }
     }
     PetscCall(MatRestoreRowIJ(blkr[k], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-    PetscCall(PetscFree(perm));
-    PetscCall(PetscFree(iperm));
-    PetscCall(PetscFree(rowbuf));
     PetscCheck(devpairs == refpairs, PETSC_COMM_SELF, PETSC_ERR_PLIB, "[%d] block %d: the device plan counts %" PetscInt64_FMT " (row, segment) pairs, the host %" PetscInt64_FMT " (W %" PetscInt_FMT ")", c->rank, k, devpairs, refpairs, W);
     for (int b = 0; b < 8; b++) PetscCheck(dev[b] == ref[b], PETSC_COMM_SELF, PETSC_ERR_PLIB, "[%d] block %d: for b = %d the device plan counts %" PetscInt64_FMT " blocks, the host %" PetscInt64_FMT " (W %" PetscInt_FMT ")", c->rank, k, b + 1, dev[b], ref[b], W);
     c->nchecks++;
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "[%d] ok: plan counts of block %d equal the host's: %" PetscInt64_FMT " pairs, %" PetscInt64_FMT " blocks of 1 .. %" PetscInt64_FMT " of 8 (W %" PetscInt_FMT ", longest row %" PetscInt_FMT "%s%s)\n", c->rank, k, refpairs, ref[0], ref[7], W, maxlen, maxlen > 1024 ? ": the long-row kernel ran" : "", relabel ? "; relabelled: counted on P A P^T" : ""));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "[%d] ok: plan counts of block %d equal the host's: %" PetscInt64_FMT " pairs, %" PetscInt64_FMT " blocks of 1 .. %" PetscInt64_FMT " of 8 (W %" PetscInt_FMT ", longest row %" PetscInt_FMT "%s)\n", c->rank, k, refpairs, ref[0], ref[7], W, maxlen, maxlen > 1024 ? ": the long-row kernel ran" : ""));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -27,7 +27,6 @@ PetscLogEvent MAT_AMBCUDA_Plan, MAT_AMBCUDA_SellBuild, MAT_AMBCUDA_Tune, MAT_AMB
 static const PetscInt AMBCUDATuneBlocks[] = {64, 128, 256, 512, 1024};
 
 static const char *const AMBCUDALayoutNames[AMBCUDA_NLAYOUTS] = {"amb", "csr", "sell", "sellk", "csrk"};
-static const char *const AMBCUDAReorderModes[] = {"auto", "none", "rcm", "AMBCUDAReorderMode", "AMBCUDA_REORDER_", NULL};
 static const char *const AMBCUDASellModes[] = {"tune", "off", "cusparse", "kernel", "AMBCUDASellMode", "AMBCUDA_SELL_", NULL};
 static const char *const AMBCUDACsrModes[]  = {"tune", "cusparse", "kernel", "AMBCUDACsrMode", "AMBCUDA_CSR_", NULL};
 
@@ -94,31 +93,6 @@ static void AMBCUDACSR(const Mat_SeqAMBCUDA *cu, GpukitAMBCSR *csr)
   csr->nnz    = (int)cu->nnz;
   csr->rowptr = cu->rowptr;
   csr->colidx = cu->colidx;
-}
-
-/* the CSR the AMB layout is planned and built from: B = P A P^T when relabelled, else A */
-static void AMBCUDALayoutCSR(const Mat_SeqAMBCUDA *cu, GpukitAMBCSR *csr)
-{
-  AMBCUDACSR(cu, csr);
-  if (cu->relabel) {
-    csr->rowptr = cu->rrowptr;
-    csr->colidx = cu->rcolidx;
-  }
-}
-
-static PetscErrorCode AMBCUDAFreeRelabel_Private(Mat_SeqAMBCUDA *cu)
-{
-  cudaStream_t stream;
-  void        *p[6] = {cu->rperm, cu->riperm, cu->rrowptr, cu->rcolidx, cu->reperm, cu->rx};
-
-  PetscFunctionBegin;
-  cu->relabel = PETSC_FALSE;
-  PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
-  for (int i = 0; i < 6; i++)
-    if (p[i]) PetscCallCUDA(GpukitPoolFree(p[i], stream));
-  cu->rperm = cu->riperm = cu->rrowptr = cu->rcolidx = cu->reperm = NULL;
-  cu->rx                                                          = NULL;
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode AMBCUDAFreeTranspose_Private(Mat_SeqAMBCUDA *cu)
@@ -273,7 +247,6 @@ static PetscErrorCode AMBCUDASyncCSR_Private(Mat A)
   if (structure) {
     PetscCall(AMBCUDAFreeCSR_Private(cu));
     PetscCall(AMBCUDAFreeLayout_Private(cu));
-    PetscCall(AMBCUDAFreeRelabel_Private(cu));
     PetscCall(AMBCUDAFreeSell_Private(cu));
     PetscCall(AMBCUDAFreeCSRK_Private(cu));
     PetscCall(AMBCUDAFreeTranspose_Private(cu));
@@ -399,94 +372,6 @@ static PetscErrorCode AMBCUDAHostSyncAny_Private(Mat X)
 }
 
 /* ------------------------------------------------------------------------------------------------------------------
-   The relabelled layout (-mat_amb_cuda_reorder). A square block whose rows scatter their columns over the whole
-   matrix (a stencil under a random permutation: stencil7_perm's rows span 2.7 million columns on average) gets nothing
-   from AMB's 16-bit windows, and its gathers of x miss the caches. In a reverse Cuthill-McKee order B = P A P^T its
-   columns sit near its rows again. The AMB layout is then built from B (on the device) and turned into A's rows and
-   entries, so the refresh, y and every other operation stay A's; each AMB product first gathers x' = x[perm] (n reads
-   and writes). The order is made on the host from the host pattern (O(nnz) a sweep). Auto: when the rows are short
-   (at most AMBCUDA_REORDER_MAX_ROW) and span at least W/2 columns on average, and the order halves that at least.
-   The tuner then times the relabelled AMB against the other layouts like any AMB layout.
-   ------------------------------------------------------------------------------------------------------------------ */
-static PetscErrorCode AMBCUDARelabelPlan_Private(Mat A)
-{
-  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
-  PetscInt        m = cu->m, maxrow = 0, *perm = NULL;
-  int            *hp = NULL, *hip = NULL;
-  const PetscInt *ia, *ja;
-  PetscScalar    *a;
-  PetscMemType    mtype;
-  cudaStream_t    stream;
-  PetscLogDouble  t0, t1;
-
-  PetscFunctionBegin;
-  if (cu->relabel) PetscCall(AMBCUDAFreeLayout_Private(cu)); /* built on the old B */
-  PetscCall(AMBCUDAFreeRelabel_Private(cu));
-  cu->rspan[0] = cu->rspan[1] = -1;
-  cu->rms                     = 0;
-  if (cu->reorder == AMBCUDA_REORDER_NONE) {
-    PetscCall(PetscStrncpy(cu->rwhy, "-mat_amb_cuda_reorder none", sizeof(cu->rwhy)));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (cu->planopt.deterministic || cu->planopt.fallback_mode == AMB_FALLBACK_ALWAYS) {
-    PetscCall(PetscStrncpy(cu->rwhy, cu->planopt.deterministic ? "not with -mat_amb_deterministic" : "not with -mat_amb_csr_fallback always", sizeof(cu->rwhy)));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (m != cu->n || m < AMBCUDA_REORDER_MIN_ROWS || cu->nnz == 0) {
-    PetscCall(PetscSNPrintf(cu->rwhy, sizeof(cu->rwhy), "%s", m != cu->n ? "not square" : "fewer than 4096 rows or no entries"));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ia, &ja, &a, &mtype)); /* the structure only: valid on the host even when the values are stale */
-  PetscCheck(mtype == PETSC_MEMTYPE_HOST, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the AIJ arrays must be on the host");
-  for (PetscInt r = 0; r < m; r++) maxrow = PetscMax(maxrow, ia[r + 1] - ia[r]);
-  if (maxrow > AMBCUDA_REORDER_MAX_ROW) {
-    PetscCall(PetscSNPrintf(cu->rwhy, sizeof(cu->rwhy), "a row of %" PetscInt_FMT " entries, more than %d", maxrow, AMBCUDA_REORDER_MAX_ROW));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
-  PetscCall(GpukitCSRMeanRowSpan(m, cu->rowptr, cu->colidx, stream, &cu->rspan[0]));
-  if (cu->reorder == AMBCUDA_REORDER_AUTO && cu->rspan[0] < 0.5 * (PetscReal)cu->planopt.W) {
-    PetscCall(PetscSNPrintf(cu->rwhy, sizeof(cu->rwhy), "rows span %.4g columns on average, less than W/2", (double)cu->rspan[0]));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscTime(&t0));
-  PetscCall(PetscMalloc3(m, &perm, m, &hp, m, &hip));
-  PetscCall(AMBReverseCuthillMcKee_Private(m, ia, ja, perm));
-  for (PetscInt i = 0; i < m; i++) hip[i] = -1;
-  for (PetscInt i = 0; i < m; i++) {
-    PetscCheck(perm[i] >= 0 && perm[i] < m && hip[perm[i]] < 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the reverse Cuthill-McKee order is not a permutation (position %" PetscInt_FMT ")", i);
-    hp[i]        = (int)perm[i];
-    hip[perm[i]] = (int)i;
-  }
-  PetscCallCUDA(GpukitPoolMallocN(&cu->rperm, (size_t)m, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&cu->riperm, (size_t)m, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&cu->rrowptr, (size_t)m + 1, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&cu->rcolidx, (size_t)cu->nnz, stream));
-  PetscCallCUDA(GpukitPoolMallocN(&cu->reperm, (size_t)cu->nnz, stream));
-  PetscCallCUDA(cudaMemcpyAsync(cu->rperm, hp, (size_t)m * sizeof(int), cudaMemcpyHostToDevice, stream));
-  PetscCallCUDA(cudaMemcpyAsync(cu->riperm, hip, (size_t)m * sizeof(int), cudaMemcpyHostToDevice, stream));
-  {
-    GpukitAMBCSR csr;
-    AMBCUDACSR(cu, &csr);
-    PetscCallCUDA(GpukitAMBPermuteCSRCUDA(&csr, cu->rperm, cu->riperm, cu->rrowptr, cu->rcolidx, cu->reperm, stream));
-  }
-  PetscCall(GpukitCSRMeanRowSpan(m, cu->rrowptr, cu->rcolidx, stream, &cu->rspan[1])); /* synchronises: hp, hip are free to go */
-  PetscCall(PetscFree3(perm, hp, hip));
-  PetscCall(PetscTime(&t1));
-  cu->rms = 1000.0 * (t1 - t0);
-  if (cu->reorder == AMBCUDA_REORDER_AUTO && cu->rspan[1] > 0.5 * cu->rspan[0]) {
-    PetscCall(PetscSNPrintf(cu->rwhy, sizeof(cu->rwhy), "a reverse Cuthill-McKee order took the mean row span only from %.4g to %.4g columns: not relabelled", (double)cu->rspan[0], (double)cu->rspan[1]));
-    PetscCall(AMBCUDAFreeRelabel_Private(cu));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCallCUDA(GpukitPoolMallocN(&cu->rx, (size_t)m, stream));
-  PetscCall(AMBCUDAFreeLayout_Private(cu)); /* one built on A would not fit */
-  cu->relabel = PETSC_TRUE;
-  PetscCall(PetscSNPrintf(cu->rwhy, sizeof(cu->rwhy), "relabelled in a reverse Cuthill-McKee order: mean row span %.4g -> %.4g columns (%.1f ms on the host)", (double)cu->rspan[0], (double)cu->rspan[1], (double)cu->rms));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* ------------------------------------------------------------------------------------------------------------------
    The plan: the traffic model's b, and AMB or the CSR fallback (the rules of ambimpl.h, on device counts)
    ------------------------------------------------------------------------------------------------------------------ */
 
@@ -515,10 +400,6 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
   if (opt.bset && opt.b > cu->bmax) PetscCall(PetscInfo(A, "gpukit: -mat_amb_b %" PetscInt_FMT ": the device kernels take b <= %" PetscInt_FMT " here (widths 1..%d, at most the last segment's width); using %" PetscInt_FMT "\n", opt.b, cu->bmax, GPUKIT_AMB_CUDA_MAX_B, cu->bmax));
   cu->fallback = PETSC_FALSE;
   cu->inband   = PETSC_FALSE;
-  PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Plan, A, 0, 0, 0));
-  PetscCall(AMBCUDARelabelPlan_Private(A));
-  PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Plan, A, 0, 0, 0));
-  PetscCall(PetscInfo(A, "gpukit: AMB layout %s\n", cu->rwhy));
   switch (opt.fallback_mode) {
   case AMB_FALLBACK_ALWAYS:
     cu->fallback = PETSC_TRUE;
@@ -531,7 +412,7 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
     if (m == 0 || nnz == 0) {
       cu->fallback = PETSC_TRUE;
       PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "no nonzeros"));
-    } else if ((PetscReal)nnz / (PetscReal)m < AMB_FALLBACK_MIN_NNZ_ROW && !cu->relabel) { /* relabelled: the tuner decides */
+    } else if ((PetscReal)nnz / (PetscReal)m < AMB_FALLBACK_MIN_NNZ_ROW) {
       cu->fallback = PETSC_TRUE;
       PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "%.2f nonzeros per row, fewer than %g", (double)((PetscReal)nnz / (PetscReal)m), (double)AMB_FALLBACK_MIN_NNZ_ROW));
     } else PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: decided once the layout is built"));
@@ -546,7 +427,7 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
     GpukitAMBCSR csr;
     cudaStream_t stream;
     PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
-    AMBCUDALayoutCSR(cu, &csr);
+    AMBCUDACSR(cu, &csr);
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Plan, A, 0, 0, 0));
     PetscCallCUDA(GpukitAMBBlockCountsCUDA(&csr, (int)opt.W, cu->blk, &cu->npairs, &cu->nlongrows, stream));
     PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Plan, A, 0, 0, 0));
@@ -587,11 +468,10 @@ static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b, PetscInt si
     PetscCheck(b >= 1 && b <= cu->bmax, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: block width %" PetscInt_FMT " outside 1..%" PetscInt_FMT, b, cu->bmax);
     PetscCall(AMBCUDAFreeLayout_Private(cu));
     size_t pool0 = 0, pool1 = 0;
-    AMBCUDALayoutCSR(cu, &csr); /* B when relabelled: the layout is turned into A's right after */
+    AMBCUDACSR(cu, &csr);
     PetscCallCUDA(GpukitPoolReserved(&pool0));
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Build, A, 0, 0, 0));
     PetscCallCUDA(GpukitAMBBuildCUDA(&csr, (int)b, (int)key.W, (int)key.sigma, key.single ? 1 : 0, (int)key.longnb, &cu->L, stream));
-    if (cu->relabel) PetscCallCUDA(GpukitAMBLayoutRelabelCUDA(&cu->L, cu->rperm, cu->reperm, stream));
     PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Build, A, 0, 0, 0));
     PetscCallCUDA(GpukitPoolReserved(&pool1));
     PetscCall(PetscInfo(A, "gpukit: AMB build's phases (host wall time at its synchronisations): pairs %.3f ms, sort %.3f ms, chunks %.3f ms, fill %.3f ms; gpukit's pool held %.1f MiB before, %.1f MiB after\n", cu->L.tphase[0], cu->L.tphase[1], cu->L.tphase[2], cu->L.tphase[3], (double)pool0 / 1048576.0, (double)pool1 / 1048576.0));
@@ -1160,11 +1040,7 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   for (PetscInt l = 0; l < nlaunch; l++) {
     switch (layout) {
     case AMBCUDA_LAYOUT_AMB:
-      if (cu->relabel) { /* the layout's columns are B's: x' = x[perm] first (part of the product's time) */
-        PetscCheck(!cu->planopt.deterministic, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: a relabelled layout with -mat_amb_deterministic");
-        PetscCallCUDA(GpukitAMBGatherCUDA((long long)cu->n, cu->rperm, xa, cu->rx, stream));
-        PetscCallCUDA(GpukitAMBMultCUDA(&cu->L, cu->rx, za, ya, (int)cfg[kbl], 0, stream));
-      } else PetscCallCUDA(GpukitAMBMultCUDA(&cu->L, xa, za, ya, (int)cfg[kbl], cu->planopt.deterministic ? 1 : 0, stream));
+      PetscCallCUDA(GpukitAMBMultCUDA(&cu->L, xa, za, ya, (int)cfg[kbl], cu->planopt.deterministic ? 1 : 0, stream));
       break;
     case AMBCUDA_LAYOUT_SELL:
       PetscCall(AMBCUDASellCusparseMult_Private(A, xa, za, ya, stream));
@@ -1587,30 +1463,6 @@ static PetscErrorCode MatAMBCUDAGetPlanCounts_AMBCUDA(Mat A, PetscInt *W, PetscI
   *W = cu->planopt.W;
   for (PetscInt b = 0; b < GPUKIT_AMB_CUDA_MAX_B; b++) blk[b] = cu->blk[b];
   *npairs = cu->npairs;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* whether the AMB layout is relabelled, and then a host copy of its order perm[new] = old (PetscFree() it), for tests
-   that count the plan on the host */
-static PetscErrorCode MatAMBCUDAGetRelabel_AMBCUDA(Mat A, PetscBool *relabel, PetscInt **perm)
-{
-  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
-
-  PetscFunctionBegin;
-  PetscCall(AMBCUDAPrepare_Private(A));
-  *relabel = cu->relabel;
-  *perm    = NULL;
-  if (cu->relabel) {
-    int         *h;
-    cudaStream_t stream;
-    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
-    PetscCall(PetscMalloc1(cu->m, &h));
-    PetscCall(PetscMalloc1(cu->m, perm));
-    PetscCallCUDA(cudaMemcpyAsync(h, cu->rperm, (size_t)cu->m * sizeof(int), cudaMemcpyDeviceToHost, stream));
-    PetscCallCUDA(cudaStreamSynchronize(stream));
-    for (PetscInt i = 0; i < cu->m; i++) (*perm)[i] = h[i];
-    PetscCall(PetscFree(h));
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -2072,15 +1924,6 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
     }
   }
   {
-    PetscInt rm = (PetscInt)cu->reorder;
-    PetscCall(PetscOptionsEList("-mat_amb_cuda_reorder", "The AMB layout of a square block whose rows scatter their columns, in a reverse Cuthill-McKee order (x gathered into that order before each AMB product): auto (short rows spanning at least W/2 columns on average), none, rcm (any square block of short rows)", "MATAMBCUDA", AMBCUDAReorderModes, 3, AMBCUDAReorderModes[cu->reorder], &rm, &set));
-    if (set && rm != (PetscInt)cu->reorder) {
-      cu->reorder = (AMBCUDAReorderMode)rm;
-      cu->planned = PETSC_FALSE; /* planned again, layouts chosen again */
-      PetscCall(GpukitTunerDestroy(&cu->tuner));
-    }
-  }
-  {
     PetscInt sm = (PetscInt)cu->sellmode;
     PetscCall(PetscOptionsEList("-mat_amb_cuda_sell", "SELL-32 on the device: tune (a candidate of the tuner next to the CSR fallback and AMB, with -mat_amb_csr_fallback auto), off, cusparse (always cuSPARSE's sliced ELLPACK), kernel (always gpukit's SELL kernel)", "MATAMBCUDA", AMBCUDASellModes, 4, AMBCUDASellModes[cu->sellmode], &sm, &set));
     if (set && sm != (PetscInt)cu->sellmode) {
@@ -2141,12 +1984,6 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
     if (v != cu->longnb) PetscCall(GpukitTunerDestroy(&cu->tuner));
     cu->longnb = v;
   }
-  PetscCall(PetscOptionsGetEList(options, prefix, "-mat_amb_cuda_reorder", AMBCUDAReorderModes, 3, &v, &set));
-  if (set && v != (PetscInt)cu->reorder) {
-    cu->reorder = (AMBCUDAReorderMode)v;
-    cu->planned = PETSC_FALSE;
-    PetscCall(GpukitTunerDestroy(&cu->tuner));
-  }
   PetscCall(PetscOptionsGetBool(options, prefix, "-mat_amb_autotune", &flg, &set));
   if (set && flg != cu->autotune) {
     cu->autotune = flg;
@@ -2203,7 +2040,6 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
     PetscCall(AMBCUDAGetConfig_Private(A, &b, &block, &sigma));
     PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block, sigma %" PetscInt_FMT " (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, sigma, cu->why));
     if (cu->built) PetscCall(PetscViewerASCIIPrintf(viewer, "  device layout: %lld chunks, %lld stored values, %lld atomic rows, %lld slices of long chunks (limit %d blocks), model %.4g bytes (CSR %.4g)\n", cu->L.nchunks, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, cu->bytes, cu->bytescsr));
-    if (cu->relabel) PetscCall(PetscViewerASCIIPrintf(viewer, "  %s\n", cu->rwhy));
     if (cu->tuner) {
       PetscCall(PetscViewerASCIIPushTab(viewer));
       PetscCall(GpukitTunerView(cu->tuner, viewer));
@@ -2245,7 +2081,6 @@ static PetscErrorCode AMBCUDACompose_Private(Mat A, PetscBool on)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetStats_C", on ? GPUKIT_FN(MatAMBCUDAGetStats_AMBCUDA) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetLayout_C", on ? GPUKIT_FN(MatAMBCUDAGetLayout_AMBCUDA) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetPlanCounts_C", on ? GPUKIT_FN(MatAMBCUDAGetPlanCounts_AMBCUDA) : NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetRelabel_C", on ? GPUKIT_FN(MatAMBCUDAGetRelabel_AMBCUDA) : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAMBCUDAGetHostStats_C", on ? GPUKIT_FN(MatAMBCUDAGetHostStats_AMBCUDA) : NULL));
   /* for code that reads the AIJ arrays directly (MatSeqAIJGetArrayRead(), MatSeqAIJGetCSRAndMemType()): call
      PetscTryMethod(A, "GpukitMatSyncHost_C", (Mat), (A)) first */
@@ -2262,7 +2097,6 @@ static PetscErrorCode AMBCUDAFree_Private(Mat_SeqAMBCUDA **pcu)
   if (!cu) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(AMBCUDAFreeCSR_Private(cu));
   PetscCall(AMBCUDAFreeLayout_Private(cu));
-  PetscCall(AMBCUDAFreeRelabel_Private(cu));
   PetscCall(AMBCUDAFreeTranspose_Private(cu));
   PetscCall(GpukitCOODestroy(&cu->coo));
   PetscCall(GpukitTunerDestroy(&cu->tuner));

@@ -63,15 +63,6 @@ typedef enum {
   AMBCUDA_CSR_KERNEL    /* gpukit's only, in place of cuSPARSE's */
 } AMBCUDACsrMode;
 
-typedef enum {
-  AMBCUDA_REORDER_AUTO, /* relabel when the rows scatter their columns (mean row span >= W/2) and are short (<= 64) */
-  AMBCUDA_REORDER_NONE, /* never */
-  AMBCUDA_REORDER_RCM   /* whenever the block is square and its rows are short */
-} AMBCUDAReorderMode;
-
-#define AMBCUDA_REORDER_MAX_ROW 64    /* the relabelled layout takes rows of at most this many entries */
-#define AMBCUDA_REORDER_MIN_ROWS 4096 /* and blocks of at least this many rows */
-
 #define AMBCUDA_MAX_TWIN_OPS  96 /* entries of the twin's op list (device ops and host wrappers) */
 #define AMBCUDA_SELL_MAX_FILL 2.0 /* SELL is a candidate only with at most this many stored entries per nonzero */
 #define AMBCUDA_TUNE_RATIO    1.2 /* with the tuner on, AMB stays a candidate up to this many times CSR's model bytes (ambcuda.cu) */
@@ -148,16 +139,6 @@ typedef struct {
   PetscInt    block;               /* threads per block when not tuned */
   PetscInt    longnb;              /* -mat_amb_cuda_long_blocks: long-chunk limit in blocks, 0 automatic */
   PetscBool   fixblock, autotune;
-
-  /* the relabelled layout (-mat_amb_cuda_reorder; ambkernels.h): the AMB layout built on B = P A P^T in a reverse
-     Cuthill-McKee order, its rows and sources turned into A's, x' = x[perm] gathered before each AMB product */
-  AMBCUDAReorderMode reorder;
-  PetscBool          relabel;                                 /* the AMB layout is (to be) built on B */
-  int               *rperm, *riperm, *rrowptr, *rcolidx, *reperm; /* device: perm, iperm (n), B's structure, B entry -> A entry */
-  double            *rx;                                      /* device: x' (n) */
-  PetscReal          rspan[2];                                /* mean row span of A and of B */
-  PetscLogDouble     rms;                                     /* host wall time of the order and of B, ms */
-  char               rwhy[160];                               /* why (not) relabelled */
 
   /* COO on the device (gpukitcoo.h): entries -> CSR positions */
   GpukitCOO coo;

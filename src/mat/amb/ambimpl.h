@@ -166,9 +166,6 @@ PETSC_INTERN PetscErrorCode AMBLayoutCount_Host(PetscInt m, PetscInt n, const Pe
 /* the block width actually usable for n columns and segment width W: min(b, wlast) */
 PETSC_INTERN PetscInt AMBClampB(PetscInt b, PetscInt n, PetscInt W);
 
-/* ambrcm.c: a reverse Cuthill-McKee order of a square pattern, perm[new] = old (MATAMBCUDA's relabelled layout) */
-PETSC_INTERN PetscErrorCode AMBReverseCuthillMcKee_Private(PetscInt n, const PetscInt *ia, const PetscInt *ja, PetscInt *perm);
-
 /* amb.c */
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAMB(Mat A, MatType type, MatReuse reuse, Mat *newmat);
 PETSC_INTERN PetscErrorCode MatConvert_SeqAMB_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat);

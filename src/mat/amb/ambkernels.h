@@ -106,18 +106,6 @@ cudaError_t GpukitAMBRefreshCUDA(const GpukitAMBLayout *L, const double *a, cuda
    block: threads per block, a multiple of 32 in 32..1024. */
 cudaError_t GpukitAMBMultCUDA(const GpukitAMBLayout *L, const double *x, const double *z, double *y, int block, int deterministic, cudaStream_t stream);
 
-/* THE RELABELLED LAYOUT (ambcuda.cu: a square block whose rows scatter their columns, laid out in a reverse
-   Cuthill-McKee order perm, perm[new] = old, iperm its inverse): B = P A P^T, row i of B is A's row perm[i] with each
-   column c relabelled iperm[c], sorted. GpukitAMBPermuteCSRCUDA() builds B's structure (rowptrB m+1, colidxB nnz) and
-   for each entry of B the entry of A it holds (epermB), a thread per row (rows of at most 64 entries: the sort is an
-   insertion sort). The AMB layout is then built from B, and GpukitAMBLayoutRelabelCUDA() turns it into A's: row codes
-   and init rows to A's rows (perm), sources to A's entries (eperm), so that the refresh reads A's values and the product
-   writes A's rows of y. Its columns stay B's: the product takes x' with x'[j] = x[perm[j]] (GpukitAMBGatherCUDA()).
-   pairptr and pairslot stay in B's row order (the deterministic kernel never runs on a relabelled layout). */
-cudaError_t GpukitAMBPermuteCSRCUDA(const GpukitAMBCSR *A, const int *perm, const int *iperm, int *rowptrB, int *colidxB, int *epermB, cudaStream_t stream);
-cudaError_t GpukitAMBLayoutRelabelCUDA(GpukitAMBLayout *L, const int *perm, const int *eperm, cudaStream_t stream);
-/* xp[i] = x[perm[i]], i < n */
-cudaError_t GpukitAMBGatherCUDA(long long n, const int *perm, const double *x, double *xp, cudaStream_t stream);
 /* for each b = 1..8: sum over the (row, segment) pairs of the pair's block count, in blk[b-1] (host array of 8), and the
    number of pairs in *npairs, the rows of more than 1024 entries in *nlong; W as above. Synchronises the stream. (The
    traffic model's input.) */
