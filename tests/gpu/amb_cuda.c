@@ -166,7 +166,6 @@ static PetscErrorCode FinishTuning(Mat D)
   PetscCall(VecSet(x, 1.0));
   for (int it = 0; it < 128; it++) {
     PetscBool done = PETSC_TRUE;
-    PetscCall(MatMult(D, x, y)); /* first: an option change may have destroyed the tuner, made again at a product */
     for (int k = 0; k < 2; k++) {
       GpukitTuner     t = NULL;
       const PetscInt *cfg;
@@ -178,6 +177,7 @@ static PetscErrorCode FinishTuning(Mat D)
     }
     PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &done, 1, GPUKIT_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)D)));
     if (done) break;
+    PetscCall(MatMult(D, x, y));
   }
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
