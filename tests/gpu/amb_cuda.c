@@ -25,8 +25,6 @@ static const char help[] = "MATAMBCUDA against AIJ and the host MATAMB: products
 */
 #include "gktest.h"
 #include "gkgen.h"
-#include "gpukitcompat.h"
-#include "gpukittune.h"
 #include <petscksp.h>
 
 #if PetscDefined(HAVE_CUDA)
@@ -149,40 +147,6 @@ static PetscErrorCode AbsMat(Mat R, Mat *Rabs)
 /* ------------------------------------------------------------------------------------------------------------------
    Checks
    ------------------------------------------------------------------------------------------------------------------ */
-
-/* products of D until the tuner ("amb_mult") of each AMB block has ended its search: a search builds its candidate
-   layouts (b, sigma), and a check that counts builds must not count those */
-static PetscErrorCode FinishTuning(Mat D)
-{
-  Mat       blk[2] = {D, NULL};
-  PetscBool ismpi;
-  Vec       x, y;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)D, MATMPIAIJ, &ismpi));
-  if (!ismpi) PetscCall(PetscStrbeginswith(MatTN(D), "mpiaij", &ismpi));
-  if (ismpi) PetscCall(MatMPIAIJGetSeqAIJ(D, &blk[0], &blk[1], NULL));
-  PetscCall(MatCreateVecs(D, &x, &y));
-  PetscCall(VecSet(x, 1.0));
-  for (int it = 0; it < 128; it++) {
-    PetscBool done = PETSC_TRUE;
-    for (int k = 0; k < 2; k++) {
-      GpukitTuner     t = NULL;
-      const PetscInt *cfg;
-      PetscBool       d = PETSC_TRUE;
-      if (!blk[k]) continue;
-      PetscCall(GpukitTuneFind((PetscObject)blk[k], "amb_mult", &t));
-      if (t) PetscCall(GpukitTunerGetConfig(t, &cfg, &d));
-      done = (PetscBool)(done && d);
-    }
-    PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &done, 1, GPUKIT_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)D)));
-    if (done) break;
-    PetscCall(MatMult(D, x, y));
-  }
-  PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&y));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 static PetscErrorCode GetStats(Mat D, Stats *s)
 {
@@ -586,7 +550,6 @@ static PetscErrorCode CheckRefresh(Ctx *c)
     PetscCall(CheckProducts(c, c->D, c->R, "with b fixed before the value change"));
   }
   /* host values with the same pattern: the first stored entry of every local row, scaled */
-  PetscCall(FinishTuning(c->D));
   PetscCall(GetStats(c->D, &s0));
   for (PetscInt i = rs; i < re; i++) {
     PetscInt           nc;
