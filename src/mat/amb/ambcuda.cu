@@ -444,9 +444,9 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the device layout with block width b and chunk sort window sigma, built on the device when the structure or a
-   parameter changed, its values refreshed (each stored value from its CSR entry) when they lag behind the device CSR */
-static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b, PetscInt sigma)
+/* the device layout with block width b, built on the device when the structure or a parameter changed, its values
+   refreshed (each stored value from its CSR entry) when they lag behind the device CSR */
+static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
 {
   Mat_SeqAMBCUDA *cu  = AMBCUDAGet(A);
   AMBOptions     *opt = &cu->planopt;
@@ -458,7 +458,7 @@ static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b, PetscInt si
   PetscCall(PetscMemzero(&key, sizeof(key)));
   key.b      = b;
   key.W      = opt->W;
-  key.sigma  = sigma;
+  key.sigma  = opt->sigma;
   key.single = (PetscBool)(opt->values == AMB_VALUES_SINGLE);
   key.longnb = cu->longnb;
   PetscCall(PetscMemcmp(&key, &cu->key, sizeof(key), &same));
@@ -696,7 +696,7 @@ static PetscErrorCode AMBCUDAPrepare_Private(Mat A)
         cu->fallback = PETSC_TRUE;
         PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB >= %.4g bytes (b %" PetscInt_FMT ", before chunk padding) > %g x CSR %.4g bytes", lower, b, (double)ratio, cu->bytescsr));
       } else {
-        PetscCall(AMBCUDAEnsureLayout_Private(A, b, cu->planopt.sigma)); /* the exact bytes, padding included */
+        PetscCall(AMBCUDAEnsureLayout_Private(A, b)); /* the exact bytes, padding included */
         if (cu->bytes > ratio * cu->bytescsr) {
           cu->fallback = PETSC_TRUE;
           PetscCall(PetscSNPrintf(cu->why, sizeof(cu->why), "model: AMB %.4g bytes > %g x CSR %.4g bytes", cu->bytes, (double)ratio, cu->bytescsr));
@@ -732,13 +732,13 @@ static PetscErrorCode AMBCUDAPrepare_Private(Mat A)
 static PetscBool AMBCUDATuneValid_Private(void *ctx, const PetscInt vals[])
 {
   const Mat_SeqAMBCUDA *cu = (const Mat_SeqAMBCUDA *)ctx;
-  return (PetscBool)(vals[cu->klay] == AMBCUDA_LAYOUT_AMB || (vals[cu->kb] == cu->tunevals[0] && vals[cu->kblk] == cu->tunevals[1] && vals[cu->ksig] == cu->tunevals[2]));
+  return (PetscBool)(vals[cu->klay] == AMBCUDA_LAYOUT_AMB || (vals[cu->kb] == cu->tunevals[0] && vals[cu->kblk] == cu->tunevals[1]));
 }
 
 static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
-  GpukitTuneKnob  knobs[4], kn_b, kn_blk, kn_lay, kn_sig;
+  GpukitTuneKnob  knobs[3], kn_b, kn_blk, kn_lay;
   char            csr[128], shape[256];
   const PetscInt  nblocks = (PetscInt)(sizeof(AMBCUDATuneBlocks) / sizeof(AMBCUDATuneBlocks[0]));
   PetscBool       hasamb  = PETSC_FALSE;
@@ -750,7 +750,6 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     cu->kb   = 0;
     cu->kblk = 1;
     cu->klay = 2;
-    cu->ksig = 3;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (cu->tuner) PetscFunctionReturn(PETSC_SUCCESS);
@@ -758,7 +757,6 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
   PetscCall(PetscMemzero(&kn_b, sizeof(kn_b)));
   PetscCall(PetscMemzero(&kn_blk, sizeof(kn_blk)));
   PetscCall(PetscMemzero(&kn_lay, sizeof(kn_lay)));
-  PetscCall(PetscMemzero(&kn_sig, sizeof(kn_sig)));
   kn_b.name = "b";
   if (!hasamb) { /* no AMB candidate: b and the block size do not matter */
     kn_b.n         = 1;
@@ -782,24 +780,8 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
       if (AMBCUDATuneBlocks[i] == GPUKIT_AMBCUDA_BLOCK) kn_blk.start = i;
     }
   }
-  /* sigma: the sort window trades chunk padding (short windows keep more rows of unequal length together) against the
-     locality of x (long windows gather rows from far apart into a chunk): band_wide ran 1.54x aijcusparse at 4096,
-     1.44x at the default 32768; the FEM matrices were best at 32768 (session 25). Candidates 256, 4096 and the
-     default, those dividing W; fixed by -mat_amb_chunk_sort */
-  kn_sig.name = "sigma";
-  kn_sig.n    = 1;
-  kn_sig.values[0] = cu->planopt.sigma;
-  if (hasamb && !cu->planopt.sigmaset && cu->planopt.sigma > 1) {
-    const PetscInt cand[] = {256, 4096};
-    kn_sig.n = 0;
-    for (PetscInt i = 0; i < 2; i++)
-      if (cand[i] < cu->planopt.sigma && cu->planopt.W % cand[i] == 0) kn_sig.values[kn_sig.n++] = cand[i];
-    kn_sig.start               = kn_sig.n;
-    kn_sig.values[kn_sig.n++] = cu->planopt.sigma;
-  }
   cu->tunevals[0] = kn_b.values[kn_b.start];
   cu->tunevals[1] = kn_blk.values[kn_blk.start];
-  cu->tunevals[2] = kn_sig.values[kn_sig.start];
   kn_lay.name   = "layout";
   kn_lay.n      = cu->nlayouts;
   kn_lay.labels = cu->layoutlabels;
@@ -812,17 +794,14 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     cu->klay = 0;
     cu->kb   = 1;
     cu->kblk = 2;
-    cu->ksig = 3;
   } else {
     cu->kb   = 0;
     cu->kblk = 1;
-    cu->ksig = 2;
-    cu->klay = 3;
+    cu->klay = 2;
   }
   knobs[cu->kb]   = kn_b;
   knobs[cu->kblk] = kn_blk;
   knobs[cu->klay] = kn_lay;
-  knobs[cu->ksig] = kn_sig;
   PetscCall(GpukitTuneShapeCSR(cu->m, (PetscCount)cu->nnz, 0, csr, sizeof(csr)));
   if (cu->csrvalid) { /* the columns' locality: a 3-D stencil and the same matrix under a random permutation share the class above */
     cudaStream_t stream;
@@ -843,16 +822,15 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     PetscCall(PetscStrlen(shape, &len));
     PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".L%" PetscInt_FMT, cu->longnb));
   }
-  PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 4, knobs, &cu->tuner));
+  PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 3, knobs, &cu->tuner));
   if (cu->inband && hasamb) PetscCall(GpukitTunerSetValid(cu->tuner, AMBCUDATuneValid_Private, cu));
   PetscCall(GpukitTunerSetShape(cu->tuner, shape));
   PetscCall(GpukitTunerSetDevice(cu->tuner, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the b, threads per block, layout and sigma in use: the tuner's current choice, or the fixed/model values without a
-   tuner */
-static PetscErrorCode AMBCUDAGetConfig4_Private(Mat A, PetscInt *b, PetscInt *block, PetscInt *layout, PetscInt *sigma)
+/* the b, threads per block and layout in use: the tuner's current choice, or the fixed/model values without a tuner */
+static PetscErrorCode AMBCUDAGetConfig3_Private(Mat A, PetscInt *b, PetscInt *block, PetscInt *layout)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
 
@@ -863,22 +841,20 @@ static PetscErrorCode AMBCUDAGetConfig4_Private(Mat A, PetscInt *b, PetscInt *bl
     *b      = cfg[cu->kb];
     *block  = cfg[cu->kblk];
     *layout = cfg[cu->klay];
-    *sigma  = cfg[cu->ksig];
   } else {
     *b      = PetscMax(1, cu->planopt.bset ? PetscMin(cu->planopt.b, cu->bmax) : cu->bmodel);
     *block  = cu->block;
     *layout = cu->nlayouts > 0 ? cu->layouts[0] : AMBCUDA_LAYOUT_CSR;
-    *sigma  = cu->planopt.sigma;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode AMBCUDAGetConfig_Private(Mat A, PetscInt *b, PetscInt *block, PetscInt *sigma)
+static PetscErrorCode AMBCUDAGetConfig_Private(Mat A, PetscInt *b, PetscInt *block)
 {
   PetscInt layout;
 
   PetscFunctionBegin;
-  PetscCall(AMBCUDAGetConfig4_Private(A, b, block, &layout, sigma));
+  PetscCall(AMBCUDAGetConfig3_Private(A, b, block, &layout));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -943,14 +919,14 @@ static PetscErrorCode AMBCUDASellCusparseMult_Private(Mat A, const double *xa, c
 }
 
 /* the layout's data for a candidate: built (untimed) when missing, values refreshed when they lag */
-static PetscErrorCode AMBCUDAReady_Private(Mat A, PetscInt b, PetscInt sigma, PetscInt layout, PetscBool *ready)
+static PetscErrorCode AMBCUDAReady_Private(Mat A, PetscInt b, PetscInt layout, PetscBool *ready)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
 
   PetscFunctionBegin;
   switch (layout) {
   case AMBCUDA_LAYOUT_AMB:
-    *ready = (PetscBool)(cu->built && cu->key.b == b && cu->key.sigma == sigma && !cu->ambvalstale);
+    *ready = (PetscBool)(cu->built && cu->key.b == b && !cu->ambvalstale);
     break;
   case AMBCUDA_LAYOUT_SELL:
   case AMBCUDA_LAYOUT_SELLK:
@@ -965,10 +941,10 @@ static PetscErrorCode AMBCUDAReady_Private(Mat A, PetscInt b, PetscInt sigma, Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode AMBCUDAMakeReady_Private(Mat A, PetscInt b, PetscInt sigma, PetscInt layout)
+static PetscErrorCode AMBCUDAMakeReady_Private(Mat A, PetscInt b, PetscInt layout)
 {
   PetscFunctionBegin;
-  if (layout == AMBCUDA_LAYOUT_AMB) PetscCall(AMBCUDAEnsureLayout_Private(A, b, sigma));
+  if (layout == AMBCUDA_LAYOUT_AMB) PetscCall(AMBCUDAEnsureLayout_Private(A, b));
   else if (layout == AMBCUDA_LAYOUT_SELL || layout == AMBCUDA_LAYOUT_SELLK) PetscCall(AMBCUDAEnsureSell_Private(A, layout));
   else if (layout == AMBCUDA_LAYOUT_CSRK) PetscCall(AMBCUDAEnsureCSRK_Private(A));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -985,8 +961,8 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   PetscScalar       *ya;
   cudaStream_t       stream;
   const PetscInt    *cfg;
-  PetscInt           nlaunch, fixed[4], layout;
-  PetscInt           kb, kbl, kl, ks; /* the knobs' places in the tuner's order (AMBCUDATunerSetUp_Private()) */
+  PetscInt           nlaunch, fixed[3], layout;
+  PetscInt           kb, kbl, kl; /* the knobs' places in the tuner's order (AMBCUDATunerSetUp_Private()) */
 
   PetscFunctionBegin;
   PetscCall(AMBCUDAVecsOnDevice_Private(A, z ? "MatMultAdd" : "MatMult", 3, vecs, &ok));
@@ -1003,9 +979,8 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
   kb  = cu->kb;
   kbl = cu->kblk;
   kl  = cu->klay;
-  ks  = cu->ksig;
   /* values refreshes, if any, outside the timing */
-  if (cu->built) PetscCall(AMBCUDAEnsureLayout_Private(A, cu->key.b, cu->key.sigma));
+  if (cu->built) PetscCall(AMBCUDAEnsureLayout_Private(A, cu->key.b));
   if (cu->sellbuilt) PetscCall(AMBCUDAEnsureSell_Private(A, -1));
   if (cu->csrkbuilt) PetscCall(AMBCUDAEnsureCSRK_Private(A));
   if (cu->tuner) { /* y = y + A x (z == y) must run once; any other product may be repeated while it is timed */
@@ -1015,22 +990,22 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
     if (searching) PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Tune, A, 0, 0, 0));
     PetscCall(GpukitTunerSetRepeatable(cu->tuner, (PetscBool)!(z && z == y)));
     PetscCall(GpukitTunerBegin(cu->tuner, A->nonzerostate, (void *)stream, &cfg, &nlaunch));
-    PetscCall(AMBCUDAReady_Private(A, cfg[kb], cfg[ks], cfg[kl], &ready));
-    if (!ready) { /* another b, sigma or layout: build it untimed (a call without launches teaches nothing), then time */
-      PetscInt b = cfg[kb], l = cfg[kl], sg = cfg[ks];
+    PetscCall(AMBCUDAReady_Private(A, cfg[kb], cfg[kl], &ready));
+    if (!ready) { /* another b or layout: build it untimed (a call without launches teaches nothing), then time */
+      PetscInt b = cfg[kb], l = cfg[kl];
       PetscCall(GpukitTunerEnd(cu->tuner));
-      PetscCall(AMBCUDAMakeReady_Private(A, b, sg, l));
+      PetscCall(AMBCUDAMakeReady_Private(A, b, l));
       PetscCall(GpukitTunerBegin(cu->tuner, A->nonzerostate, (void *)stream, &cfg, &nlaunch));
-      PetscCheck(cfg[kb] == b && cfg[kl] == l && cfg[ks] == sg, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the tuner changed its candidate (b %" PetscInt_FMT ", layout %" PetscInt_FMT ") to (b %" PetscInt_FMT ", layout %" PetscInt_FMT ") between two calls", b, l, cfg[kb], cfg[kl]);
+      PetscCheck(cfg[kb] == b && cfg[kl] == l, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the tuner changed its candidate (b %" PetscInt_FMT ", layout %" PetscInt_FMT ") to (b %" PetscInt_FMT ", layout %" PetscInt_FMT ") between two calls", b, l, cfg[kb], cfg[kl]);
     }
   } else {
-    PetscCall(AMBCUDAGetConfig4_Private(A, &fixed[kb], &fixed[kbl], &fixed[kl], &fixed[ks]));
+    PetscCall(AMBCUDAGetConfig3_Private(A, &fixed[kb], &fixed[kbl], &fixed[kl]));
     cfg     = fixed;
     nlaunch = 1;
-    PetscCall(AMBCUDAMakeReady_Private(A, cfg[kb], cfg[ks], cfg[kl]));
+    PetscCall(AMBCUDAMakeReady_Private(A, cfg[kb], cfg[kl]));
   }
   layout = cfg[kl];
-  PetscCall(AMBCUDAReady_Private(A, cfg[kb], cfg[ks], layout, &ready));
+  PetscCall(AMBCUDAReady_Private(A, cfg[kb], layout, &ready));
   PetscCheck(ready, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: the device layout %s (b %" PetscInt_FMT ") is not ready for the product", AMBCUDALayoutNames[layout], cfg[kb]);
   cu->layout   = layout;
   cu->fallback = (PetscBool)(layout != AMBCUDA_LAYOUT_AMB);
@@ -1074,7 +1049,7 @@ static PetscErrorCode MatMultAdd_AMBCUDA_Private(Mat A, Vec x, Vec z, Vec y)
       else if (cu->S.val32 && !AMBCUDASingle(cu, cfg[kl])) PetscCallCUDA(GpukitAMBSellFreeValues(&cu->S, 1, stream));
       if (cfg[kl] != AMBCUDA_LAYOUT_CSRK) PetscCall(AMBCUDAFreeCSRK_Private(cu));
       cu->tuneclean = PETSC_TRUE;
-      PetscCall(PetscInfo(A, "gpukit: tuned device product: layout %s (b %" PetscInt_FMT ", %" PetscInt_FMT " threads per block, sigma %" PetscInt_FMT ")\n", AMBCUDALayoutNames[cfg[kl]], cfg[kb], cfg[kbl], cfg[ks]));
+      PetscCall(PetscInfo(A, "gpukit: tuned device product: layout %s (b %" PetscInt_FMT ", %" PetscInt_FMT " threads per block)\n", AMBCUDALayoutNames[cfg[kl]], cfg[kb], cfg[kbl]));
     }
     if (searching) PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Tune, A, 0, 0, 0));
   }
@@ -1408,10 +1383,10 @@ static PetscErrorCode MatRestoreDeviceCSR_AMBCUDA(Mat A, GpukitDeviceCSR *csr)
 static PetscErrorCode MatAMBCUDAGetStats_AMBCUDA(Mat A, PetscInt *nstructup, PetscInt *nvalup, PetscInt *nbuild, PetscInt *nrefresh, PetscInt *ncoo, PetscInt *b, PetscInt *block)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
-  PetscInt        bb = 0, bl = cu->block, sg;
+  PetscInt        bb = 0, bl = cu->block;
 
   PetscFunctionBegin;
-  if (cu->planned && !cu->fallback) PetscCall(AMBCUDAGetConfig_Private(A, &bb, &bl, &sg));
+  if (cu->planned && !cu->fallback) PetscCall(AMBCUDAGetConfig_Private(A, &bb, &bl));
   if (nstructup) *nstructup = cu->nstructup;
   if (nvalup) *nvalup = cu->nvalup;
   if (nbuild) *nbuild = cu->nbuild;
@@ -1434,12 +1409,12 @@ static PetscErrorCode MatAMBCUDAGetHostStats_AMBCUDA(Mat A, PetscInt *ncopydown,
 static PetscErrorCode MatAMBGetInfo_AMBCUDA(Mat A, PetscInt *b, PetscInt *W, PetscBool *fallback, PetscLogDouble *bytes)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
-  PetscInt        bb, bl, sg;
+  PetscInt        bb, bl;
 
   PetscFunctionBegin;
   PetscCall(AMBCUDAPrepare_Private(A));
-  PetscCall(AMBCUDAGetConfig_Private(A, &bb, &bl, &sg));
-  if (!cu->fallback && (!cu->built || cu->key.b != bb || cu->key.sigma != sg)) PetscCall(AMBCUDAEnsureLayout_Private(A, bb, sg)); /* exact bytes */
+  PetscCall(AMBCUDAGetConfig_Private(A, &bb, &bl));
+  if (!cu->fallback && (!cu->built || cu->key.b != bb)) PetscCall(AMBCUDAEnsureLayout_Private(A, bb)); /* exact bytes */
   if (b) *b = bb;
   if (W) *W = cu->planopt.W;
   if (fallback) *fallback = cu->fallback; /* any layout but AMB */
@@ -2036,9 +2011,9 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPopTab(viewer));
     }
   } else {
-    PetscInt b, block, sigma;
-    PetscCall(AMBCUDAGetConfig_Private(A, &b, &block, &sigma));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block, sigma %" PetscInt_FMT " (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, sigma, cu->why));
+    PetscInt b, block;
+    PetscCall(AMBCUDAGetConfig_Private(A, &b, &block));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->why));
     if (cu->built) PetscCall(PetscViewerASCIIPrintf(viewer, "  device layout: %lld chunks, %lld stored values, %lld atomic rows, %lld slices of long chunks (limit %d blocks), model %.4g bytes (CSR %.4g)\n", cu->L.nchunks, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, cu->bytes, cu->bytescsr));
     if (cu->tuner) {
       PetscCall(PetscViewerASCIIPushTab(viewer));
@@ -2156,7 +2131,6 @@ static PetscErrorCode AMBConvertToCUDA_Private(Mat A)
   cu->kb            = 0;
   cu->kblk          = 1;
   cu->klay          = 2;
-  cu->ksig          = 3;
   cu->lazyhost      = PETSC_FALSE; /* opt-in: some readers of the AIJ arrays cannot be hooked (see the man page) */
   cu->twin.copyup   = AMBCUDACopyUp_Private;
   cu->twin.copydown = AMBCUDACopyDown_Private;

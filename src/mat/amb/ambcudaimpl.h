@@ -93,9 +93,8 @@ typedef struct {
   PetscBool      fallback;         /* the CSR kernel runs instead of AMB */
   PetscBool      inband;           /* the built AMB layout has 0.97-1.2 x CSR's model bytes: CSR first, AMB a candidate */
   long long      nlongrows;        /* the plan's rows of more than 1024 entries */
-  PetscInt       tunevals[3];      /* in band: the b, threads per block and sigma AMB is timed with (other values run only AMB) */
+  PetscInt       tunevals[2];      /* in band: the b and threads per block AMB is timed with (other values run only AMB) */
   PetscInt       kb, kblk, klay;   /* the places of the knobs b, block and layout in the tuner's order */
-  PetscInt       ksig;             /* and of the knob sigma (the chunk sort window of the AMB layout) */
   /* the CSR fallback through cuSPARSE (the kernel MATAIJCUSPARSE runs): gpukit's shared CSR product (gpukitcuda.h) */
   GpukitCSRSpMV csrmv;
   char           why[160];
