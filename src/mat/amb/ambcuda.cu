@@ -817,6 +817,11 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     PetscCall(PetscStrlen(shape, &len));
     PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".csrl%" PetscInt_FMT, cu->csrlanes));
   }
+  if (cu->csrlong > 0) { /* a fixed long-row threshold of gpukit's CSR kernel: another configuration of the csrk candidate */
+    size_t len;
+    PetscCall(PetscStrlen(shape, &len));
+    PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".csrL%" PetscInt_FMT, cu->csrlong));
+  }
   if (cu->longnb > 0) { /* a fixed long-chunk limit is another kernel configuration (the automatic one keeps the old key) */
     size_t len;
     PetscCall(PetscStrlen(shape, &len));

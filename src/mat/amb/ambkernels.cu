@@ -84,7 +84,7 @@ __global__ void CountPairsKernel(int m, const int *__restrict__ rowptr, const in
     longrows[atomicAdd(nlong, 1ULL)] = (int)r;
     return;
   }
-  for (int e = beg; e < end; e += AMB_COUNT_BATCH) {
+  for (long long e = beg; e < end; e += AMB_COUNT_BATCH) { /* 64-bit: e + AMB_COUNT_BATCH may pass INT_MAX near the end */
     int c[AMB_COUNT_BATCH];
 #pragma unroll
     for (int k = 0; k < AMB_COUNT_BATCH; k++) c[k] = e + k < end ? colidx[e + k] : 0;
@@ -106,7 +106,7 @@ __global__ void CountPairsLongKernel(const int *__restrict__ rowptr, const int *
   for (long long l = blockIdx.x; l < nl; l += gridDim.x) {
     const int r = longrows[l], beg = rowptr[r], end = rowptr[r + 1];
     int       np = 0;
-    for (int e = beg + (int)threadIdx.x; e < end; e += blockDim.x) np += e == beg || (colidx[e] >> ws) != (colidx[e - 1] >> ws);
+    for (long long e = beg + (long long)threadIdx.x; e < end; e += blockDim.x) np += e == beg || (colidx[e] >> ws) != (colidx[e - 1] >> ws);
     for (int off = 16; off > 0; off /= 2) np += __shfl_down_sync(0xffffffffu, np, off);
     if ((threadIdx.x & 31) == 0 && np) atomicAdd(cnt + r, np);
   }
@@ -346,7 +346,7 @@ __global__ void BlockCountsKernel(int m, const int *__restrict__ rowptr, const i
     if (end - beg > AMB_COUNT_LONG) longrows[atomicAdd(nlong, 1ULL)] = (int)r;
     else {
       int gcur = -1, col0[GPUKIT_AMB_CUDA_MAX_B];
-      for (int e = beg; e < end; e += AMB_COUNT_BATCH) {
+      for (long long e = beg; e < end; e += AMB_COUNT_BATCH) {
         int c[AMB_COUNT_BATCH];
 #pragma unroll
         for (int k = 0; k < AMB_COUNT_BATCH; k++) c[k] = e + k < end ? colidx[e + k] : 0;
@@ -392,7 +392,7 @@ __global__ void BlockCountsLongKernel(const int *__restrict__ rowptr, const int 
       int       col0[GPUKIT_AMB_CUDA_MAX_B];
       if (e0 == e1) continue; /* no entry in this segment */
       CountPairStart(colidx[e0], col0, cnt);
-      for (int e = e0; e < e1; e += AMB_COUNT_BATCH) {
+      for (long long e = e0; e < e1; e += AMB_COUNT_BATCH) {
         int c[AMB_COUNT_BATCH];
 #pragma unroll
         for (int k = 0; k < AMB_COUNT_BATCH; k++) c[k] = e + k < e1 ? colidx[e + k] : 0;
