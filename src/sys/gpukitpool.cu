@@ -42,7 +42,7 @@ static PetscErrorCode GpukitPoolGetOptions(unsigned long long *keep)
   PetscOptionsBegin(PETSC_COMM_SELF, NULL, "gpukit's device memory pool", "GPUKIT");
   PetscCall(PetscOptionsInt("-gpukit_pool_keep", "MiB of device memory gpukit's pool holds on to across a synchronisation, in use or free (CUDA's release threshold)", "GpukitPoolMalloc", mib, &mib, &set));
   PetscOptionsEnd();
-  PetscCheck(!set || (mib >= 0 && mib <= ((PetscInt)1 << 24)), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpukit_pool_keep %" PetscInt_FMT ": the MiB of freed device memory gpukit's pool keeps must be >= 0 (and at most 16777216)", mib);
+  PetscCheck(!set || (mib >= 0 && mib <= ((PetscInt)1 << 24)), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-gpukit_pool_keep %" PetscInt_FMT ": the MiB of device memory gpukit's pool holds on to must be >= 0 (and at most 16777216)", mib);
   if (set) *keep = (unsigned long long)mib << 20;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

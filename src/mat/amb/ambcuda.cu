@@ -812,20 +812,18 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     PetscCall(GpukitTuneShapeAppendSpan(span, csr, sizeof(csr)));
   }
   PetscCall(PetscSNPrintf(shape, sizeof(shape), "n%d.W%" PetscInt_FMT ".s%" PetscInt_FMT ".%s%s.%s", (int)PetscCeilReal(PetscLog2Real((PetscReal)PetscMax(cu->n, 1))), cu->planopt.W, cu->planopt.sigma, cu->planopt.values == AMB_VALUES_SINGLE ? "f32" : "f64", cu->planopt.deterministic ? ".det" : "", csr));
-  if (cu->csrlanes > 0) { /* fixed lanes of gpukit's CSR kernel: another configuration of the csrk candidate */
-    size_t len;
-    PetscCall(PetscStrlen(shape, &len));
-    PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".csrl%" PetscInt_FMT, cu->csrlanes));
-  }
-  if (cu->csrlong > 0) { /* a fixed long-row threshold of gpukit's CSR kernel: another configuration of the csrk candidate */
-    size_t len;
-    PetscCall(PetscStrlen(shape, &len));
-    PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".csrL%" PetscInt_FMT, cu->csrlong));
-  }
-  if (cu->longnb > 0) { /* a fixed long-chunk limit is another kernel configuration (the automatic one keeps the old key) */
-    size_t len;
-    PetscCall(PetscStrlen(shape, &len));
-    PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".L%" PetscInt_FMT, cu->longnb));
+  { /* a fixed kernel parameter is another configuration: it names itself in the key (lanes and long-row threshold of
+       gpukit's CSR kernel, the long-chunk limit); the automatic values keep the plain key */
+    const struct {
+      const char *tag;
+      PetscInt    v;
+    } fixed[] = {{"csrl", cu->csrlanes}, {"csrL", cu->csrlong}, {"L", cu->longnb}};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+      size_t len;
+      if (fixed[i].v <= 0) continue;
+      PetscCall(PetscStrlen(shape, &len));
+      PetscCall(PetscSNPrintf(shape + len, sizeof(shape) - len, ".%s%" PetscInt_FMT, fixed[i].tag, fixed[i].v));
+    }
   }
   PetscCall(GpukitTunerCreate((PetscObject)A, "amb_mult", 3, knobs, &cu->tuner));
   if (cu->inband && hasamb) PetscCall(GpukitTunerSetValid(cu->tuner, AMBCUDATuneValid_Private, cu));
