@@ -186,12 +186,13 @@ def amb_section(L, key, recs, plt, img_dir, img_rel):
     if plt and cases and formats:
         path = os.path.join(img_dir, f"amb-{slug(device)}-{slug(date)}.png")
         others = [f for f in formats if f != base]
+        colour = {f: f"C{i % 10}" for i, f in enumerate(formats)}  # one colour a format in both panels
         fig, axes = plt.subplots(2, 1, figsize=(max(8, 0.9 * len(cases) + 3), 7.5))
         width = 0.8 / max(len(others), 1)
         for fi, f in enumerate(others):
             xs = [i + (fi - (len(others) - 1) / 2) * width for i, c in enumerate(cases) if (c, f) in by]
             ys = [by[(c, f)].get("speedup_vs_baseline") or 0 for c in cases if (c, f) in by]
-            axes[0].bar(xs, ys, width, label=f)
+            axes[0].bar(xs, ys, width, label=f, color=colour[f])
         axes[0].axhline(1.0, color="k", lw=0.8)
         axes[0].set_ylabel(f"MatMult speedup vs {base}")
         axes[0].legend(fontsize=7, ncol=4)
@@ -202,7 +203,7 @@ def amb_section(L, key, recs, plt, img_dir, img_rel):
                 ys = [100 * (by[(c, f)].get("frac_copy_bw") or 0) for c in cases if (c, f) in by]
             else:
                 ys = [by[(c, f)].get("gbps") or 0 for c in cases if (c, f) in by]
-            axes[1].bar(xs, ys, width, label=f)
+            axes[1].bar(xs, ys, width, label=f, color=colour[f])
         axes[1].set_ylabel("% of copy bandwidth (CSR bytes)" if copy else "GB/s (CSR bytes)")
         axes[1].legend(fontsize=7, ncol=4)
         for ax in axes:
