@@ -3,8 +3,9 @@ static const char help[] = "MATAMB / MATAMBCUDA benchmark: FP64 MatMult, MatMult
                            "  -matrices n1,n2,...  generated cases (default: all; see bench/genmat -list)\n"
                            "  -scale s             generator scale 0..4 (default 3, the benchmark set); -seed s (default 1)\n"
                            "  -formats f1,f2,...   host: amb aij sell baij; GPU: ambcuda ambcuda_single ambcuda_det aijcusparse sellcuda\n"
-                           "                       cusparse_sell cusparse_bsr (default: all of one side; aij / aijcusparse is the baseline and\n"
-                           "                       must be listed; baij and cusparse_bsr only run on matrices with blocks)\n"
+                           "                       cusparse_sell cusparse_bsr aijcusparse_alg2 (AIJCUSPARSE with -mat_cusparse_spmv_alg\n"
+                           "                       CSRMV_ALG2) (default: all of one side but aijcusparse_alg2; aij / aijcusparse is the\n"
+                           "                       baseline and must be listed; baij and cusparse_bsr only run on matrices with blocks)\n"
                            "  -batch_ms t          target milliseconds of one timed batch (default 20); -batches b (default 7): fastest counts\n"
                            "  -transpose 0|1       also time MatMultTranspose (default 1)\n"
                            "  -refresh 0|1         time a values refresh (baseline, amb, ambcuda): MatSetValues + assembly + first product,\n"
@@ -70,6 +71,7 @@ static const FormatKind kinds[] = {
   {"ambcuda_single", MATAMBCUDA,     PETSC_TRUE,  KIND_MAT,           "ambs_", "-ambs_mat_amb_values single",    PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE },
   {"ambcuda_det",    MATAMBCUDA,     PETSC_TRUE,  KIND_MAT,           "ambd_", "-ambd_mat_amb_deterministic 1",  PETSC_TRUE,  PETSC_FALSE, PETSC_FALSE},
   {"aijcusparse",    "aijcusparse",  PETSC_TRUE,  KIND_MAT,           NULL,    NULL,                             PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
+  {"aijcusparse_alg2", "aijcusparse", PETSC_TRUE, KIND_MAT,         "cs2_",  "-cs2_mat_cusparse_spmv_alg CSRMV_ALG2", PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
   {"sellcuda",       "sellcuda",     PETSC_TRUE,  KIND_MAT,           NULL,    NULL,                             PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
   {"cusparse_sell",  NULL,           PETSC_TRUE,  KIND_CUSPARSE_SELL, NULL,    NULL,                             PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
   {"cusparse_bsr",   NULL,           PETSC_TRUE,  KIND_CUSPARSE_BSR,  NULL,    NULL,                             PETSC_FALSE, PETSC_TRUE,  PETSC_FALSE},
@@ -373,7 +375,7 @@ static PetscErrorCode LookupFormat(const char *name, const FormatKind **kind)
       break;
     }
   }
-  PetscCheck(*kind, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown format '%s' in -formats; known: amb aij sell baij (host), ambcuda ambcuda_single ambcuda_det aijcusparse sellcuda cusparse_sell cusparse_bsr (GPU)", name);
+  PetscCheck(*kind, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown format '%s' in -formats; known: amb aij sell baij (host), ambcuda ambcuda_single ambcuda_det aijcusparse aijcusparse_alg2 sellcuda cusparse_sell cusparse_bsr (GPU)", name);
 #if !defined(GK_BENCH_CUDA)
   PetscCheck(!(*kind)->device, PETSC_COMM_WORLD, PETSC_ERR_SUP, "Format %s runs on a GPU; build this benchmark against a PETSc 3.19 or later with CUDA (PETSC_DIR=deps/petsc-cuda)", name);
 #endif
