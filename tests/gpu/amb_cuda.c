@@ -406,10 +406,10 @@ static PetscErrorCode CheckEveryB(Ctx *c)
 }
 
 /* the device plan's block counts for b = 1..8 and its (row, segment) pairs (ambkernels.cu: long rows by segment), on
-   every block of D, against a count here from R's block: per pair (a row's entries in one segment of W columns), a
-   greedy cover by blocks of b columns, a block starting at the pair's first entry and at every entry at least b columns
-   past the last start. Exact equality. */
-typedef PetscErrorCode (*PlanCountsFn)(Mat, PetscInt *, PetscInt64[], PetscInt64 *);
+   every block of D, against a count here from R's block: per pair (a row's entries in one segment of W columns, or with
+   the plan's diagonal segments of W values of col - row + dshift), a greedy cover by blocks of b columns, a block
+   starting at the pair's first entry and at every entry at least b columns past the last start. Exact equality. */
+typedef PetscErrorCode (*PlanCountsFn)(Mat, PetscInt *, PetscInt64[], PetscInt64 *, PetscInt64 *);
 
 static PetscErrorCode CheckPlanCounts(Ctx *c)
 {
@@ -425,13 +425,13 @@ static PetscErrorCode CheckPlanCounts(Ctx *c)
   for (int k = 0; k < 2; k++) {
     PlanCountsFn    f = NULL;
     PetscInt        W, n, maxlen = 0;
-    PetscInt64      dev[8], devpairs, ref[8] = {0}, refpairs = 0;
+    PetscInt64      dev[8], devpairs, ref[8] = {0}, refpairs = 0, dshift = 0;
     const PetscInt *ia, *ja;
     PetscBool       done;
     if (!blkd[k]) continue;
     PetscCall(PetscObjectQueryFunction((PetscObject)blkd[k], "MatAMBCUDAGetPlanCounts_C", &f));
     PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s block %d (type %s) has no plan counts: not a MATSEQAMBCUDA", MatTN(c->D), k, MatTN(blkd[k]));
-    PetscCall((*f)(blkd[k], &W, dev, &devpairs));
+    PetscCall((*f)(blkd[k], &W, dev, &devpairs, &dshift));
     if (devpairs == 0) {
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "[%d] plan counts of block %d: none (the rules chose the fallback before counting)\n", c->rank, k));
       continue;
@@ -439,10 +439,10 @@ static PetscErrorCode CheckPlanCounts(Ctx *c)
     PetscCall(MatGetRowIJ(blkr[k], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "MatGetRowIJ() of the reference block %d", k);
     for (PetscInt r = 0; r < n; r++) {
-      PetscInt g = -1, col0[8] = {0};
+      PetscInt64 g = -1, col0[8] = {0};
       maxlen = PetscMax(maxlen, ia[r + 1] - ia[r]);
       for (PetscInt e = ia[r]; e < ia[r + 1]; e++) {
-        const PetscInt col = ja[e];
+        const PetscInt64 col = dshift ? (PetscInt64)ja[e] - r + dshift : (PetscInt64)ja[e]; /* the plan's segments cut col (or col - r + dshift) */
         if (col / W != g) { /* a new pair: every b starts a block here */
           g = col / W;
           refpairs++;
@@ -462,7 +462,7 @@ static PetscErrorCode CheckPlanCounts(Ctx *c)
     PetscCheck(devpairs == refpairs, PETSC_COMM_SELF, PETSC_ERR_PLIB, "[%d] block %d: the device plan counts %" PetscInt64_FMT " (row, segment) pairs, the host %" PetscInt64_FMT " (W %" PetscInt_FMT ")", c->rank, k, devpairs, refpairs, W);
     for (int b = 0; b < 8; b++) PetscCheck(dev[b] == ref[b], PETSC_COMM_SELF, PETSC_ERR_PLIB, "[%d] block %d: for b = %d the device plan counts %" PetscInt64_FMT " blocks, the host %" PetscInt64_FMT " (W %" PetscInt_FMT ")", c->rank, k, b + 1, dev[b], ref[b], W);
     c->nchecks++;
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "[%d] ok: plan counts of block %d equal the host's: %" PetscInt64_FMT " pairs, %" PetscInt64_FMT " blocks of 1 .. %" PetscInt64_FMT " of 8 (W %" PetscInt_FMT ", longest row %" PetscInt_FMT "%s)\n", c->rank, k, refpairs, ref[0], ref[7], W, maxlen, maxlen > 1024 ? ": the long-row kernel ran" : ""));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "[%d] ok: plan counts of block %d equal the host's: %" PetscInt64_FMT " pairs, %" PetscInt64_FMT " blocks of 1 .. %" PetscInt64_FMT " of 8 (W %" PetscInt_FMT ", %s segments, longest row %" PetscInt_FMT "%s)\n", c->rank, k, refpairs, ref[0], ref[7], W, dshift ? "diagonal" : "column", maxlen, maxlen > 1024 ? ": the long-row kernel ran" : ""));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

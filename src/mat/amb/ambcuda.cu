@@ -28,6 +28,7 @@ static const PetscInt AMBCUDATuneBlocks[] = {64, 128, 256, 512, 1024};
 
 static const char *const AMBCUDALayoutNames[AMBCUDA_NLAYOUTS] = {"amb", "csr", "sell", "sellk", "csrk"};
 static const char *const AMBCUDASellModes[] = {"tune", "off", "cusparse", "kernel", "AMBCUDASellMode", "AMBCUDA_SELL_", NULL};
+static const char *const AMBCUDASegModes[]  = {"auto", "grid", "diagonal", "AMBCUDASegMode", "AMBCUDA_SEG_", NULL};
 static const char *const AMBCUDACsrModes[]  = {"tune", "cusparse", "kernel", "AMBCUDACsrMode", "AMBCUDA_CSR_", NULL};
 
 
@@ -93,6 +94,17 @@ static void AMBCUDACSR(const Mat_SeqAMBCUDA *cu, GpukitAMBCSR *csr)
   csr->nnz    = (int)cu->nnz;
   csr->rowptr = cu->rowptr;
   csr->colidx = cu->colidx;
+}
+
+/* the CSR the AMB layout is built from: the device CSR, or with diagonal segments its shifted columns colT (n + dshift
+   of them) */
+static void AMBCUDASegCSR(const Mat_SeqAMBCUDA *cu, long long dshift, GpukitAMBCSR *csr)
+{
+  AMBCUDACSR(cu, csr);
+  if (dshift > 0) {
+    csr->n      = (int)(cu->n + dshift);
+    csr->colidx = cu->colT;
+  }
 }
 
 static PetscErrorCode AMBCUDAFreeTranspose_Private(Mat_SeqAMBCUDA *cu)
@@ -177,6 +189,20 @@ static PetscErrorCode AMBCUDAFreeCSRK_Private(Mat_SeqAMBCUDA *cu)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the diagonal-segment columns of the plan (ambkernels.h, DIAGONAL SEGMENTS) */
+static PetscErrorCode AMBCUDAFreeColT_Private(Mat_SeqAMBCUDA *cu)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  if (cu->colT) {
+    PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+    PetscCallCUDA(GpukitPoolFree(cu->colT, stream));
+  }
+  cu->colT = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the device CSR comes from the stream-ordered pool (gpukitpool.h): no cudaMalloc()/cudaFree() device synchronisation */
 static PetscErrorCode AMBCUDAFreeCSR_Private(Mat_SeqAMBCUDA *cu)
 {
@@ -195,6 +221,7 @@ static PetscErrorCode AMBCUDAFreeCSR_Private(Mat_SeqAMBCUDA *cu)
   cu->rowptr = cu->colidx = NULL;
   cu->val                 = NULL;
   cu->csrvalid            = PETSC_FALSE;
+  PetscCall(AMBCUDAFreeColT_Private(cu)); /* made from those columns */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -375,6 +402,68 @@ static PetscErrorCode AMBCUDAHostSyncAny_Private(Mat X)
    The plan: the traffic model's b, and AMB or the CSR fallback (the rules of ambimpl.h, on device counts)
    ------------------------------------------------------------------------------------------------------------------ */
 
+/* diagonal segments (ambkernels.h): counted when -mat_amb_cuda_segments is auto and the column segments split rows (more
+   pairs than rows, but fewer than 2 a row: rows in a band around the diagonal; scattered columns gain nothing from the
+   shift, and a second count would only add to the conversion) of at most AMBCUDA_SEG_AUTO_MAX_ROW entries on average
+   (longer rows gain from the split: two threads share a row's work; band_wide, 126 a row on 320000 rows, ran 0.304 ms
+   with one lane a row and 0.247 ms split, H200), or when it is diagonal; taken when the model's bytes
+   with them are lower (auto) or always (diagonal). The counts of the choice become the plan's. */
+static PetscErrorCode AMBCUDAPlanSegments_Private(Mat A, PetscInt v, PetscLogDouble *best)
+{
+  Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
+  const PetscInt  W  = cu->planopt.W, m = cu->m, n = cu->n;
+  const long long D  = ((long long)m + W - 1) / W * W + W / 2; /* >= m + W/2, = W/2 mod W: |col - row| < W/2 is one segment */
+  long long       blk[GPUKIT_AMB_CUDA_MAX_B], npairs = 0, nlong = 0;
+  PetscLogDouble  bestd = -1.0;
+  PetscInt        bd    = 1;
+  GpukitAMBCSR    csr;
+  cudaStream_t    stream;
+
+  PetscFunctionBegin;
+  cu->dshift     = 0;
+  cu->npairsdiag = 0;
+  PetscCall(AMBCUDAFreeColT_Private(cu));
+  if (cu->segmode == AMBCUDA_SEG_GRID) PetscFunctionReturn(PETSC_SUCCESS);
+  if ((long long)n + D >= (long long)PETSC_INT32_MAX - W) {
+    PetscCall(PetscInfo(A, "gpukit: diagonal segments need n + %lld columns below 2^31; column segments\n", D));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (cu->segmode == AMBCUDA_SEG_AUTO && !(cu->npairs > m && cu->npairs < 2 * (long long)m)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (cu->segmode == AMBCUDA_SEG_AUTO && (PetscReal)cu->nnz > AMBCUDA_SEG_AUTO_MAX_ROW * (PetscReal)m) {
+    PetscCall(PetscInfo(A, "gpukit: column segments: %.1f entries a row on average, more than %g (a split row shares its work between two threads)\n", (double)((PetscReal)cu->nnz / (PetscReal)m), (double)AMBCUDA_SEG_AUTO_MAX_ROW));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
+  PetscCallCUDA(GpukitPoolMalloc((void **)&cu->colT, (size_t)PetscMax(cu->nnz, 1) * sizeof(int), stream));
+  AMBCUDACSR(cu, &csr);
+  PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Plan, A, 0, 0, 0));
+  PetscCallCUDA(GpukitAMBDiagColumnsCUDA(&csr, D, cu->colT, stream));
+  AMBCUDASegCSR(cu, D, &csr);
+  PetscCallCUDA(GpukitAMBBlockCountsCUDA(&csr, (int)W, blk, &npairs, &nlong, stream));
+  PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Plan, A, 0, 0, 0));
+  for (PetscInt b = 1; b <= cu->bmax; b++) {
+    PetscLogDouble bytes = AMBModelBytes((PetscCount)b * blk[b - 1], b, (PetscInt)((npairs + AMB_C - 1) / AMB_C), m, n, v);
+    if (bestd < 0 || bytes < bestd) {
+      bestd = bytes;
+      bd    = b;
+    }
+  }
+  cu->npairsdiag = npairs;
+  if (cu->segmode == AMBCUDA_SEG_DIAGONAL || bestd < *best) {
+    PetscCall(PetscInfo(A, "gpukit: diagonal segments (shift %lld): %lld (row, segment) pairs for %" PetscInt_FMT " rows against %lld with column segments; model %.4g bytes against %.4g%s\n", D, npairs, m, cu->npairsgrid, bestd, *best, cu->segmode == AMBCUDA_SEG_DIAGONAL ? " (-mat_amb_cuda_segments diagonal)" : ""));
+    cu->dshift = D;
+    for (PetscInt b = 0; b < GPUKIT_AMB_CUDA_MAX_B; b++) cu->blk[b] = blk[b];
+    cu->npairs    = npairs;
+    cu->nlongrows = nlong;
+    cu->bmodel    = bd;
+    *best         = bestd;
+  } else {
+    PetscCall(PetscInfo(A, "gpukit: column segments: %lld (row, segment) pairs against %lld with diagonal segments; model %.4g bytes against %.4g\n", cu->npairsgrid, npairs, *best, bestd));
+    PetscCall(AMBCUDAFreeColT_Private(cu));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode AMBCUDAPlan_Private(Mat A)
 {
   Mat_SeqAMB     *amb = (Mat_SeqAMB *)A->spptr;
@@ -397,6 +486,9 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
   cu->bmodel   = 1;
   cu->npairs   = 0;
   cu->nlongrows = 0;
+  cu->dshift     = 0;
+  cu->npairsgrid = cu->npairsdiag = 0;
+  PetscCall(AMBCUDAFreeColT_Private(cu));
   if (opt.bset && opt.b > cu->bmax) PetscCall(PetscInfo(A, "gpukit: -mat_amb_b %" PetscInt_FMT ": the device kernels take b <= %" PetscInt_FMT " here (widths 1..%d, at most the last segment's width); using %" PetscInt_FMT "\n", opt.b, cu->bmax, GPUKIT_AMB_CUDA_MAX_B, cu->bmax));
   cu->fallback = PETSC_FALSE;
   cu->inband   = PETSC_FALSE;
@@ -438,6 +530,8 @@ static PetscErrorCode AMBCUDAPlan_Private(Mat A)
         cu->bmodel = b;
       }
     }
+    cu->npairsgrid = cu->npairs;
+    PetscCall(AMBCUDAPlanSegments_Private(A, v, &best));
   }
   cu->bytes = best;
   cu->planned = PETSC_TRUE;
@@ -461,6 +555,7 @@ static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
   key.sigma  = opt->sigma;
   key.single = (PetscBool)(opt->values == AMB_VALUES_SINGLE);
   key.longnb = cu->longnb;
+  key.dshift = cu->dshift;
   PetscCall(PetscMemcmp(&key, &cu->key, sizeof(key), &same));
   PetscCall(GpukitCUDAGetStream(AMBCUDA_WHO, &stream));
   if (!cu->built || !same) {
@@ -468,10 +563,11 @@ static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
     PetscCheck(b >= 1 && b <= cu->bmax, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: block width %" PetscInt_FMT " outside 1..%" PetscInt_FMT, b, cu->bmax);
     PetscCall(AMBCUDAFreeLayout_Private(cu));
     size_t pool0 = 0, pool1 = 0;
-    AMBCUDACSR(cu, &csr);
+    PetscCheck(!key.dshift || cu->colT, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAMBCUDA: diagonal segments without their columns");
+    AMBCUDASegCSR(cu, key.dshift, &csr);
     PetscCallCUDA(GpukitPoolReserved(&pool0));
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Build, A, 0, 0, 0));
-    PetscCallCUDA(GpukitAMBBuildCUDA(&csr, (int)b, (int)key.W, (int)key.sigma, key.single ? 1 : 0, (int)key.longnb, &cu->L, stream));
+    PetscCallCUDA(GpukitAMBBuildCUDA(&csr, (int)b, (int)key.W, (int)key.sigma, key.single ? 1 : 0, (int)key.longnb, key.dshift, &cu->L, stream));
     PetscCall(PetscLogEventEnd(MAT_AMBCUDA_Build, A, 0, 0, 0));
     PetscCallCUDA(GpukitPoolReserved(&pool1));
     PetscCall(PetscInfo(A, "gpukit: AMB build's phases (host wall time at its synchronisations): pairs %.3f ms, sort %.3f ms, chunks %.3f ms, fill %.3f ms; gpukit's pool held %.1f MiB before, %.1f MiB after\n", cu->L.tphase[0], cu->L.tphase[1], cu->L.tphase[2], cu->L.tphase[3], (double)pool0 / 1048576.0, (double)pool1 / 1048576.0));
@@ -480,7 +576,7 @@ static PetscErrorCode AMBCUDAEnsureLayout_Private(Mat A, PetscInt b)
     cu->ambvalstale = PETSC_TRUE;
     cu->nbuild++;
     cu->bytes = AMBModelBytes((PetscCount)cu->L.nval, b, (PetscInt)cu->L.nchunks, cu->m, cu->n, key.single ? 4 : 8);
-    PetscCall(PetscInfo(A, "gpukit: AMB layout built on the device (build %" PetscInt_FMT "): %" PetscInt_FMT " x %" PetscInt_FMT ", nnz %" PetscInt_FMT ", b %" PetscInt_FMT ", W %" PetscInt_FMT ", sigma %" PetscInt_FMT ", %lld chunks (longest %d blocks), %lld stored values, %lld rows with no or several segments, %lld slices of long chunks (limit %d blocks), %s values, model %.4g bytes (CSR %.4g)\n", cu->nbuild, cu->m, cu->n, cu->nnz, b, key.W, key.sigma, cu->L.nchunks, cu->L.maxnblk, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, key.single ? "single" : "double", cu->bytes, cu->bytescsr));
+    PetscCall(PetscInfo(A, "gpukit: AMB layout built on the device (build %" PetscInt_FMT "): %" PetscInt_FMT " x %" PetscInt_FMT ", nnz %" PetscInt_FMT ", b %" PetscInt_FMT ", W %" PetscInt_FMT ", sigma %" PetscInt_FMT ", %lld chunks (longest %d blocks), %lld stored values, %lld rows with no or several segments, %lld slices of long chunks (limit %d blocks), %s values, %s segments, model %.4g bytes (CSR %.4g)\n", cu->nbuild, cu->m, cu->n, cu->nnz, b, key.W, key.sigma, cu->L.nchunks, cu->L.maxnblk, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, key.single ? "single" : "double", key.dshift ? "diagonal" : "column", cu->bytes, cu->bytescsr));
   }
   if (cu->ambvalstale) {
     PetscCall(PetscLogEventBegin(MAT_AMBCUDA_Refresh, A, 0, 0, 0));
@@ -817,7 +913,7 @@ static PetscErrorCode AMBCUDATunerSetUp_Private(Mat A)
     const struct {
       const char *tag;
       PetscInt    v;
-    } fixed[] = {{"csrl", cu->csrlanes}, {"csrL", cu->csrlong}, {"L", cu->longnb}};
+    } fixed[] = {{"csrl", cu->csrlanes}, {"csrL", cu->csrlong}, {"L", cu->longnb}, {"dg", cu->dshift > 0 ? 1 : 0}};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
       size_t len;
       if (fixed[i].v <= 0) continue;
@@ -1430,9 +1526,10 @@ static PetscErrorCode MatAMBGetInfo_AMBCUDA(Mat A, PetscInt *b, PetscInt *W, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the plan's segment width, block counts for b = 1..8 and (row, segment) pairs, for tests that count them on the host
-   (npairs 0: the rules chose the fallback before counting, nothing counted) */
-static PetscErrorCode MatAMBCUDAGetPlanCounts_AMBCUDA(Mat A, PetscInt *W, PetscInt64 blk[], PetscInt64 *npairs)
+/* the plan's segment width, block counts for b = 1..8, (row, segment) pairs and segment shift (0: column segments; > 0:
+   diagonal segments of col - row + dshift), for tests that count them on the host (npairs 0: the rules chose the
+   fallback before counting, nothing counted) */
+static PetscErrorCode MatAMBCUDAGetPlanCounts_AMBCUDA(Mat A, PetscInt *W, PetscInt64 blk[], PetscInt64 *npairs, PetscInt64 *dshift)
 {
   Mat_SeqAMBCUDA *cu = AMBCUDAGet(A);
 
@@ -1441,6 +1538,7 @@ static PetscErrorCode MatAMBCUDAGetPlanCounts_AMBCUDA(Mat A, PetscInt *W, PetscI
   *W = cu->planopt.W;
   for (PetscInt b = 0; b < GPUKIT_AMB_CUDA_MAX_B; b++) blk[b] = cu->blk[b];
   *npairs = cu->npairs;
+  *dshift = cu->dshift;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1911,6 +2009,15 @@ static PetscErrorCode MatSetFromOptions_AMBCUDA(Mat A, GpukitOptionItems PetscOp
     }
   }
   {
+    PetscInt sg = (PetscInt)cu->segmode;
+    PetscCall(PetscOptionsEList("-mat_amb_cuda_segments", "Segments of the device AMB layout: auto (diagonal ones where the model gains), grid (column segments of W), diagonal (segments of col - row, so that a band around the diagonal is one segment)", "MATAMBCUDA", AMBCUDASegModes, 3, AMBCUDASegModes[cu->segmode], &sg, &set));
+    if (set && sg != (PetscInt)cu->segmode) {
+      cu->segmode = (AMBCUDASegMode)sg;
+      cu->planned = PETSC_FALSE; /* counted again; a changed choice rebuilds the layout (its key) */
+      PetscCall(GpukitTunerDestroy(&cu->tuner));
+    }
+  }
+  {
     PetscInt cm = (PetscInt)cu->csrmode;
     PetscCall(PetscOptionsEList("-mat_amb_cuda_csr", "The CSR fallback's kernel on the device: cusparse (only cuSPARSE's, the default), tune (cuSPARSE's first, gpukit's a tuner candidate; FP32 values with -mat_amb_values single), kernel (only gpukit's)", "MATAMBCUDA", AMBCUDACsrModes, 3, AMBCUDACsrModes[cu->csrmode], &cm, &set));
     if (set) PetscCall(AMBCUDASetCsrMode_Private(A, (AMBCUDACsrMode)cm));
@@ -1974,6 +2081,12 @@ static PetscErrorCode MatAMBCUDASetBlockOptions_AMBCUDA(Mat A, Mat parent)
     cu->planned  = PETSC_FALSE;
     PetscCall(GpukitTunerDestroy(&cu->tuner));
   }
+  PetscCall(PetscOptionsGetEList(options, prefix, "-mat_amb_cuda_segments", AMBCUDASegModes, 3, &v, &set));
+  if (set && v != (PetscInt)cu->segmode) {
+    cu->segmode = (AMBCUDASegMode)v;
+    cu->planned = PETSC_FALSE;
+    PetscCall(GpukitTunerDestroy(&cu->tuner));
+  }
   PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_csr_lanes", &v, &set));
   if (set) PetscCall(AMBCUDASetCsrLanes_Private(A, comm, v));
   PetscCall(PetscOptionsGetInt(options, prefix, "-mat_amb_cuda_csr_long", &v, &set));
@@ -2018,6 +2131,8 @@ static PetscErrorCode AMBCUDAView_Private(Mat A, PetscViewer viewer)
     PetscCall(AMBCUDAGetConfig_Private(A, &b, &block));
     PetscCall(PetscViewerASCIIPrintf(viewer, "AMB on the GPU: AMB kernel%s, %s values, b %" PetscInt_FMT " (model %" PetscInt_FMT "), %" PetscInt_FMT " threads per block (%s)\n", cu->planopt.deterministic ? " (deterministic: no atomics)" : "", cu->planopt.values == AMB_VALUES_SINGLE ? "single" : "double", b, cu->bmodel, block, cu->why));
     if (cu->built) PetscCall(PetscViewerASCIIPrintf(viewer, "  device layout: %lld chunks, %lld stored values, %lld atomic rows, %lld slices of long chunks (limit %d blocks), model %.4g bytes (CSR %.4g)\n", cu->L.nchunks, cu->L.nval, cu->L.ninit, cu->L.nslices, cu->L.longnb, cu->bytes, cu->bytescsr));
+    if (cu->npairsdiag > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  segments: %s (-mat_amb_cuda_segments %s): %lld (row, segment) pairs with column segments, %lld with diagonal ones\n", cu->dshift ? "diagonal" : "column", AMBCUDASegModes[cu->segmode], cu->npairsgrid, cu->npairsdiag));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  segments: column (-mat_amb_cuda_segments %s)\n", AMBCUDASegModes[cu->segmode]));
     if (cu->tuner) {
       PetscCall(PetscViewerASCIIPushTab(viewer));
       PetscCall(GpukitTunerView(cu->tuner, viewer));
@@ -2263,6 +2378,10 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAMBCUDA(Mat A, MatType type, MatReuse
      it a candidate of the tuner's "layout" knob next to the CSR fallback and AMB (with -mat_amb_csr_fallback auto, when
      SELL stores at most 2 entries per nonzero); cusparse/kernel always run it through cuSPARSE's sliced ELLPACK SpMV
      (CUDA 12.1 or later) or gpukit's own SELL kernel (FP32 values with -mat_amb_values single)
+.  -mat_amb_cuda_segments <auto,grid,diagonal> - the AMB layout's segments: grid cuts the columns into segments of W
+     (the host layout's); diagonal cuts col - row instead, so that a row within W/2 of the diagonal has one segment (no
+     init pass, no atomics); auto (default) counts both where the column segments split rows and takes the one with
+     fewer model bytes
 .  -mat_amb_cuda_csr <cusparse,tune,kernel> - the CSR fallback's kernel: cusparse (default) runs cuSPARSE's CSR SpMV;
      tune times gpukit's CSR kernel (FP32 values with -mat_amb_values single; long rows in chunks with FP64 atomics)
      after it; kernel runs only gpukit's (0.54-0.96x cuSPARSE's on the irregular matrices, H200: opt-in). The same

@@ -56,6 +56,13 @@ typedef enum {
   AMBCUDA_SELL_KERNEL    /* always gpukit's SELL kernel */
 } AMBCUDASellMode;
 
+/* -mat_amb_cuda_segments: the AMB layout's segments (ambkernels.h, DIAGONAL SEGMENTS) */
+typedef enum {
+  AMBCUDA_SEG_AUTO,    /* diagonal segments when the plan's counts give the model fewer bytes than column segments */
+  AMBCUDA_SEG_GRID,    /* column segments g = col / W (the host layout's) */
+  AMBCUDA_SEG_DIAGONAL /* segments of col - row + dshift (when n + dshift fits in 31 bits) */
+} AMBCUDASegMode;
+
 /* -mat_amb_cuda_csr: which CSR kernels the CSR fallback may run */
 typedef enum {
   AMBCUDA_CSR_TUNE,     /* cuSPARSE's (the start) and gpukit's (a tuner candidate; not with -mat_amb_deterministic) */
@@ -66,12 +73,14 @@ typedef enum {
 #define AMBCUDA_MAX_TWIN_OPS  96 /* entries of the twin's op list (device ops and host wrappers) */
 #define AMBCUDA_SELL_MAX_FILL 2.0 /* SELL is a candidate only with at most this many stored entries per nonzero */
 #define AMBCUDA_TUNE_RATIO    1.2 /* with the tuner on, AMB stays a candidate up to this many times CSR's model bytes (ambcuda.cu) */
+#define AMBCUDA_SEG_AUTO_MAX_ROW 64.0 /* -mat_amb_cuda_segments auto: diagonal segments only for at most this many entries a row on average */
 
 /* what the device layout was built with; a change rebuilds it */
 typedef struct {
   PetscInt  b, W, sigma;
   PetscBool single;
   PetscInt  longnb; /* the long-chunk limit asked for (0: automatic; ambkernels.h) */
+  long long dshift; /* 0: column segments; > 0: diagonal segments with this shift */
 } AMBCUDAKey;
 
 typedef struct {
@@ -93,6 +102,10 @@ typedef struct {
   PetscBool      fallback;         /* the CSR kernel runs instead of AMB */
   PetscBool      inband;           /* the built AMB layout has 0.97-1.2 x CSR's model bytes: CSR first, AMB a candidate */
   long long      nlongrows;        /* the plan's rows of more than 1024 entries */
+  AMBCUDASegMode segmode;          /* -mat_amb_cuda_segments */
+  long long      dshift;           /* the plan's choice: 0 column segments, > 0 diagonal segments (colT holds the columns) */
+  long long      npairsgrid, npairsdiag; /* the plan's (row, segment) pairs with either (0: not counted) */
+  int           *colT;             /* nnz: col - row + dshift (pool), while dshift > 0 */
   PetscInt       tunevals[2];      /* in band: the b and threads per block AMB is timed with (other values run only AMB) */
   PetscInt       kb, kblk, klay;   /* the places of the knobs b, block and layout in the tuner's order */
   /* the CSR fallback through cuSPARSE (the kernel MATAIJCUSPARSE runs): gpukit's shared CSR product (gpukitcuda.h) */

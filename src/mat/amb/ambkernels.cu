@@ -428,7 +428,7 @@ __global__ void InitKernel(long long ninit, const int *__restrict__ initrows, co
 
 /* one thread per lane: the lane's partial sum, stored (one-segment row) or added atomically (several) */
 template <int B, bool SINGLE, bool ADD>
-__global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, int longnb, const double *__restrict__ x, const double *z, double *y)
+__global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, int longnb, long long dshift, const double *__restrict__ x, const double *z, double *y)
 {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i >= nslots) return;
@@ -437,7 +437,7 @@ __global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long 
   const long long c = i / GPUKIT_AMB_C;
   const int       l = (int)(i % GPUKIT_AMB_C), nb = min(cnblk[c], longnb); /* a long chunk's other blocks: TailKernel */
   const long long v0 = cs[c] + l, k0 = cs[c] / B + l;
-  const double   *xo  = x + cxoff[c];
+  const double   *xo  = x + cxoff[c] + (dshift ? (long long)(code >= 0 ? code : -code - 2) - dshift : 0LL);
   double          sum = 0.0;
   for (int k = 0; k < nb; k++) {
     const double   *xp = xo + __ldcs(colidx + k0 + (long long)GPUKIT_AMB_C * k);
@@ -455,7 +455,7 @@ __global__ void __launch_bounds__(1024) MultKernel(long long nslots, const long 
 /* the slices of the long chunks: 32 threads per slice (one per lane), blocks [slbeg, min(slbeg + longnb, nblk)) of the
    lane, added atomically (every row of a long chunk is an atomic row, initialised by InitKernel) */
 template <int B, bool SINGLE>
-__global__ void __launch_bounds__(1024) TailKernel(long long nt, const int *__restrict__ slchunk, const int *__restrict__ slbeg, int longnb, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, const double *__restrict__ x, double *y)
+__global__ void __launch_bounds__(1024) TailKernel(long long nt, const int *__restrict__ slchunk, const int *__restrict__ slbeg, int longnb, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const int *__restrict__ lanerow, const unsigned short *__restrict__ colidx, const void *__restrict__ val, long long dshift, const double *__restrict__ x, double *y)
 {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i >= nt) return;
@@ -464,7 +464,7 @@ __global__ void __launch_bounds__(1024) TailKernel(long long nt, const int *__re
   if (code >= -1) return; /* padding lane (-1); a plain-store row never lies in a long chunk */
   const int       kb = slbeg[q], ke = min(kb + longnb, cnblk[c]);
   const long long v0 = cs[c] + l, k0 = cs[c] / B + l;
-  const double   *xo  = x + cxoff[c];
+  const double   *xo  = x + cxoff[c] + (dshift ? (long long)(-code - 2) - dshift : 0LL);
   double          sum = 0.0;
   bool            any = false;
   for (int k = kb; k < ke; k++) {
@@ -485,7 +485,7 @@ __global__ void __launch_bounds__(1024) TailKernel(long long nt, const int *__re
 /* one thread per row, ONE running sum from init over its pairs in ascending segment order, blocks and block columns
    in order, every multiply and add rounded on its own (AMBMult_Host's order: the sequential CSR sum, bitwise) */
 template <int B, bool SINGLE, bool ADD>
-__global__ void __launch_bounds__(1024) DetKernel(int m, const int *__restrict__ pairptr, const int *__restrict__ pairslot, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const unsigned short *__restrict__ colidx, const void *__restrict__ val, const double *__restrict__ x, const double *z, double *y)
+__global__ void __launch_bounds__(1024) DetKernel(int m, const int *__restrict__ pairptr, const int *__restrict__ pairslot, const long long *__restrict__ cs, const int *__restrict__ cnblk, const int *__restrict__ cxoff, const unsigned short *__restrict__ colidx, const void *__restrict__ val, long long dshift, const double *__restrict__ x, const double *z, double *y)
 {
   const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (r >= m) return;
@@ -493,7 +493,7 @@ __global__ void __launch_bounds__(1024) DetKernel(int m, const int *__restrict__
   for (int p = pairptr[r]; p < pairptr[r + 1]; p++) {
     const int       s = pairslot[p], c = s / GPUKIT_AMB_C, l = s % GPUKIT_AMB_C, nb = cnblk[c];
     const long long v0 = cs[c] + l, k0 = cs[c] / B + l;
-    const double   *xo = x + cxoff[c];
+    const double   *xo = x + cxoff[c] + (dshift ? r - dshift : 0LL);
     for (int k = 0; k < nb; k++) {
       const double   *xp = xo + colidx[k0 + (long long)GPUKIT_AMB_C * k];
       const long long vk = v0 + (long long)GPUKIT_AMB_C * B * k;
@@ -512,7 +512,7 @@ cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *
 {
   if (det) {
     if (L->m == 0) return cudaSuccess;
-    DetKernel<B, SINGLE, ADD><<<Blocks(L->m, block), block, 0, stream>>>(L->m, L->pairptr, L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->val, x, z, y);
+    DetKernel<B, SINGLE, ADD><<<Blocks(L->m, block), block, 0, stream>>>(L->m, L->pairptr, L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->val, L->dshift, x, z, y);
     return cudaGetLastError();
   }
   if (L->ninit > 0) {
@@ -521,11 +521,11 @@ cudaError_t LaunchMult(const GpukitAMBLayout *L, const double *x, const double *
   }
   if (L->nchunks == 0) return cudaSuccess;
   const long long nslots = L->nchunks * GPUKIT_AMB_C;
-  MultKernel<B, SINGLE, ADD><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, x, z, y);
+  MultKernel<B, SINGLE, ADD><<<Blocks(nslots, block), block, 0, stream>>>(nslots, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->longnb, L->dshift, x, z, y);
   GPUKIT_AMB_TRY(cudaGetLastError());
   if (L->nslices > 0) {
     const long long nt = L->nslices * GPUKIT_AMB_C;
-    TailKernel<B, SINGLE><<<Blocks(nt, block), block, 0, stream>>>(nt, L->slchunk, L->slbeg, L->longnb, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, x, y);
+    TailKernel<B, SINGLE><<<Blocks(nt, block), block, 0, stream>>>(nt, L->slchunk, L->slbeg, L->longnb, L->cs, L->cnblk, L->cxoff, L->lanerow, L->colidx, L->val, L->dshift, x, y);
     GPUKIT_AMB_TRY(cudaGetLastError());
   }
   return cudaSuccess;
@@ -605,7 +605,29 @@ extern "C" cudaError_t GpukitAMBLayoutFree(GpukitAMBLayout *L, cudaStream_t stre
   return cudaSuccess;
 }
 
-extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, int sigma, int single, int longnb, GpukitAMBLayout *L, cudaStream_t stream)
+namespace
+{
+/* colT[e] = colidx[e] - r + dshift for the entries of row r: a warp per row (fem rows of 13-27 entries, lanes striding
+   a power-law row) */
+__global__ void DiagColumnsKernel(int m, const int *__restrict__ rowptr, const int *__restrict__ colidx, long long dshift, int *__restrict__ colT)
+{
+  const long long r = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
+  if (r >= m) return;
+  const int shift = (int)(dshift - r); /* the caller keeps n + dshift below 2^31 */
+  for (int e = rowptr[r] + (int)(threadIdx.x & 31); e < rowptr[r + 1]; e += 32) colT[e] = colidx[e] + shift;
+}
+
+} // namespace
+
+extern "C" cudaError_t GpukitAMBDiagColumnsCUDA(const GpukitAMBCSR *A, long long dshift, int *colT, cudaStream_t stream)
+{
+  if (!ValidCSR(A) || (A->nnz > 0 && !colT) || dshift < (long long)A->m || (long long)A->n + dshift >= (long long)INT_MAX) return cudaErrorInvalidValue;
+  if (A->m == 0 || A->nnz == 0) return cudaSuccess;
+  DiagColumnsKernel<<<Blocks((long long)A->m * 32, THREADS), THREADS, 0, stream>>>(A->m, A->rowptr, A->colidx, dshift, colT);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, int sigma, int single, int longnb, long long dshift, GpukitAMBLayout *L, cudaStream_t stream)
 {
   const int      m = A ? A->m : 0, n = A ? A->n : 0, nnz = A ? A->nnz : 0;
   const int      nseg = n > 0 ? (int)(((long long)n + W - 1) / W) : 0;
@@ -614,8 +636,8 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   int            hp[1] = {0};
   unsigned long long hninit = 0;
 
-  if (!ValidCSR(A) || !L || b < 1 || b > GPUKIT_AMB_CUDA_MAX_B || W < 32 || W > 65536 || (W & (W - 1)) || sigma < 0 || longnb < 0) return cudaErrorInvalidValue;
-  if (n > 0 && b > n - (nseg - 1) * W) return cudaErrorInvalidValue; /* b must fit the last segment */
+  if (!ValidCSR(A) || !L || b < 1 || b > GPUKIT_AMB_CUDA_MAX_B || W < 32 || W > 65536 || (W & (W - 1)) || sigma < 0 || longnb < 0 || dshift < 0 || dshift >= n + 1LL) return cudaErrorInvalidValue;
+  if (!dshift && n > 0 && b > n - (nseg - 1) * W) return cudaErrorInvalidValue; /* b must fit the last segment (diagonal segments: no clamp) */
   const auto t0 = std::chrono::steady_clock::now();
   *L        = GpukitAMBLayout();
   L->b      = b;
@@ -625,6 +647,7 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   L->m      = m;
   L->n      = n;
   L->nnz    = nnz;
+  L->dshift = dshift;
   GPUKIT_AMB_TRY(DevAlloc(&L->pairptr, (long long)m + 1, stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->pairptr, 0, sizeof(int), stream));
   if (m == 0) return EmptyLayout(L, stream);
@@ -814,7 +837,7 @@ extern "C" cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *A, int b, int W, i
   GPUKIT_AMB_TRY(GpukitPoolMalloc(&L->val, (size_t)(L->nval > 0 ? L->nval : 1) * (single ? sizeof(float) : sizeof(double)), stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->colidx, 0, (size_t)(L->nval / b) * sizeof(unsigned short), stream));
   GPUKIT_AMB_TRY(cudaMemsetAsync(L->src, 0xff, (size_t)L->nval * sizeof(int), stream));
-  FillKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, order.As<int>(), A->colidx, n, b, pbeg.As<int>(), pend.As<int>(), L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->src);
+  FillKernel<<<Blocks(np, THREADS), THREADS, 0, stream>>>(np, order.As<int>(), A->colidx, dshift ? INT_MAX : n, b, pbeg.As<int>(), pend.As<int>(), L->pairslot, L->cs, L->cnblk, L->cxoff, L->colidx, L->src);
   GPUKIT_AMB_TRY(cudaGetLastError());
   GPUKIT_AMB_TRY(cudaStreamSynchronize(stream));
   L->tphase[3] = MsSince(t0) - L->tphase[0] - L->tphase[1] - L->tphase[2];

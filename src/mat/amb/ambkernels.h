@@ -82,14 +82,32 @@ typedef struct {
   int            *slbeg;    /* nslices: its first block (its last is min(slbeg + longnb, cnblk[chunk]) - 1) */
   double          tphase[4]; /* host wall time of the build's phases, ms: pairs (to the first synchronisation), sort and
                                 chunk counts (second), chunks and sizes (third), indices and sources (the end) */
+  long long       dshift;    /* 0: segments of columns (g = col / W); > 0: diagonal segments, built from the columns
+                                col - row + dshift (GpukitAMBDiagColumnsCUDA()); lane l of chunk c reads x at
+                                cxoff[c] + index + row - dshift */
 } GpukitAMBLayout;
+
+/* DIAGONAL SEGMENTS. A stencil or FEM row's columns lie within a band around the diagonal, |col - row| < W/2, but about
+   one row in three to four (fem_p1 43%, band_wide 49%, stencil7 78% at W = 65536) straddles a boundary between two
+   segments of W columns: two pairs, an init pass and two atomics for the row. Segments of the shifted columns
+   col - row + dshift, with dshift = a multiple of W plus W/2 (at least m + W/2), put every row whose entries satisfy
+   |col - row| < W/2 in one segment. The layout is built by the same code from those columns (n + dshift of them;
+   GpukitAMBDiagColumnsCUDA() writes them); the blocks are the same (b consecutive columns of a row stay consecutive),
+   a lane adds its row back when it reads x, and a block's base is not clamped (its columns past n - 1 can only be
+   zero fill, never read). The sums are the same terms in the same order per pair, and the deterministic product's
+   order (ascending shifted column = ascending column within a row) is unchanged. */
+
+/* colT[e] = colidx[e] - row(e) + dshift for the nnz entries of the CSR (a warp per row) */
+cudaError_t GpukitAMBDiagColumnsCUDA(const GpukitAMBCSR *csr, long long dshift, int *colT, cudaStream_t stream);
 
 /* Builds the structure of L (sizes, cs, cnblk, cxoff, cseg, lanerow, colidx, src, initrows, pairptr, pairslot) from the
    CSR; val is allocated, not filled (GpukitAMBRefreshCUDA() writes every entry of it). b in 1..8 and b <= width of the
    last segment, W a power of 2 in 32..65536, sigma 0, 1 or a multiple of 32 dividing W. L must be zeroed or freed before.
    longnb: the long-chunk limit in blocks (>= 1), 0 chooses max(GPUKIT_AMB_LONG_MIN, 8 x the mean blocks per pair).
-   Synchronises the stream. Temporary memory from the library's pool (src/sys/gpukitpool.h). */
-cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *csr, int b, int W, int sigma, int single, int longnb, GpukitAMBLayout *L, cudaStream_t stream);
+   Synchronises the stream. Temporary memory from the library's pool (src/sys/gpukitpool.h).
+   dshift: 0, or the CSR holds diagonal-segment columns (GpukitAMBDiagColumnsCUDA() with this dshift; csr->n is then the
+   original n + dshift) and L is built for them. */
+cudaError_t GpukitAMBBuildCUDA(const GpukitAMBCSR *csr, int b, int W, int sigma, int single, int longnb, long long dshift, GpukitAMBLayout *L, cudaStream_t stream);
 #define GPUKIT_AMB_LONG_MIN 128 /* the automatic long-chunk limit is at least this many blocks */
 
 /* gives the device arrays of L back to the library's pool after the work enqueued on stream, and zeroes it */
