@@ -423,7 +423,10 @@ static PetscErrorCode AMBCUDAPlanSegments_Private(Mat A, PetscInt v, PetscLogDou
   cu->dshift     = 0;
   cu->npairsdiag = 0;
   PetscCall(AMBCUDAFreeColT_Private(cu));
-  if (cu->segmode == AMBCUDA_SEG_GRID) PetscFunctionReturn(PETSC_SUCCESS);
+  if (cu->segmode == AMBCUDA_SEG_GRID) {
+    PetscCall(PetscInfo(A, "gpukit: column segments: -mat_amb_cuda_segments grid\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if ((long long)n + D >= (long long)PETSC_INT32_MAX - W) {
     PetscCall(PetscInfo(A, "gpukit: diagonal segments need n + %lld columns below 2^31; column segments\n", D));
     PetscFunctionReturn(PETSC_SUCCESS);
