@@ -5,7 +5,8 @@
 
    THE LAYOUT is the one of src/mat/amb/ambimpl.h (AMBLayout, the host reference built by AMBLayoutBuild_Host() in
    ambhost.c), built here with the same rules so that both give the same chunks:
-     segments  g = col / W; b (already clamped by the caller to the last segment's width) is the block width;
+     segments  g = col / W (with diagonal segments, below: g = (col - row + dshift) / W, and the columns are the
+               shifted ones throughout); b (already clamped by the caller to the last segment's width) is the block width;
      pairs     one per (row, segment) with entries; per segment (ascending) the rows ascending, stable-sorted by the
                pair's block count (descending) within windows of sigma consecutive rows (sigma <= 1: no sort);
      chunks    32 consecutive pairs of a segment's list (never two segments in a chunk);
