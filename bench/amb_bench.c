@@ -521,6 +521,31 @@ static PetscErrorCode DestroyFormat(Format *f)
 /* Values refresh with the same pattern: (1) MatSetValues of every local row (host; timed apart) + assembly + first
    product; (2) MatSetPreallocationCOO once, then MatSetValuesCOO with the values on the device (GPU formats) or host
    + first product (fastest of 3). Both minus nothing: the report subtracts one steady product. */
+/* a timed section on every rank, device work included: TimedBegin() waits for the device and the other ranks and
+   starts the clock; TimedEnd() waits for the device, takes the slowest rank's time and keeps the smallest in *best */
+static PetscErrorCode TimedBegin(PetscBool gpu, PetscLogDouble *t0)
+{
+  PetscFunctionBegin;
+  PetscCall(GKDeviceSynchronize(gpu));
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  PetscCall(PetscTime(t0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode TimedEnd(PetscBool gpu, PetscLogDouble t0, PetscReal *best)
+{
+  PetscLogDouble t1;
+  PetscReal      dt;
+
+  PetscFunctionBegin;
+  PetscCall(GKDeviceSynchronize(gpu));
+  PetscCall(PetscTime(&t1));
+  dt = (PetscReal)(t1 - t0);
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &dt, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
+  *best = PetscMin(*best, dt);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode Refresh(Format *f, const GKCSR *c, PetscBool gpu, Vec x, Vec y)
 {
   PetscLogDouble t0, t1, t2;
@@ -579,17 +604,10 @@ static PetscErrorCode Refresh(Format *f, const GKCSR *c, PetscBool gpu, Vec x, V
     PetscCall(EventTime("AMBCUDACopyDown", &e0[1]));
     f->trefresh_coo = PETSC_MAX_REAL;
     for (PetscInt rep = 0; rep < 3; rep++) {
-      PetscReal dt;
-      PetscCall(GKDeviceSynchronize(gpu));
-      PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
-      PetscCall(PetscTime(&t0));
+      PetscCall(TimedBegin(gpu, &t0));
       PetscCall(MatSetValuesCOO(f->A, vd ? vd : v, INSERT_VALUES));
       PetscCall(MatMult(f->A, x, y));
-      PetscCall(GKDeviceSynchronize(gpu));
-      PetscCall(PetscTime(&t1));
-      dt = (PetscReal)(t1 - t0);
-      PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &dt, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
-      f->trefresh_coo = PetscMin(f->trefresh_coo, dt);
+      PetscCall(TimedEnd(gpu, t0, &f->trefresh_coo));
     }
     PetscCall(EventTime("AMBCUDACOO", &e1[0]));
     PetscCall(EventTime("AMBCUDACopyDown", &e1[1]));
@@ -605,17 +623,10 @@ static PetscErrorCode Refresh(Format *f, const GKCSR *c, PetscBool gpu, Vec x, V
      refreshes whatever the format keeps besides the CSR values; fastest of 5, only the product timed */
   f->trefresh_scale = PETSC_MAX_REAL;
   for (PetscInt rep = 0; rep < 5; rep++) {
-    PetscReal dt;
     PetscCall(MatScale(f->A, rep % 2 ? 0.5 : 2.0));
-    PetscCall(GKDeviceSynchronize(gpu));
-    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
-    PetscCall(PetscTime(&t0));
+    PetscCall(TimedBegin(gpu, &t0));
     PetscCall(MatMult(f->A, x, y));
-    PetscCall(GKDeviceSynchronize(gpu));
-    PetscCall(PetscTime(&t1));
-    dt = (PetscReal)(t1 - t0);
-    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &dt, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
-    f->trefresh_scale = PetscMin(f->trefresh_scale, dt);
+    PetscCall(TimedEnd(gpu, t0, &f->trefresh_scale));
   }
   PetscCall(MatScale(f->A, 0.5)); /* 2, 1/2, 2, 1/2, 2: one more halving gives the values back */
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -5,8 +5,8 @@
    (seed 003, sec. 4.5.2, with the noise guard the thesis lacks): start from the kernel's starting values, then for
    each knob in turn try other values (every value of a categorical knob; neighbours of an ordered one, moving on in a
    direction while each step is faster than the last); a value replaces the incumbent only when its median time is
-   lower by more than the threshold. Each candidate is timed over -gpukit_tune_samples launches: within one call for a repeatable kernel,
-   over as many calls otherwise. The outcome is kept in memory for the process and in the cache file, keyed by the
+   lower by more than the threshold. Each candidate is timed over -gpukit_tune_samples launches: within one call for a
+   repeatable kernel, over as many calls otherwise. The outcome is kept in memory for the process and in the cache file, keyed by the
    device, the kernel, the shape class and the candidate sets, so a second run makes no timed call.
 */
 #include <errno.h>
