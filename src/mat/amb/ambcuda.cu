@@ -404,7 +404,8 @@ static PetscErrorCode AMBCUDAHostSyncAny_Private(Mat X)
 
 /* diagonal segments (ambkernels.h): counted when -mat_amb_cuda_segments is auto and the column segments split rows (more
    pairs than rows, but fewer than 2 a row: rows in a band around the diagonal; scattered columns gain nothing from the
-   shift, and a second count would only add to the conversion) of at most AMBCUDA_SEG_AUTO_MAX_ROW entries on average
+   shift, and a second count would only add to the conversion), none longer than 1024 entries, of at most
+   AMBCUDA_SEG_AUTO_MAX_ROW entries on average
    (longer rows gain from the split: two threads share a row's work; band_wide, 126 a row on 320000 rows, ran 0.304 ms
    with one lane a row and 0.247 ms split, H200), or when it is diagonal; taken when the model's bytes
    with them are lower (auto) or always (diagonal). The counts of the choice become the plan's. */
@@ -432,6 +433,10 @@ static PetscErrorCode AMBCUDAPlanSegments_Private(Mat A, PetscInt v, PetscLogDou
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (cu->segmode == AMBCUDA_SEG_AUTO && !(cu->npairs > m && cu->npairs < 2 * (long long)m)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (cu->segmode == AMBCUDA_SEG_AUTO && cu->nlongrows > 0) { /* power-law rows: the second count cost powerlaw_band 2.2 ms (23 SpMVs of conversion) for a layout the tuner then left for CSR */
+    PetscCall(PetscInfo(A, "gpukit: column segments: %lld rows of more than 1024 entries\n", cu->nlongrows));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (cu->segmode == AMBCUDA_SEG_AUTO && (PetscReal)cu->nnz > AMBCUDA_SEG_AUTO_MAX_ROW * (PetscReal)m) {
     PetscCall(PetscInfo(A, "gpukit: column segments: %.1f entries a row on average, more than %g (a split row shares its work between two threads)\n", (double)((PetscReal)cu->nnz / (PetscReal)m), (double)AMBCUDA_SEG_AUTO_MAX_ROW));
     PetscFunctionReturn(PETSC_SUCCESS);
